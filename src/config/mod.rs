@@ -1,0 +1,5 @@
+//! Job configuration: types, loading, validation.
+
+pub mod problem;
+
+pub use problem::Problem;

@@ -1,0 +1,1 @@
+//! Built-in environments (one folder per domain).

@@ -1,0 +1,77 @@
+//! Environments: the resource tools a policy may call, with per-conversation state.
+//!
+//! An [`Environment`] is shared by all conversations of a job; [`Environment::open`]
+//! makes a [`Session`] with fresh state for one conversation.
+
+pub mod builtin;
+
+use async_trait::async_trait;
+
+pub use crate::llm::message::{Message, ToolCall, ToolSpec};
+use crate::verify::{Criteria, Verification};
+
+/// What a session starts from: the item's seed and the scenario's initial-state
+/// overrides (domain-specific JSON, `null` when the scenario gives none).
+#[derive(Debug, Clone, Default)]
+pub struct InitialState {
+    pub seed: u64,
+    pub data: serde_json::Value,
+}
+
+/// The result of one tool call as the policy sees it. Errors are outputs too:
+/// the model reads them and may correct itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: format!("Error: {}", message.into()),
+            is_error: true,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("environment '{0}' is not known; built-in environments are: {1}")]
+    UnknownEnvironment(String, String),
+    #[error("cannot load environment data from {path}: {message}")]
+    Data { path: String, message: String },
+    #[error("the scenario's initial state is invalid: {0}")]
+    InitialState(String),
+    #[error("verification failed to run: {0}")]
+    Verification(String),
+}
+
+/// Resource tools with per-conversation state.
+#[async_trait]
+pub trait Environment: Send + Sync {
+    /// Name as written in a job config, e.g. `builtin:retail`.
+    fn name(&self) -> &str;
+    /// The system-prompt policy text of the domain (rules the agent must follow).
+    fn policy_text(&self) -> &str;
+    fn tools(&self) -> &[ToolSpec];
+    async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError>;
+}
+
+/// One environment instance for one conversation.
+#[async_trait]
+pub trait Session: Send {
+    async fn call(&mut self, call: &ToolCall) -> ToolOutput;
+    /// Score the conversation: `messages` is the policy's view of the transcript.
+    async fn verify(
+        &mut self,
+        messages: &[Message],
+        criteria: &Criteria,
+    ) -> Result<Verification, EnvError>;
+}

@@ -1,0 +1,18 @@
+//! usersim: synthetic multi-turn dialogues between a policy model and an
+//! LLM-simulated user, run against resource tools, verified and stored.
+//!
+//! Module dependency direction (a module never imports one above it):
+//! `cli` → `jobs` → `sim, export` → `env, verify, llm, prompt, persona` → `store, config`.
+
+pub mod cli;
+pub mod config;
+pub mod env;
+pub mod export;
+pub mod jobs;
+pub mod llm;
+pub mod mock_llm;
+pub mod persona;
+pub mod prompt;
+pub mod sim;
+pub mod store;
+pub mod verify;

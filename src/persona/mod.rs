@@ -1,0 +1,41 @@
+//! Personas (who the simulated user is) and scenarios (what they want):
+//! types, loading with precise errors, and per-item sampling of persona knobs.
+
+pub mod scenario;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use scenario::{Scenario, UserScenario};
+
+/// Who the simulated user is. Loaded from `personas/*.toml` or a `.jsonl` of many.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Persona {
+    /// Stable identifier used in item keys, e.g. `retired_teacher`.
+    pub id: String,
+    pub name: String,
+    pub background: String,
+    #[serde(default)]
+    pub traits: Vec<String>,
+    pub speaking_style: String,
+    #[serde(default = "default_language")]
+    pub language: String,
+    /// Knob name → (value → weight). One value per knob is drawn per item from
+    /// the item seed, e.g. `verbosity = { terse = 0.5, chatty = 0.5 }`.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+fn default_language() -> String {
+    "English".to_string()
+}
+
+/// A persona with its knobs resolved for one item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedPersona {
+    #[serde(flatten)]
+    pub persona: Persona,
+    pub resolved_knobs: BTreeMap<String, String>,
+}

@@ -1,0 +1,98 @@
+//! Storage of jobs, items and conversations behind one [`Store`] trait, with one
+//! implementation per backend, chosen by the database URL.
+
+pub mod rows;
+pub mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use rows::*;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database URL '{0}' is not supported: use sqlite://PATH (e.g. sqlite://usersim.db)")]
+    UnsupportedUrl(String),
+    #[error("cannot open database {url}: {source}")]
+    Open {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database error: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error("item {item_id} is not leased by '{owner}' any more (lease expired or taken over); its result was not stored")]
+    LeaseLost { item_id: i64, owner: String },
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// Jobs, items (lease / complete / fail) and conversations.
+#[async_trait]
+pub trait Store: Send + Sync {
+    async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError>;
+    async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError>;
+    /// The newest job with this config hash, if any.
+    async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError>;
+    async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError>;
+
+    /// Add items to a job; keys that already exist are left as they are.
+    /// Returns how many were new.
+    async fn add_items(&self, job_id: i64, items: &[NewItem]) -> Result<u64, StoreError>;
+    /// Lease up to `limit` items that are pending, or leased with an expired
+    /// lease, for `lease_ms` milliseconds. Increments their attempts.
+    async fn lease_items(
+        &self,
+        job_id: i64,
+        owner: &str,
+        limit: u32,
+        lease_ms: i64,
+    ) -> Result<Vec<ItemRow>, StoreError>;
+    /// In one transaction: check `owner` still holds the lease, store the
+    /// conversation with its messages and usage, mark the item done.
+    /// Returns the conversation id.
+    async fn complete_item(
+        &self,
+        item_id: i64,
+        owner: &str,
+        conversation: &NewConversation,
+    ) -> Result<i64, StoreError>;
+    /// Mark a leased item failed with an error class and message.
+    async fn fail_item(
+        &self,
+        item_id: i64,
+        owner: &str,
+        class: &str,
+        message: &str,
+    ) -> Result<(), StoreError>;
+    /// Put failed items of a job back to pending (for `--retry-failed`).
+    async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError>;
+    async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError>;
+
+    async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError>;
+    /// Conversations of a job with id > `after_id`, in id order, at most `limit`.
+    async fn conversations_page(
+        &self,
+        job_id: i64,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredConversation>, StoreError>;
+    async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError>;
+}
+
+/// Open the store a URL names (`sqlite://PATH`), creating and migrating it.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    // STUB until sqlite.rs lands: Ok(Arc::new(sqlite::SqliteStore::open(url).await?)) for sqlite:
+    let _: Option<Arc<dyn Store>> = None;
+    Err(StoreError::UnsupportedUrl(url.to_string()))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,239 @@
+//! Row types the store reads and writes. The store knows rows, not engines:
+//! JSON-valued columns travel as `serde_json::Value` and are opaque here.
+
+use serde::Serialize;
+
+/// Status of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "pending",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => JobStatus::Pending,
+            "running" => JobStatus::Running,
+            "done" => JobStatus::Done,
+            "failed" => JobStatus::Failed,
+            "cancelled" => JobStatus::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// Status of a work item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Pending,
+    Leased,
+    Done,
+    Failed,
+}
+
+impl ItemStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Pending => "pending",
+            ItemStatus::Leased => "leased",
+            ItemStatus::Done => "done",
+            ItemStatus::Failed => "failed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => ItemStatus::Pending,
+            "leased" => ItemStatus::Leased,
+            "done" => ItemStatus::Done,
+            "failed" => ItemStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub name: String,
+    /// `generation` (later also `judging`).
+    pub kind: String,
+    /// The config exactly as loaded (TOML text), so a job can be re-read later.
+    pub config_snapshot: String,
+    /// Hash of the canonical config; equal hashes mean the same job.
+    pub config_hash: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobRow {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub config_snapshot: String,
+    pub config_hash: String,
+    pub status: JobStatus,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewItem {
+    /// Unique within the job: `scenario/persona/sample`.
+    pub key: String,
+    pub scenario_id: String,
+    pub persona_id: String,
+    pub sample: i64,
+    /// The item seed (a u64 stored bit-for-bit as i64).
+    pub seed: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemRow {
+    pub id: i64,
+    pub job_id: i64,
+    pub key: String,
+    pub scenario_id: String,
+    pub persona_id: String,
+    pub sample: i64,
+    pub seed: i64,
+    pub status: ItemStatus,
+    pub attempts: i64,
+    pub lease_owner: Option<String>,
+    /// Unix milliseconds.
+    pub lease_expires_at: Option<i64>,
+    /// `class: message` of the last failure.
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ItemCounts {
+    pub pending: i64,
+    pub leased: i64,
+    pub done: i64,
+    pub failed: i64,
+}
+
+impl ItemCounts {
+    pub fn total(&self) -> i64 {
+        self.pending + self.leased + self.done + self.failed
+    }
+}
+
+/// Per-role usage of one conversation (`role` is `policy`, `user`, later `judge`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UsageRow {
+    pub role: String,
+    pub calls: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub latency_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewMessage {
+    /// `system`, `user`, `assistant` or `tool` (the policy's view).
+    pub role: String,
+    pub content: String,
+    /// JSON array of `{id, name, arguments}`, or `None`.
+    pub tool_calls: Option<serde_json::Value>,
+    pub tool_call_id: Option<String>,
+    /// Who produced it: `policy`, `user` (simulator), `env`, `system`.
+    pub author: String,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub latency_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewConversation {
+    pub job_id: i64,
+    pub item_id: i64,
+    pub item_key: String,
+    pub scenario_id: String,
+    pub persona_id: String,
+    pub sample: i64,
+    pub seed: i64,
+    pub policy_model: String,
+    pub user_model: String,
+    /// A termination reason, e.g. `user_stop`.
+    pub termination: String,
+    pub reward: Option<f64>,
+    /// Verification breakdown (JSON object), `null` when not verified.
+    pub reward_breakdown: serde_json::Value,
+    /// Resolved persona knobs and anything else worth keeping (JSON object).
+    pub metadata: serde_json::Value,
+    /// The tools offered to the policy (JSON array of specs), for export.
+    pub tools: serde_json::Value,
+    pub usage: Vec<UsageRow>,
+    pub started_at: i64,
+    pub finished_at: i64,
+    pub messages: Vec<NewMessage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageRow {
+    pub idx: i64,
+    pub role: String,
+    pub content: String,
+    pub tool_calls: Option<serde_json::Value>,
+    pub tool_call_id: Option<String>,
+    pub author: String,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub latency_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationRow {
+    pub id: i64,
+    pub job_id: i64,
+    pub item_id: i64,
+    pub item_key: String,
+    pub scenario_id: String,
+    pub persona_id: String,
+    pub sample: i64,
+    pub seed: i64,
+    pub policy_model: String,
+    pub user_model: String,
+    pub termination: String,
+    pub reward: Option<f64>,
+    pub reward_breakdown: serde_json::Value,
+    pub metadata: serde_json::Value,
+    pub tools: serde_json::Value,
+    pub started_at: i64,
+    pub finished_at: i64,
+}
+
+/// A conversation with its messages (in order) and usage.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredConversation {
+    pub conversation: ConversationRow,
+    pub messages: Vec<MessageRow>,
+    pub usage: Vec<UsageRow>,
+}
+
+/// Aggregates of one job's stored conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct JobSummary {
+    pub conversations: i64,
+    /// Mean over conversations that have a reward.
+    pub mean_reward: Option<f64>,
+    /// (termination reason, count), most frequent first.
+    pub terminations: Vec<(String, i64)>,
+    /// Usage summed per role.
+    pub usage: Vec<UsageRow>,
+}

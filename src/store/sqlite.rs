@@ -1,0 +1,3 @@
+//! SQLite store (being built).
+
+#![allow(dead_code)]
