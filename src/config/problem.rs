@@ -13,7 +13,11 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn new(file: impl AsRef<Path>, location: Option<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        file: impl AsRef<Path>,
+        location: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Problem {
             file: file.as_ref().to_path_buf(),
             location,
@@ -47,7 +51,10 @@ impl fmt::Display for Problem {
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len(), |nl| before.len() - nl - 1) + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |nl| before.len() - nl - 1)
+        + 1;
     (line, col)
 }
 
@@ -58,7 +65,10 @@ mod tests {
     #[test]
     fn problems_print_file_location_and_message() {
         let p = Problem::at_line("personas/a.toml", 3, "unknown field `age`");
-        assert_eq!(p.to_string(), "personas/a.toml: line 3: unknown field `age`");
+        assert_eq!(
+            p.to_string(),
+            "personas/a.toml: line 3: unknown field `age`"
+        );
     }
 
     #[test]

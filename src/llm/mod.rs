@@ -1,1 +1,13 @@
+//! Everything that talks to a model: the `ChatModel` trait, the `Endpoint`
+//! implementation on async-openai, the one retry policy, and the wire format.
+
+pub mod chat;
+pub mod endpoint;
+pub mod error;
 pub mod message;
+pub mod retry;
+pub mod wire;
+
+pub use chat::{ChatModel, ChatRequest, ChatResponse, Usage};
+pub use endpoint::Endpoint;
+pub use error::LlmError;

@@ -1,0 +1,301 @@
+//! Loading a job config: parse the TOML, check every field, resolve paths
+//! relative to the config file, and report every problem found at once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::file::{EndpointFile, JobFile};
+use super::job::{DatasetConfig, EndpointConfig, Job, PolicyConfig, Target, UserSimulatorConfig};
+use super::problem::{line_col, Problem};
+
+/// Read and validate a job config. Files it names (dataset, templates) are checked
+/// to exist here; their contents are checked by the modules that own them.
+pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Problem::in_file(
+            path,
+            format!("cannot read the job config: {e}"),
+        )]
+    })?;
+    let file = parse(path, &text)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut problems = Vec::new();
+    let resolve = |p: &Path| -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        }
+    };
+
+    if file.name.trim().is_empty() {
+        problems.push(Problem::at_field(
+            path,
+            "name",
+            "is empty; give the job a name, e.g. name = \"retail-v1\"",
+        ));
+    }
+    if !file.database.starts_with("sqlite:") {
+        problems.push(Problem::at_field(
+            path,
+            "database",
+            format!(
+                "'{}' is not a supported database URL; use sqlite://PATH, e.g. sqlite://usersim.db",
+                file.database
+            ),
+        ));
+    }
+    if file.concurrency == 0 {
+        problems.push(Problem::at_field(path, "concurrency", "must be at least 1"));
+    }
+    if file.max_turns == 0 {
+        problems.push(Problem::at_field(path, "max_turns", "must be at least 1"));
+    }
+    if file.policy.max_steps_per_turn == 0 {
+        problems.push(Problem::at_field(
+            path,
+            "policy.max_steps_per_turn",
+            "must be at least 1",
+        ));
+    }
+    if file.dataset.samples_per_scenario == 0 {
+        problems.push(Problem::at_field(
+            path,
+            "dataset.samples_per_scenario",
+            "must be at least 1",
+        ));
+    }
+    if file.dataset.personas_per_scenario == Some(0) {
+        problems.push(Problem::at_field(
+            path,
+            "dataset.personas_per_scenario",
+            "must be at least 1 (or left out to pair every persona with every scenario)",
+        ));
+    }
+
+    let mut endpoints = BTreeMap::new();
+    if file.endpoints.is_empty() {
+        problems.push(Problem::at_field(
+            path,
+            "endpoints",
+            "no endpoints are defined; add e.g. [endpoints.policy] with base_url and model",
+        ));
+    }
+    for (name, e) in &file.endpoints {
+        if let Some(endpoint) = check_endpoint(path, name, e, &mut problems) {
+            endpoints.insert(name.clone(), endpoint);
+        }
+    }
+    for (role, endpoint) in [("policy", &file.roles.policy), ("user", &file.roles.user)] {
+        if !file.endpoints.contains_key(endpoint) {
+            let known: Vec<&str> = file.endpoints.keys().map(String::as_str).collect();
+            problems.push(Problem::at_field(
+                path,
+                &format!("roles.{role}"),
+                format!(
+                    "names endpoint '{endpoint}', which is not defined; defined endpoints: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+
+    let mut existing = |field: &str, p: &Path, want_dir: Option<bool>| -> PathBuf {
+        let resolved = resolve(p);
+        match std::fs::metadata(&resolved) {
+            Err(_) => problems.push(Problem::at_field(
+                path,
+                field,
+                format!(
+                    "{} does not exist (paths are relative to the config file's folder {})",
+                    resolved.display(),
+                    base.display()
+                ),
+            )),
+            Ok(meta) if want_dir == Some(false) && meta.is_dir() => {
+                problems.push(Problem::at_field(
+                    path,
+                    field,
+                    format!("{} is a folder; a file is expected", resolved.display()),
+                ))
+            }
+            Ok(_) => {}
+        }
+        resolved
+    };
+    let scenarios = existing("dataset.scenarios", &file.dataset.scenarios, Some(false));
+    let personas = existing("dataset.personas", &file.dataset.personas, None);
+    let user_template = file
+        .user_simulator
+        .template
+        .as_deref()
+        .map(|t| existing("user_simulator.template", t, Some(false)));
+    let policy_template = file
+        .policy
+        .template
+        .as_deref()
+        .map(|t| existing("policy.template", t, Some(false)));
+
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Job {
+        name: file.name,
+        source: path.to_path_buf(),
+        snapshot: text,
+        seed: file.seed,
+        database: file.database,
+        concurrency: file.concurrency,
+        max_turns: file.max_turns,
+        endpoints,
+        policy_endpoint: file.roles.policy,
+        user_endpoint: file.roles.user,
+        user_simulator: UserSimulatorConfig {
+            template: user_template,
+            opens: file.user_simulator.opens,
+            greeting: file.user_simulator.greeting,
+        },
+        policy: PolicyConfig {
+            template: policy_template,
+            max_steps_per_turn: file.policy.max_steps_per_turn,
+        },
+        environment: file.environment.name,
+        dataset: DatasetConfig {
+            scenarios,
+            personas,
+            samples_per_scenario: file.dataset.samples_per_scenario,
+            personas_per_scenario: file.dataset.personas_per_scenario,
+        },
+    })
+}
+
+fn parse(path: &Path, text: &str) -> Result<JobFile, Vec<Problem>> {
+    toml::from_str::<JobFile>(text).map_err(|e| {
+        let location = e.span().map(|span| {
+            let (line, col) = line_col(text, span.start);
+            format!("line {line}, column {col}")
+        });
+        vec![Problem::new(path, location, e.message().trim().to_string())]
+    })
+}
+
+fn check_endpoint(
+    path: &Path,
+    name: &str,
+    e: &EndpointFile,
+    problems: &mut Vec<Problem>,
+) -> Option<EndpointConfig> {
+    let field = |f: &str| format!("endpoints.{name}.{f}");
+    let before = problems.len();
+    let target = match (&e.base_url, e.mock) {
+        (Some(_), true) => {
+            problems.push(Problem::at_field(
+                path,
+                &field("mock"),
+                "an endpoint is either a server (base_url) or the built-in mock (mock = true), not both",
+            ));
+            None
+        }
+        (None, false) => {
+            problems.push(Problem::at_field(
+                path,
+                &field("base_url"),
+                "is missing; set base_url = \"http://HOST:PORT/v1\" or mock = true for the built-in test double",
+            ));
+            None
+        }
+        (None, true) => Some(Target::Mock),
+        (Some(url), false) => {
+            if url.starts_with("http://") || url.starts_with("https://") {
+                Some(Target::Url(url.trim_end_matches('/').to_string()))
+            } else {
+                problems.push(Problem::at_field(
+                    path,
+                    &field("base_url"),
+                    format!("'{url}' is not an http(s) URL; e.g. http://127.0.0.1:8000/v1"),
+                ));
+                None
+            }
+        }
+    };
+    if e.model.trim().is_empty() {
+        problems.push(Problem::at_field(
+            path,
+            &field("model"),
+            "is empty; name the model the server serves",
+        ));
+    }
+    let api_key = match &e.api_key_env {
+        None => None,
+        Some(var) => match std::env::var(var) {
+            Ok(key) if !key.is_empty() => Some(key),
+            _ => {
+                problems.push(Problem::at_field(
+                    path,
+                    &field("api_key_env"),
+                    format!("environment variable {var} is not set (or empty); export it or remove api_key_env"),
+                ));
+                None
+            }
+        },
+    };
+    if let Some(t) = e.temperature {
+        if !(0.0..=2.0).contains(&t) {
+            problems.push(Problem::at_field(
+                path,
+                &field("temperature"),
+                format!("{t} is out of range; use 0.0 to 2.0"),
+            ));
+        }
+    }
+    if let Some(p) = e.top_p {
+        if !(0.0..=1.0).contains(&p) || p == 0.0 {
+            problems.push(Problem::at_field(
+                path,
+                &field("top_p"),
+                format!("{p} is out of range; use a value in (0, 1]"),
+            ));
+        }
+    }
+    if e.max_tokens == Some(0) {
+        problems.push(Problem::at_field(
+            path,
+            &field("max_tokens"),
+            "must be at least 1",
+        ));
+    }
+    if !(e.timeout_secs.is_finite() && e.timeout_secs > 0.0) {
+        problems.push(Problem::at_field(
+            path,
+            &field("timeout_secs"),
+            "must be a positive number of seconds",
+        ));
+    }
+    if e.max_in_flight == 0 {
+        problems.push(Problem::at_field(
+            path,
+            &field("max_in_flight"),
+            "must be at least 1",
+        ));
+    }
+    if problems.len() != before {
+        return None;
+    }
+    Some(EndpointConfig {
+        name: name.to_string(),
+        target: target?,
+        model: e.model.clone(),
+        api_key,
+        temperature: e.temperature,
+        top_p: e.top_p,
+        max_tokens: e.max_tokens,
+        timeout: Duration::from_secs_f64(e.timeout_secs),
+        max_in_flight: e.max_in_flight,
+        max_retries: e.max_retries,
+    })
+}

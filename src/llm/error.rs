@@ -1,0 +1,137 @@
+//! Errors of a model call, classified so the retry policy and the job runner can
+//! decide what to do. Adding a variant forces a decision in `class` and `is_retryable`.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    #[error("rate limited (HTTP 429): {message}")]
+    RateLimited {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("server error (HTTP {status}): {message}")]
+    Server { status: u16, message: String },
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("connection failed: {0}")]
+    Connection(String),
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    #[error("request rejected (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    #[error("quota exhausted: {0}")]
+    QuotaExhausted(String),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+}
+
+impl LlmError {
+    /// A short stable name for the failure class, stored with failed items.
+    pub fn class(&self) -> &'static str {
+        match self {
+            LlmError::RateLimited { .. } => "rate_limited",
+            LlmError::Server { .. } => "server_error",
+            LlmError::Timeout(_) => "timeout",
+            LlmError::Connection(_) => "connection",
+            LlmError::Malformed(_) => "malformed_response",
+            LlmError::Rejected { .. } => "rejected",
+            LlmError::QuotaExhausted(_) => "quota_exhausted",
+            LlmError::InvalidRequest(_) => "invalid_request",
+        }
+    }
+
+    /// Transient failures worth another attempt; permanent ones (bad key, bad
+    /// request, no quota) fail at once.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::RateLimited { .. }
+            | LlmError::Server { .. }
+            | LlmError::Timeout(_)
+            | LlmError::Connection(_)
+            | LlmError::Malformed(_) => true,
+            LlmError::Rejected { .. }
+            | LlmError::QuotaExhausted(_)
+            | LlmError::InvalidRequest(_) => false,
+        }
+    }
+
+    /// Classify a non-success HTTP status and its body (which may not be JSON).
+    pub fn from_status(status: u16, body: &[u8], retry_after: Option<Duration>) -> Self {
+        let message = error_message(body);
+        if message.contains("insufficient_quota") {
+            return LlmError::QuotaExhausted(message);
+        }
+        match status {
+            429 => LlmError::RateLimited {
+                message,
+                retry_after,
+            },
+            408 => LlmError::Timeout(Duration::ZERO),
+            500..=599 => LlmError::Server { status, message },
+            _ => LlmError::Rejected { status, message },
+        }
+    }
+}
+
+/// The most useful text of an error body: OpenAI-style `{"error": {"message": ..,
+/// "code": ..}}`, `{"error": "..."}`, `{"message": ...}`, or the raw text cut short.
+fn error_message(body: &[u8]) -> String {
+    const MAX: usize = 500;
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        let err = v.get("error").unwrap_or(&v);
+        let text = err
+            .get("message")
+            .and_then(|m| m.as_str())
+            .or_else(|| err.as_str())
+            .map(str::to_string);
+        let code = err
+            .get("code")
+            .or_else(|| err.get("type"))
+            .and_then(|c| c.as_str());
+        match (text, code) {
+            (Some(t), Some(c)) => return format!("{t} ({c})"),
+            (Some(t), None) => return t,
+            (None, Some(c)) => return c.to_string(),
+            (None, None) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "empty response body".to_string();
+    }
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_error_bodies_give_message_and_code() {
+        let body = br#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        let e = LlmError::from_status(429, body, None);
+        assert_eq!(e.class(), "quota_exhausted");
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn non_json_error_bodies_are_kept_as_text() {
+        let e = LlmError::from_status(502, b"<html>Bad Gateway</html>", None);
+        assert_eq!(e.class(), "server_error");
+        assert!(e.to_string().contains("Bad Gateway"));
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn client_errors_are_permanent() {
+        for status in [400, 401, 403, 404, 422] {
+            let e = LlmError::from_status(status, b"{\"error\":\"nope\"}", None);
+            assert!(!e.is_retryable(), "{status} must not be retried");
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Translation between our messages and the Chat Completions wire format.
+//! Requests use async-openai's types; responses are read leniently, because real
+//! servers (llama.cpp, vLLM, Ollama) differ: odd or missing `finish_reason`,
+//! missing `id`/`usage`, arguments as objects, content as parts, extra fields
+//! such as `reasoning_content`.
+
+use async_openai::types::chat::{
+    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
+    ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
+    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
+    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
+    ChatCompletionRequestUserMessageContent, ChatCompletionTool, ChatCompletionTools,
+    CreateChatCompletionRequest, FunctionCall, FunctionObject,
+};
+use serde::Deserialize;
+
+use super::chat::{ChatRequest, Usage};
+use super::error::LlmError;
+use super::message::{Message, Role, ToolCall};
+
+/// Sampling parameters of an endpoint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+}
+
+// `max_tokens` and `seed` are deprecated by OpenAI but are what llama.cpp, vLLM
+// and Ollama read (OpenAI itself still accepts both for chat models).
+#[allow(deprecated)]
+pub fn to_request(
+    model: &str,
+    sampling: &Sampling,
+    req: &ChatRequest,
+) -> CreateChatCompletionRequest {
+    let tools = (!req.tools.is_empty()).then(|| {
+        req.tools
+            .iter()
+            .map(|t| {
+                ChatCompletionTools::Function(ChatCompletionTool {
+                    function: FunctionObject {
+                        name: t.name.clone(),
+                        description: Some(t.description.clone()),
+                        parameters: Some(t.parameters.clone()),
+                        strict: None,
+                    },
+                })
+            })
+            .collect()
+    });
+    CreateChatCompletionRequest {
+        model: model.to_string(),
+        messages: req.messages.iter().map(to_wire_message).collect(),
+        tools,
+        temperature: sampling.temperature,
+        top_p: sampling.top_p,
+        max_tokens: sampling.max_tokens,
+        // llama.cpp and others take a 32-bit seed; keep it in range everywhere.
+        seed: req.seed.map(|s| (s & 0x7fff_ffff) as i64),
+        ..Default::default()
+    }
+}
+
+fn to_wire_message(m: &Message) -> ChatCompletionRequestMessage {
+    match m.role {
+        Role::System => ChatCompletionRequestMessage::System(ChatCompletionRequestSystemMessage {
+            content: ChatCompletionRequestSystemMessageContent::Text(m.content.clone()),
+            name: None,
+        }),
+        Role::User => ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+            content: ChatCompletionRequestUserMessageContent::Text(m.content.clone()),
+            name: None,
+        }),
+        Role::Assistant => {
+            let tool_calls = (!m.tool_calls.is_empty()).then(|| {
+                m.tool_calls
+                    .iter()
+                    .map(|c| {
+                        ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
+                            id: c.id.clone(),
+                            function: FunctionCall {
+                                name: c.name.clone(),
+                                arguments: c.arguments.clone(),
+                            },
+                        })
+                    })
+                    .collect()
+            });
+            let content = (!m.content.is_empty() || tool_calls.is_none())
+                .then(|| ChatCompletionRequestAssistantMessageContent::Text(m.content.clone()));
+            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+                content,
+                tool_calls,
+                ..Default::default()
+            })
+        }
+        Role::Tool => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
+            content: ChatCompletionRequestToolMessageContent::Text(m.content.clone()),
+            tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+        }),
+    }
+}
+
+/// A chat completion response as real servers send it, every field optional.
+#[derive(Debug, Deserialize)]
+pub struct WireResponse {
+    #[serde(default)]
+    choices: Vec<WireChoice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireChoice {
+    #[serde(default)]
+    message: Option<WireMessage>,
+    #[serde(default)]
+    finish_reason: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireMessage {
+    #[serde(default)]
+    content: Option<serde_json::Value>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+/// The assistant message, finish reason and usage of a response.
+pub fn from_response(
+    resp: WireResponse,
+    call_id_prefix: &str,
+) -> Result<(Message, Option<String>, Usage), LlmError> {
+    let choice = resp
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
+    let wire = choice
+        .message
+        .ok_or_else(|| LlmError::Malformed("the first choice has no message".into()))?;
+    let content = match wire.content {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s,
+        // Content parts: keep the text parts in order.
+        Some(serde_json::Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+            .collect::<Vec<_>>()
+            .join(""),
+        Some(other) => {
+            return Err(LlmError::Malformed(format!(
+                "message content is neither text nor parts: {other}"
+            )))
+        }
+    };
+    let mut tool_calls = Vec::new();
+    for (i, call) in wire.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        let Some(function) = call.function else {
+            return Err(LlmError::Malformed(format!(
+                "tool call {i} has no function"
+            )));
+        };
+        let name = function.name.unwrap_or_default();
+        if name.is_empty() {
+            return Err(LlmError::Malformed(format!(
+                "tool call {i} has no function name"
+            )));
+        }
+        let arguments = match function.arguments {
+            None | Some(serde_json::Value::Null) => "{}".to_string(),
+            Some(serde_json::Value::String(s)) => s,
+            Some(object) => object.to_string(),
+        };
+        let id = call
+            .id
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| format!("{call_id_prefix}_{i}"));
+        tool_calls.push(ToolCall {
+            id,
+            name,
+            arguments,
+        });
+    }
+    let finish_reason = match choice.finish_reason {
+        Some(serde_json::Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    };
+    let usage = resp.usage.map_or(Usage::default(), |u| Usage {
+        prompt_tokens: u.prompt_tokens.unwrap_or(0),
+        completion_tokens: u.completion_tokens.unwrap_or(0),
+    });
+    let message = Message {
+        role: Role::Assistant,
+        content,
+        tool_calls,
+        tool_call_id: None,
+    };
+    Ok((message, finish_reason, usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<(Message, Option<String>, Usage), LlmError> {
+        let resp: WireResponse = serde_json::from_str(json).unwrap();
+        from_response(resp, "call")
+    }
+
+    #[test]
+    fn odd_finish_reasons_extra_fields_and_missing_usage_are_tolerated() {
+        let (m, finish, usage) = parse(
+            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":"thinking"},"finish_reason":""}],"timings":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.content, "hi");
+        assert_eq!(finish, None);
+        assert_eq!(usage, Usage::default());
+        let (_, finish, _) =
+            parse(r#"{"choices":[{"message":{"content":"x"},"finish_reason":"eos"}]}"#).unwrap();
+        assert_eq!(finish.as_deref(), Some("eos"));
+    }
+
+    #[test]
+    fn tool_calls_without_ids_and_with_object_arguments_are_normalised() {
+        let (m, _, _) = parse(
+            r##"{"choices":[{"message":{"content":null,"tool_calls":[{"type":"function","function":{"name":"get_order","arguments":{"order_id":"#1"}}}]}}]}"##,
+        )
+        .unwrap();
+        assert_eq!(m.tool_calls.len(), 1);
+        assert_eq!(m.tool_calls[0].id, "call_0");
+        assert_eq!(m.tool_calls[0].arguments, r##"{"order_id":"#1"}"##);
+        assert_eq!(m.content, "");
+    }
+
+    #[test]
+    fn a_response_without_choices_is_malformed() {
+        let e = parse(r#"{"object":"chat.completion"}"#).unwrap_err();
+        assert_eq!(e.class(), "malformed_response");
+    }
+
+    #[test]
+    fn content_parts_are_joined() {
+        let (m, _, _) = parse(
+            r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.content, "ab");
+    }
+}
