@@ -1,1 +1,12 @@
-fn main() {}
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("USERSIM_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    std::process::exit(usersim::cli::main().await);
+}

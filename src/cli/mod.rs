@@ -1,1 +1,129 @@
-//! (being built)
+//! The command line: one file per subcommand. Errors here are `anyhow`; exit
+//! code 2 means the user's input is invalid, 1 that the work failed.
+
+mod export;
+mod mock_llm;
+mod run;
+mod show;
+mod validate;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for invalid input (bad config, persona, scenario or template).
+pub const EXIT_INVALID: i32 = 2;
+
+const DEFAULT_DATABASE: &str = "sqlite://usersim.db";
+
+#[derive(Parser)]
+#[command(
+    name = "usersim",
+    version,
+    about = "Synthetic multi-turn dialogues: a policy model, an LLM-simulated user, resource tools; verified and stored."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a generation job (resumes it if the same job already exists).
+    Run {
+        /// The job config (TOML).
+        config: PathBuf,
+        /// Conversations in flight at once (overrides the config).
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// Retry the job's failed items.
+        #[arg(long)]
+        retry_failed: bool,
+        /// No progress output.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Check a job config and every persona, scenario and template it uses.
+    Validate { config: PathBuf },
+    /// Print one stored conversation as a readable transcript.
+    Show {
+        conversation_id: i64,
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+    },
+    /// Export a job's conversations as training JSONL.
+    Export {
+        #[arg(long)]
+        job: i64,
+        /// Output format: openai.
+        #[arg(long, default_value = "openai")]
+        format: String,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+        /// Keep only conversations with at least this reward.
+        #[arg(long)]
+        min_reward: Option<f64>,
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+    },
+    /// Serve the mock OpenAI-compatible model server (a test double).
+    MockLlm {
+        #[arg(long, default_value_t = 8089)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Scenarios JSONL the mock may be asked to play.
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
+    },
+}
+
+/// Parse the arguments, run the command, and return the process exit code.
+pub async fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            config,
+            concurrency,
+            retry_failed,
+            quiet,
+        } => run::run(&config, concurrency, retry_failed, quiet).await,
+        Command::Validate { config } => validate::validate(&config),
+        Command::Show {
+            conversation_id,
+            database,
+        } => show::show(&database, conversation_id).await,
+        Command::Export {
+            job,
+            format,
+            out,
+            min_reward,
+            database,
+        } => export::export(&database, job, &format, &out, min_reward).await,
+        Command::MockLlm {
+            port,
+            host,
+            scenarios,
+        } => mock_llm::serve(&host, port, scenarios.as_deref()).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}
+
+/// Print problems one per line, then how many.
+fn report_problems(problems: &[crate::config::Problem]) {
+    for p in problems {
+        eprintln!("{p}");
+    }
+    eprintln!(
+        "{} problem{} found",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+}

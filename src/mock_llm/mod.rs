@@ -1,1 +1,16 @@
-//! (being built)
+//! The mock model server: an OpenAI-compatible HTTP test double.
+//!
+//! It is deterministic and scripted: behaviour is chosen by the model name
+//! (`mock-user`, `mock-policy`, `mock-judge`) and the scenario the engine names in
+//! the `X-Usersim-Scenario` header, which real servers ignore. The mock policy
+//! replays the scenario's gold actions (with deliberate flaws on some seeds, so
+//! rewards vary); the mock user states the scenario's need and answers from its
+//! known info. Model-name modifiers inject faults, e.g. `mock-policy+ratelimit-once`.
+//! It proves plumbing, not model quality.
+
+pub mod behaviour;
+pub mod policy;
+pub mod server;
+pub mod user;
+
+pub use server::{MockServer, MockStats};

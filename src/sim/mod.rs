@@ -1,1 +1,14 @@
-//! (being built)
+//! The episode engine: the user simulator, the policy's step loop, termination,
+//! and the transcript. It knows the `ChatModel` and `Environment` traits, not HTTP.
+
+pub mod episode;
+pub mod policy;
+pub mod termination;
+pub mod transcript;
+pub mod user_simulator;
+
+pub use episode::{run_episode, Episode, EpisodeError, EpisodeSpec, RoleUsage};
+pub use policy::PolicyAgent;
+pub use termination::Termination;
+pub use transcript::{Author, Transcript};
+pub use user_simulator::UserSimulator;

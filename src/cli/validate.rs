@@ -1,0 +1,30 @@
+//! `usersim validate JOB.toml`
+
+use std::path::Path;
+
+use crate::config;
+use crate::jobs::setup::prepare;
+
+use super::{report_problems, EXIT_INVALID};
+
+pub fn validate(path: &Path) -> anyhow::Result<i32> {
+    let problems = match config::load(path) {
+        Err(problems) => problems,
+        Ok(job) => match prepare(&job) {
+            Err(problems) => problems,
+            Ok(prepared) => {
+                println!(
+                    "{}: valid — {} scenarios, {} personas, environment {} with {} tools",
+                    path.display(),
+                    prepared.scenarios.len(),
+                    prepared.personas.len(),
+                    prepared.environment.name(),
+                    prepared.tools.len()
+                );
+                return Ok(0);
+            }
+        },
+    };
+    report_problems(&problems);
+    Ok(EXIT_INVALID)
+}

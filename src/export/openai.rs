@@ -1,0 +1,105 @@
+//! OpenAI chat fine-tuning JSONL: one line per conversation with `messages`
+//! (system/user/assistant/tool; assistant `tool_calls` with `id`, `type`,
+//! `function.name`, `function.arguments` as a JSON string; tool messages with
+//! `tool_call_id`) and the `tools` offered.
+
+use serde_json::{json, Map, Value};
+
+use crate::store::StoredConversation;
+
+use super::ExportError;
+
+pub fn line(c: &StoredConversation) -> Result<Value, ExportError> {
+    let id = c.conversation.id;
+    let mut messages = Vec::with_capacity(c.messages.len());
+    for m in &c.messages {
+        let mut out = Map::new();
+        out.insert("role".into(), json!(m.role));
+        match m.role.as_str() {
+            "assistant" => {
+                let calls = tool_calls(id, m.idx, m.tool_calls.as_ref())?;
+                if !m.content.is_empty() || calls.is_empty() {
+                    out.insert("content".into(), json!(m.content));
+                }
+                if !calls.is_empty() {
+                    out.insert("tool_calls".into(), Value::Array(calls));
+                }
+            }
+            "tool" => {
+                let call_id = m.tool_call_id.clone().ok_or_else(|| ExportError::Corrupt {
+                    conversation: id,
+                    message: format!("tool message {} has no tool_call_id", m.idx),
+                })?;
+                out.insert("tool_call_id".into(), json!(call_id));
+                out.insert("content".into(), json!(m.content));
+            }
+            "system" | "user" => {
+                out.insert("content".into(), json!(m.content));
+            }
+            other => {
+                return Err(ExportError::Corrupt {
+                    conversation: id,
+                    message: format!("message {} has unknown role '{other}'", m.idx),
+                })
+            }
+        }
+        messages.push(Value::Object(out));
+    }
+    let tools: Vec<Value> = c
+        .conversation
+        .tools
+        .as_array()
+        .map(|specs| {
+            specs
+                .iter()
+                .map(|spec| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": spec.get("name"),
+                            "description": spec.get("description"),
+                            "parameters": spec.get("parameters"),
+                        }
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut line = json!({ "messages": messages });
+    if !tools.is_empty() {
+        line["tools"] = Value::Array(tools);
+    }
+    Ok(line)
+}
+
+fn tool_calls(
+    conversation: i64,
+    idx: i64,
+    stored: Option<&Value>,
+) -> Result<Vec<Value>, ExportError> {
+    let Some(stored) = stored else {
+        return Ok(Vec::new());
+    };
+    let corrupt = |what: &str| ExportError::Corrupt {
+        conversation,
+        message: format!("message {idx}: {what}"),
+    };
+    let calls = stored
+        .as_array()
+        .ok_or_else(|| corrupt("tool_calls is not an array"))?;
+    calls
+        .iter()
+        .map(|call| {
+            let field = |name: &str| {
+                call.get(name)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| corrupt(&format!("a tool call has no {name}")))
+            };
+            Ok(json!({
+                "id": field("id")?,
+                "type": "function",
+                "function": {"name": field("name")?, "arguments": field("arguments")?},
+            }))
+        })
+        .collect()
+}

@@ -1,0 +1,43 @@
+//! The job's config hash: the config text and the content of every file it
+//! names. Equal hashes mean the same job, so a rerun resumes it.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+pub fn config_hash(snapshot: &str, inputs: &[&Path]) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    hasher.update(snapshot.as_bytes());
+    for path in inputs {
+        hash_path(&mut hasher, path)?;
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+fn hash_path(hasher: &mut Sha256, path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for entry in entries {
+            if entry.is_file() {
+                hasher.update(
+                    entry
+                        .file_name()
+                        .map(|n| n.as_encoded_bytes())
+                        .unwrap_or_default(),
+                );
+                hasher.update(std::fs::read(&entry)?);
+            }
+        }
+    } else {
+        hasher.update(std::fs::read(path)?);
+    }
+    Ok(())
+}

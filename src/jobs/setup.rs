@@ -1,0 +1,190 @@
+//! Everything a job needs before its first conversation: dataset, personas,
+//! environment, templates and models, loaded and checked together so that
+//! `usersim validate` and `usersim run` report the same problems.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::{Job, Problem, Target};
+use crate::env::builtin::open_builtin;
+use crate::env::{Environment, ToolSpec};
+use crate::llm::{ChatModel, Endpoint};
+use crate::mock_llm::MockServer;
+use crate::persona::load::{load_personas, load_scenarios};
+use crate::persona::{Persona, Scenario};
+use crate::prompt::{policy_context, shipped_templates, PromptRegistry, POLICY, USER_SIMULATOR};
+
+use super::hash::config_hash;
+
+/// A job's inputs, loaded and checked.
+pub struct Prepared {
+    pub scenarios: Vec<Scenario>,
+    pub scenario_index: HashMap<String, usize>,
+    pub personas: Vec<Persona>,
+    pub persona_index: HashMap<String, usize>,
+    pub environment: Arc<dyn Environment>,
+    pub tools: Arc<[ToolSpec]>,
+    pub prompts: PromptRegistry,
+    /// The policy's system prompt (the same for every item).
+    pub policy_prompt: String,
+    pub config_hash: String,
+}
+
+/// The template files a job uses: the configured ones, or the shipped defaults
+/// under `prompts/` in the working directory.
+fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
+    let defaults = shipped_templates(Path::new("prompts"));
+    defaults
+        .into_iter()
+        .map(|(name, default)| {
+            let configured = if name == USER_SIMULATOR {
+                job.user_simulator.template.clone()
+            } else if name == POLICY {
+                job.policy.template.clone()
+            } else {
+                None
+            };
+            (name, configured.unwrap_or(default))
+        })
+        .collect()
+}
+
+/// Load and check everything; every problem found is reported, not just the first.
+pub fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let scenarios = load_scenarios(&job.dataset.scenarios).unwrap_or_else(|p| {
+        problems.extend(p);
+        Vec::new()
+    });
+    let personas = load_personas(&job.dataset.personas).unwrap_or_else(|p| {
+        problems.extend(p);
+        Vec::new()
+    });
+    let environment = match open_builtin(&job.environment) {
+        Ok(env) => Some(env),
+        Err(e) => {
+            problems.push(Problem::at_field(
+                &job.source,
+                "environment.name",
+                e.to_string(),
+            ));
+            None
+        }
+    };
+    let templates = template_files(job);
+    let prompts = match PromptRegistry::load(&templates) {
+        Ok(registry) => {
+            problems.extend(registry.check_templates());
+            Some(registry)
+        }
+        Err(p) => {
+            problems.extend(p);
+            None
+        }
+    };
+    let (Some(environment), Some(prompts)) = (environment, prompts) else {
+        return Err(problems);
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let policy_prompt = prompts
+        .render(
+            POLICY,
+            &policy_context(environment.policy_text(), environment.name()),
+        )
+        .map_err(|e| {
+            vec![Problem::in_file(
+                prompts.file_of(POLICY).unwrap_or(Path::new("policy")),
+                e.to_string(),
+            )]
+        })?;
+    let mut inputs: Vec<&Path> = vec![&job.dataset.scenarios, &job.dataset.personas];
+    inputs.extend(templates.iter().map(|(_, p)| p.as_path()));
+    let config_hash = config_hash(&job.snapshot, &inputs).map_err(|e| {
+        vec![Problem::in_file(
+            &job.source,
+            format!("cannot hash the job inputs: {e}"),
+        )]
+    })?;
+    let tools: Arc<[ToolSpec]> = environment.tools().to_vec().into();
+    Ok(Prepared {
+        scenario_index: scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect(),
+        scenarios,
+        persona_index: personas
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.clone(), i))
+            .collect(),
+        personas,
+        environment,
+        tools,
+        prompts,
+        policy_prompt,
+        config_hash,
+    })
+}
+
+/// The models of a job's roles. Roles naming the same endpoint share one
+/// `Endpoint` (and so its limits). Holds the in-process mock server, if any.
+pub struct Models {
+    pub policy: Arc<dyn ChatModel>,
+    pub user: Arc<dyn ChatModel>,
+    pub mock: Option<MockServer>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelsError {
+    #[error("cannot start the in-process mock model server: {0}")]
+    Mock(#[from] std::io::Error),
+    #[error("endpoint '{name}': {error}")]
+    Endpoint {
+        name: String,
+        error: crate::llm::LlmError,
+    },
+    #[error("role '{role}' names endpoint '{name}', which is not configured")]
+    MissingEndpoint { role: &'static str, name: String },
+}
+
+pub async fn connect_models(job: &Job, scenarios: &[Scenario]) -> Result<Models, ModelsError> {
+    let needs_mock = job.endpoints.values().any(|e| e.target == Target::Mock);
+    let mock = if needs_mock {
+        let server = MockServer::start(([127, 0, 0, 1], 0).into(), scenarios.to_vec()).await?;
+        tracing::info!(url = %server.base_url(), "started the in-process mock model server (a test double)");
+        Some(server)
+    } else {
+        None
+    };
+    let mut endpoints: HashMap<&str, Arc<dyn ChatModel>> = HashMap::new();
+    for (name, config) in &job.endpoints {
+        let base_url = match (&config.target, &mock) {
+            (Target::Url(url), _) => url.clone(),
+            (Target::Mock, Some(server)) => server.base_url(),
+            (Target::Mock, None) => continue,
+        };
+        let endpoint = Endpoint::new(config, &base_url).map_err(|error| ModelsError::Endpoint {
+            name: name.clone(),
+            error,
+        })?;
+        endpoints.insert(name.as_str(), Arc::new(endpoint));
+    }
+    let pick = |role: &'static str, name: &str| {
+        endpoints
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ModelsError::MissingEndpoint {
+                role,
+                name: name.to_string(),
+            })
+    };
+    Ok(Models {
+        policy: pick("policy", &job.policy_endpoint)?,
+        user: pick("user", &job.user_endpoint)?,
+        mock,
+    })
+}

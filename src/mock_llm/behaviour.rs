@@ -1,0 +1,107 @@
+//! What a mock model name asks for: a base role and fault modifiers.
+
+/// The scripted role a mock model plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockRole {
+    Policy,
+    User,
+    Judge,
+}
+
+/// Fault and behaviour modifiers, written after `+` in the model name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Modifiers {
+    /// First request for this model name gets 429 with `Retry-After: 1`.
+    pub ratelimit_once: bool,
+    /// First request for this model name gets a 500.
+    pub error500_once: bool,
+    /// Every response is a 200 with a truncated, unparseable JSON body.
+    pub malformed: bool,
+    /// Policy: the first tool call has arguments that are not JSON.
+    pub clumsy: bool,
+    /// User: every message is empty.
+    pub empty: bool,
+    /// User: never says the stop token.
+    pub nonstop: bool,
+    /// Policy: never flawed (always replays the gold actions correctly).
+    pub perfect: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behaviour {
+    pub role: MockRole,
+    pub modifiers: Modifiers,
+}
+
+pub const MODELS: &[&str] = &["mock-policy", "mock-user", "mock-judge"];
+
+impl Behaviour {
+    /// Parse `mock-policy+clumsy+ratelimit-once`. Unknown names or modifiers are
+    /// an error the server returns as a 404, like a real server's unknown model.
+    pub fn parse(model: &str) -> Result<Behaviour, String> {
+        let mut parts = model.split('+');
+        let base = parts.next().unwrap_or_default();
+        let role = match base {
+            "mock-policy" => MockRole::Policy,
+            "mock-user" => MockRole::User,
+            "mock-judge" => MockRole::Judge,
+            other => {
+                return Err(format!(
+                    "model '{other}' does not exist; the mock serves {}",
+                    MODELS.join(", ")
+                ))
+            }
+        };
+        let mut m = Modifiers::default();
+        for modifier in parts {
+            match modifier {
+                "ratelimit-once" => m.ratelimit_once = true,
+                "error500-once" => m.error500_once = true,
+                "malformed" => m.malformed = true,
+                "clumsy" => m.clumsy = true,
+                "empty" => m.empty = true,
+                "nonstop" => m.nonstop = true,
+                "perfect" => m.perfect = true,
+                other => {
+                    return Err(format!(
+                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect"
+                    ))
+                }
+            }
+        }
+        Ok(Behaviour { role, modifiers: m })
+    }
+}
+
+/// A stable 64-bit hash (FNV-1a), so the mock's choices never depend on the
+/// standard library's randomised hasher.
+pub fn stable_hash(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in *part {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_choose_role_and_modifiers() {
+        let b = Behaviour::parse("mock-policy+clumsy+ratelimit-once").unwrap();
+        assert_eq!(b.role, MockRole::Policy);
+        assert!(b.modifiers.clumsy && b.modifiers.ratelimit_once && !b.modifiers.malformed);
+        assert!(Behaviour::parse("gpt-4o")
+            .unwrap_err()
+            .contains("mock-policy"));
+        assert!(Behaviour::parse("mock-user+loud")
+            .unwrap_err()
+            .contains("+loud"));
+    }
+}

@@ -1,0 +1,161 @@
+//! The mock policy: identify the user, replay the scenario's gold actions as
+//! tool calls (asking for confirmation before the first write), then answer with
+//! the facts to communicate. Some seeds get a deliberate flaw so rewards vary.
+
+use crate::llm::message::{Message, Role, ToolCall};
+use crate::persona::Scenario;
+use crate::verify::Action;
+
+use super::behaviour::{stable_hash, Modifiers};
+
+pub const ASK_IDENTITY: &str = "I'd be glad to help. To get started, could you please give me your email address, or your full name and zip code?";
+pub const CONFIRM_MARK: &str = "Please confirm (yes/no).";
+pub const DONE_PREFIX: &str = "All done.";
+pub const TRANSFERRED: &str = "I've transferred you to a human agent, who will take it from here.";
+const TRANSFER_TOOL: &str = "transfer_to_human_agents";
+
+/// A deliberate mistake, chosen per (scenario, seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// Never makes the last state-changing call.
+    SkipLastWrite,
+    /// Leaves the required facts out of the final answer.
+    ForgetFacts,
+}
+
+pub fn is_read(name: &str) -> bool {
+    ["get_", "find_", "list_", "search_", "calculate", "check_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+fn is_write(name: &str) -> bool {
+    !is_read(name) && name != TRANSFER_TOOL
+}
+
+pub fn flaw_for(scenario: &Scenario, seed: u64, modifiers: &Modifiers) -> Option<Flaw> {
+    if modifiers.perfect {
+        return None;
+    }
+    let has_write = scenario
+        .evaluation
+        .actions
+        .iter()
+        .any(|a| is_write(&a.name));
+    let has_facts = !scenario.evaluation.communicate.is_empty();
+    match stable_hash(&[scenario.id.as_bytes(), &seed.to_le_bytes()]) % 10 {
+        0 | 1 if has_write => Some(Flaw::SkipLastWrite),
+        2 if has_facts => Some(Flaw::ForgetFacts),
+        3 if has_write => Some(Flaw::SkipLastWrite),
+        _ => None,
+    }
+}
+
+/// The actions this mock will make, flaw applied.
+fn planned_actions(scenario: &Scenario, flaw: Option<Flaw>) -> Vec<Action> {
+    let mut actions = scenario.evaluation.actions.clone();
+    if flaw == Some(Flaw::SkipLastWrite) {
+        if let Some(last) = actions.iter().rposition(|a| is_write(&a.name)) {
+            actions.remove(last);
+        }
+    }
+    actions
+}
+
+/// The next assistant message given the conversation so far (policy view).
+pub fn respond(
+    scenario: Option<&Scenario>,
+    seed: u64,
+    messages: &[Message],
+    modifiers: &Modifiers,
+) -> Message {
+    let Some(scenario) = scenario else {
+        return Message::assistant(
+            "I'm the mock policy and I was not told which scenario this is (no X-Usersim-Scenario header), so I can only say hello.",
+        );
+    };
+    let flaw = flaw_for(scenario, seed, modifiers);
+    let actions = planned_actions(scenario, flaw);
+    let said = |needle: &str| {
+        messages
+            .iter()
+            .any(|m| m.role == Role::Assistant && m.content.contains(needle))
+    };
+    if !actions.is_empty() && !said(ASK_IDENTITY) {
+        return Message::assistant(ASK_IDENTITY);
+    }
+    let results: Vec<&Message> = messages.iter().filter(|m| m.role == Role::Tool).collect();
+    let done = results
+        .iter()
+        .filter(|m| !m.content.starts_with("Error"))
+        .count();
+
+    if modifiers.clumsy && results.is_empty() {
+        if let Some(first) = actions.first() {
+            return tool_calls(vec![ToolCall {
+                id: "call_clumsy".into(),
+                name: first.name.clone(),
+                arguments: "{\"oops\": ".into(),
+            }]);
+        }
+    }
+    if done < actions.len() {
+        let group = next_group(&actions, done);
+        if group.iter().any(|a| is_write(&a.name)) && !said(CONFIRM_MARK) {
+            let what: Vec<String> = group.iter().map(describe).collect();
+            return Message::assistant(format!(
+                "Here is what I will do: {}. {CONFIRM_MARK}",
+                what.join("; ")
+            ));
+        }
+        let calls = group
+            .iter()
+            .enumerate()
+            .map(|(i, a)| ToolCall {
+                id: format!("call_{}_{i}", done),
+                name: a.name.clone(),
+                arguments: a.arguments.to_string(),
+            })
+            .collect();
+        return tool_calls(calls);
+    }
+    if actions.last().is_some_and(|a| a.name == TRANSFER_TOOL) {
+        return Message::assistant(TRANSFERRED);
+    }
+    let facts = if flaw == Some(Flaw::ForgetFacts) {
+        String::new()
+    } else {
+        scenario
+            .evaluation
+            .communicate
+            .iter()
+            .map(|f| format!(" {f}."))
+            .collect()
+    };
+    Message::assistant(format!(
+        "{DONE_PREFIX}{facts} Is there anything else I can help you with?"
+    ))
+}
+
+/// Consecutive `get_` reads go out together as parallel calls; anything else alone.
+fn next_group(actions: &[Action], from: usize) -> Vec<Action> {
+    let rest = &actions[from..];
+    let parallel = rest
+        .iter()
+        .take_while(|a| a.name.starts_with("get_"))
+        .count();
+    rest[..parallel.max(1)].to_vec()
+}
+
+fn describe(action: &Action) -> String {
+    format!("{} with {}", action.name, action.arguments)
+}
+
+fn tool_calls(calls: Vec<ToolCall>) -> Message {
+    Message {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: calls,
+        tool_call_id: None,
+    }
+}

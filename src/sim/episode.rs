@@ -1,0 +1,174 @@
+//! `run_episode`: one conversation between the policy and the simulated user,
+//! against a fresh environment session, verified at the end.
+
+use std::collections::BTreeMap;
+
+use crate::config::Opener;
+use crate::env::{EnvError, Environment, InitialState};
+use crate::llm::message::Message;
+use crate::llm::{LlmError, Usage};
+use crate::persona::Scenario;
+use crate::verify::Verification;
+
+use super::policy::{PolicyAgent, TurnEnd};
+use super::termination::Termination;
+use super::transcript::{Author, Transcript};
+use super::user_simulator::{Signal, UserSimulator, UserTurn};
+
+/// What an episode is run with, besides the participants.
+pub struct EpisodeSpec<'a> {
+    pub scenario: &'a Scenario,
+    pub seed: u64,
+    /// The policy's rendered system prompt.
+    pub policy_prompt: String,
+    pub opener: Opener,
+    pub greeting: &'a str,
+    pub max_turns: u32,
+}
+
+/// Model calls, tokens and time spent by one role.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RoleUsage {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub latency_ms: u64,
+}
+
+impl RoleUsage {
+    fn add(&mut self, calls: u64, usage: Usage, latency_ms: u64) {
+        self.calls += calls;
+        self.prompt_tokens += usage.prompt_tokens;
+        self.completion_tokens += usage.completion_tokens;
+        self.latency_ms += latency_ms;
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Episode {
+    pub transcript: Transcript,
+    pub termination: Termination,
+    /// `None` when the termination says nothing about the policy (e.g. `user_error`).
+    pub verification: Option<Verification>,
+    /// Usage by role name (`policy`, `user`).
+    pub usage: BTreeMap<&'static str, RoleUsage>,
+}
+
+/// A failure that makes the item fail (retryable), never a reward of 0.
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodeError {
+    #[error("{role} model call failed ({}): {error}", error.class())]
+    Model {
+        role: &'static str,
+        #[source]
+        error: LlmError,
+    },
+    #[error("environment failed: {0}")]
+    Env(#[from] EnvError),
+}
+
+impl EpisodeError {
+    pub fn class(&self) -> &'static str {
+        match self {
+            EpisodeError::Model { error, .. } => error.class(),
+            EpisodeError::Env(_) => "env_error",
+        }
+    }
+}
+
+pub async fn run_episode(
+    spec: &EpisodeSpec<'_>,
+    policy: &PolicyAgent,
+    user: &UserSimulator,
+    env: &dyn Environment,
+) -> Result<Episode, EpisodeError> {
+    let scenario_id = spec.scenario.id.as_str();
+    let init = InitialState {
+        seed: spec.seed,
+        data: spec.scenario.initial_state.clone(),
+    };
+    let mut session = env.open(&init).await?;
+    let mut transcript = Transcript::default();
+    transcript.push(Message::system(spec.policy_prompt.clone()), Author::System);
+    if spec.opener == Opener::Agent {
+        transcript.push(Message::assistant(spec.greeting), Author::System);
+    }
+    let mut usage: BTreeMap<&'static str, RoleUsage> = BTreeMap::new();
+
+    let termination = loop {
+        if transcript.user_turns() >= spec.max_turns as usize {
+            break Termination::MaxTurns;
+        }
+        let turn = user
+            .next(&transcript, spec.seed, scenario_id)
+            .await
+            .map_err(|error| EpisodeError::Model {
+                role: "user",
+                error,
+            })?;
+        let reply = match turn {
+            UserTurn::Empty {
+                usage: u,
+                latency_ms,
+            } => {
+                usage.entry("user").or_default().add(2, u, latency_ms);
+                break Termination::UserError;
+            }
+            UserTurn::Reply(reply) => reply,
+        };
+        usage
+            .entry("user")
+            .or_default()
+            .add(1, reply.usage, reply.latency_ms);
+        if !reply.text.is_empty() {
+            transcript.push_generated(
+                Message::user(reply.text.clone()),
+                Author::User,
+                reply.usage,
+                reply.latency_ms,
+            );
+        }
+        match reply.signal {
+            Some(Signal::Stop) => break Termination::UserStop,
+            Some(Signal::Transfer) => break Termination::UserTransfer,
+            Some(Signal::OutOfScope) => break Termination::UserOutOfScope,
+            None => {}
+        }
+
+        let before = transcript.messages.len();
+        let end = policy
+            .turn(&mut transcript, session.as_mut(), spec.seed, scenario_id)
+            .await
+            .map_err(|error| EpisodeError::Model {
+                role: "policy",
+                error,
+            })?;
+        let policy_usage = usage.entry("policy").or_default();
+        for r in &transcript.messages[before..] {
+            if let (Some(u), Some(ms)) = (r.usage, r.latency_ms) {
+                policy_usage.add(1, u, ms);
+            }
+        }
+        match end {
+            TurnEnd::Answered => {}
+            TurnEnd::OutOfSteps => break Termination::MaxSteps,
+            TurnEnd::Empty => break Termination::PolicyError,
+        }
+    };
+
+    let verification = if termination.is_scored() {
+        Some(
+            session
+                .verify(&transcript.policy_view(), &spec.scenario.evaluation)
+                .await?,
+        )
+    } else {
+        None
+    };
+    Ok(Episode {
+        transcript,
+        termination,
+        verification,
+        usage,
+    })
+}

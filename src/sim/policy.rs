@@ -1,0 +1,86 @@
+//! The policy side of a turn: model calls with tool use until it answers in text
+//! or runs out of steps. Tool errors and bad arguments go back as tool output.
+
+use std::sync::Arc;
+
+use crate::env::{Session, ToolSpec};
+use crate::llm::message::Message;
+use crate::llm::{ChatModel, ChatRequest, LlmError};
+
+use super::transcript::{Author, Transcript};
+
+/// How a policy turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The policy answered the user in text.
+    Answered,
+    /// `max_steps_per_turn` model calls without a text answer.
+    OutOfSteps,
+    /// Neither text nor tool calls.
+    Empty,
+}
+
+pub struct PolicyAgent {
+    model: Arc<dyn ChatModel>,
+    tools: Arc<[ToolSpec]>,
+    max_steps: u32,
+}
+
+impl PolicyAgent {
+    pub fn new(model: Arc<dyn ChatModel>, tools: Arc<[ToolSpec]>, max_steps: u32) -> Self {
+        PolicyAgent {
+            model,
+            tools,
+            max_steps,
+        }
+    }
+
+    pub fn model_name(&self) -> &str {
+        self.model.model()
+    }
+
+    /// Run one policy turn, appending its messages and tool results.
+    pub async fn turn(
+        &self,
+        transcript: &mut Transcript,
+        session: &mut dyn Session,
+        seed: u64,
+        scenario: &str,
+    ) -> Result<TurnEnd, LlmError> {
+        for _ in 0..self.max_steps {
+            let response = self
+                .model
+                .complete(ChatRequest {
+                    messages: transcript.policy_view(),
+                    tools: self.tools.clone(),
+                    seed: Some(seed),
+                    scenario: Some(scenario.to_string()),
+                })
+                .await?;
+            let calls = response.message.tool_calls.clone();
+            let has_text = !response.message.content.trim().is_empty();
+            transcript.push_generated(
+                response.message,
+                Author::Policy,
+                response.usage,
+                response.latency_ms,
+            );
+            if calls.is_empty() {
+                return Ok(if has_text {
+                    TurnEnd::Answered
+                } else {
+                    TurnEnd::Empty
+                });
+            }
+            // Calls of one step run in order against the one session state.
+            for call in &calls {
+                let output = session.call(call).await;
+                transcript.push(
+                    Message::tool_result(call.id.clone(), output.content),
+                    Author::Env,
+                );
+            }
+        }
+        Ok(TurnEnd::OutOfSteps)
+    }
+}

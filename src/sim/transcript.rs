@@ -1,0 +1,137 @@
+//! The transcript of an episode in the policy's view, with who wrote each
+//! message, and the flipped view the user simulator sees.
+
+use serde::Serialize;
+
+use crate::llm::message::{Message, Role};
+use crate::llm::Usage;
+
+/// Who produced a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Author {
+    /// Rendered system prompt or the configured greeting.
+    System,
+    Policy,
+    User,
+    Env,
+}
+
+impl Author {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Author::System => "system",
+            Author::Policy => "policy",
+            Author::User => "user",
+            Author::Env => "env",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub message: Message,
+    pub author: Author,
+    pub usage: Option<Usage>,
+    pub latency_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    pub messages: Vec<Recorded>,
+}
+
+impl Transcript {
+    pub fn push(&mut self, message: Message, author: Author) {
+        self.messages.push(Recorded {
+            message,
+            author,
+            usage: None,
+            latency_ms: None,
+        });
+    }
+
+    pub fn push_generated(
+        &mut self,
+        message: Message,
+        author: Author,
+        usage: Usage,
+        latency_ms: u64,
+    ) {
+        self.messages.push(Recorded {
+            message,
+            author,
+            usage: Some(usage),
+            latency_ms: Some(latency_ms),
+        });
+    }
+
+    /// What the policy sees: everything, in order.
+    pub fn policy_view(&self) -> Vec<Message> {
+        self.messages.iter().map(|r| r.message.clone()).collect()
+    }
+
+    /// What the user simulator sees: its own system prompt, then the dialogue with
+    /// roles flipped (the agent's words arrive as `user`, its own as `assistant`).
+    /// System prompts, tool calls and tool results are never shown to the user.
+    pub fn user_view(&self, system_prompt: &str) -> Vec<Message> {
+        let mut view = vec![Message::system(system_prompt)];
+        for r in &self.messages {
+            match r.message.role {
+                Role::Assistant if !r.message.content.trim().is_empty() => {
+                    view.push(Message::user(r.message.content.clone()));
+                }
+                Role::User => view.push(Message::assistant(r.message.content.clone())),
+                Role::Assistant | Role::System | Role::Tool => {}
+            }
+        }
+        view
+    }
+
+    /// Number of user messages so far.
+    pub fn user_turns(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|r| r.message.role == Role::User)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::message::ToolCall;
+
+    #[test]
+    fn the_user_never_sees_system_prompts_tool_calls_or_tool_results() {
+        let mut t = Transcript::default();
+        t.push(Message::system("policy rules"), Author::System);
+        t.push(Message::assistant("Hi!"), Author::System);
+        t.push(Message::user("cancel my order"), Author::User);
+        let mut call = Message::assistant("");
+        call.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "get_order".into(),
+            arguments: "{}".into(),
+        });
+        t.push(call, Author::Policy);
+        t.push(
+            Message::tool_result("c1", "{\"status\":\"pending\"}"),
+            Author::Env,
+        );
+        t.push(Message::assistant("Cancelled."), Author::Policy);
+
+        let view = t.user_view("you are a customer");
+        let roles: Vec<(Role, &str)> = view.iter().map(|m| (m.role, m.content.as_str())).collect();
+        assert_eq!(
+            roles,
+            vec![
+                (Role::System, "you are a customer"),
+                (Role::User, "Hi!"),
+                (Role::Assistant, "cancel my order"),
+                (Role::User, "Cancelled."),
+            ]
+        );
+        assert!(view.iter().all(|m| m.tool_calls.is_empty()));
+    }
+}
