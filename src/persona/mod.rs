@@ -1,6 +1,8 @@
 //! Personas (who the simulated user is) and scenarios (what they want):
 //! types, loading with precise errors, and per-item sampling of persona knobs.
 
+pub mod knobs;
+pub mod load;
 pub mod scenario;
 
 use std::collections::BTreeMap;

@@ -1,1 +1,18 @@
-//! (being built)
+//! The prompt templates (tera) of the simulated user and the policy: a registry
+//! that loads them with precise problems, renders them with the full cause of any
+//! failure, and checks them against sample contexts for `usersim validate`.
+
+mod context;
+mod error;
+mod registry;
+
+pub use context::{
+    policy_context, user_simulator_context, OUT_OF_SCOPE_TOKEN, STOP_TOKEN, TRANSFER_TOKEN,
+};
+pub use error::PromptError;
+pub use registry::{shipped_templates, PromptRegistry};
+
+/// Name of the template that is the simulated user's system prompt.
+pub const USER_SIMULATOR: &str = "user_simulator";
+/// Name of the template that is the policy's system prompt.
+pub const POLICY: &str = "policy";

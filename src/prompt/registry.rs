@@ -1,0 +1,498 @@
+//! The template registry: names → files, loaded into one `tera::Tera`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tera::{Context, Template, Tera};
+
+use crate::config::problem::Problem;
+
+use super::context::{sample_persona, sample_policy_context, sample_scenario};
+use super::error::{cause_chain, PromptError};
+use super::{user_simulator_context, POLICY, STOP_TOKEN, USER_SIMULATOR};
+
+/// The templates shipped in `prompts_dir` (the repository's `prompts/`), under the
+/// names the rest of the code renders them by.
+pub fn shipped_templates(prompts_dir: &Path) -> Vec<(String, PathBuf)> {
+    vec![
+        (
+            USER_SIMULATOR.to_string(),
+            prompts_dir.join("user_simulator.tera"),
+        ),
+        (
+            POLICY.to_string(),
+            prompts_dir.join("policies").join("default.tera"),
+        ),
+    ]
+}
+
+/// Named prompt templates and the files they came from.
+#[derive(Debug)]
+pub struct PromptRegistry {
+    tera: Tera,
+    files: BTreeMap<String, PathBuf>,
+}
+
+impl PromptRegistry {
+    /// Read and parse every template; report every unreadable file and every syntax
+    /// error (with its line and column) before giving up.
+    pub fn load(templates: &[(String, PathBuf)]) -> Result<Self, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
+        let mut seen: BTreeMap<&str, &Path> = BTreeMap::new();
+        let mut sources = Vec::new();
+        for (name, path) in templates {
+            if name.trim().is_empty() {
+                problems.push(Problem::in_file(
+                    path,
+                    "the template has an empty name; give it the name it is rendered by, \
+                     e.g. `user_simulator` or `policy`",
+                ));
+                continue;
+            }
+            if let Some(earlier) = seen.get(name.as_str()) {
+                problems.push(Problem::in_file(
+                    path,
+                    format!(
+                        "template name `{name}` is already used by {}; each name must be \
+                         given once",
+                        earlier.display()
+                    ),
+                ));
+                continue;
+            }
+            seen.insert(name, path);
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(err) => {
+                    problems.push(Problem::in_file(
+                        path,
+                        format!("cannot read template `{name}`: {err}"),
+                    ));
+                    continue;
+                }
+            };
+            if let Err(err) = Template::new(name, Some(path.display().to_string()), &text) {
+                problems.push(syntax_problem(path, name, &err));
+                continue;
+            }
+            files.insert(name.clone(), path.clone());
+            sources.push((name.clone(), text));
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+
+        let mut tera = Tera::default();
+        // Prompts are plain text: never HTML-escape `<`, `&` or quotes in them.
+        tera.autoescape_on(vec![]);
+        if let Err(err) = tera.add_raw_templates(sources) {
+            // Only cross-template problems are left here (a missing parent of
+            // `extends`, a macro file): name the template the error mentions.
+            let cause = cause_chain(&err);
+            let file = files
+                .iter()
+                .find(|(name, _)| cause.contains(&format!("'{name}'")))
+                .or_else(|| files.iter().next())
+                .map(|(_, path)| path.clone())
+                .unwrap_or_default();
+            return Err(vec![Problem::in_file(file, cause)]);
+        }
+        Ok(PromptRegistry { tera, files })
+    }
+
+    /// Render a template; a failure names the template, its file and tera's whole
+    /// cause chain (e.g. the variable that is not defined).
+    pub fn render(&self, name: &str, ctx: &Context) -> Result<String, PromptError> {
+        let Some(file) = self.files.get(name) else {
+            return Err(PromptError::NotLoaded {
+                name: name.to_string(),
+                loaded: self.loaded_names(),
+            });
+        };
+        self.tera
+            .render(name, ctx)
+            .map_err(|err| PromptError::Render {
+                name: name.to_string(),
+                file: file.clone(),
+                cause: cause_chain(&err),
+            })
+    }
+
+    /// The file a template was loaded from.
+    pub fn file_of(&self, name: &str) -> Option<&Path> {
+        self.files.get(name).map(PathBuf::as_path)
+    }
+
+    /// Render the user-simulator and policy templates against sample contexts that
+    /// hold exactly the documented variables, so a misspelt or undocumented
+    /// variable, or an unknown filter, is reported with the template's file.
+    pub fn check_templates(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let user_ctx = user_simulator_context(&sample_persona(), &sample_scenario());
+        let checks = [
+            (
+                USER_SIMULATOR,
+                user_ctx,
+                "persona.{id, name, background, traits, speaking_style, language, \
+                 resolved_knobs}, scenario.{reason_for_contact, known_info, unknown_info, \
+                 task_instructions}, stop_token, transfer_token, out_of_scope_token",
+            ),
+            (
+                POLICY,
+                sample_policy_context(),
+                "domain_policy, environment",
+            ),
+        ];
+        for (name, ctx, variables) in checks {
+            let Some(file) = self.files.get(name) else {
+                problems.push(Problem::in_file(
+                    Path::new("prompts"),
+                    format!(
+                        "template `{name}` is not loaded (loaded: {}); every job needs it \
+                         (shipped: {})",
+                        self.loaded_names(),
+                        shipped_path(name)
+                    ),
+                ));
+                continue;
+            };
+            match self.render(name, &ctx) {
+                Ok(text) => {
+                    if name == USER_SIMULATOR && !text.contains(STOP_TOKEN) {
+                        problems.push(Problem::in_file(
+                            file,
+                            format!(
+                                "template `{name}` never tells the simulated user the stop \
+                                 token, so no conversation can end with `user_stop`; \
+                                 mention `{{{{ stop_token }}}}` in the rules for ending"
+                            ),
+                        ));
+                    }
+                }
+                Err(err) => problems.push(Problem::in_file(
+                    file,
+                    format!("{err}; the variables available are: {variables}"),
+                )),
+            }
+        }
+        problems
+    }
+
+    fn loaded_names(&self) -> String {
+        if self.files.is_empty() {
+            "none".to_string()
+        } else {
+            self.files
+                .keys()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+}
+
+fn shipped_path(name: &str) -> &'static str {
+    match name {
+        USER_SIMULATOR => "prompts/user_simulator.tera",
+        _ => "prompts/policies/default.tera",
+    }
+}
+
+/// A parse error as a problem at its line and column. tera's parser reports the
+/// position as ` --> line:column` followed by a drawing of the line and an
+/// `= expected ...` note; the note becomes the message.
+fn syntax_problem(path: &Path, name: &str, err: &tera::Error) -> Problem {
+    let chain = cause_chain(err);
+    let full = full_text(err);
+    let position = full.split("--> ").nth(1).and_then(|rest| {
+        let spot = rest.split_whitespace().next()?;
+        let (line, col) = spot.split_once(':')?;
+        Some((line.parse::<usize>().ok()?, col.parse::<usize>().ok()?))
+    });
+    let notes: Vec<&str> = full
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("= "))
+        .collect();
+    let detail = if notes.is_empty() {
+        chain
+    } else {
+        notes.join("; ")
+    };
+    let message = format!("template `{name}` has a syntax error: {detail}");
+    match position {
+        Some((line, col)) => {
+            Problem::new(path, Some(format!("line {line}, column {col}")), message)
+        }
+        None => Problem::in_file(path, message),
+    }
+}
+
+/// Every message of the chain, unfolded, one after another.
+fn full_text(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut current = Some(err);
+    while let Some(e) = current {
+        text.push_str(&e.to_string());
+        text.push('\n');
+        current = e.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::knobs::resolve;
+    use crate::persona::load::load_personas;
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn shipped() -> PromptRegistry {
+        PromptRegistry::load(&shipped_templates(&repo("prompts"))).unwrap_or_else(|problems| {
+            panic!(
+                "{}",
+                problems
+                    .iter()
+                    .map(|p| format!("{p}\n"))
+                    .collect::<String>()
+            )
+        })
+    }
+
+    #[test]
+    fn a_template_with_a_syntax_error_reports_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = write(dir.path(), "good.tera", "Hello {{ name }}");
+        let bad = write(
+            dir.path(),
+            "bad.tera",
+            "line one\nline two\nHi {{ persona.name | }}\nline four\n",
+        );
+        let problems = PromptRegistry::load(&[
+            ("policy".into(), good),
+            ("user_simulator".into(), bad.clone()),
+        ])
+        .unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file, bad);
+        let location = problems[0].location.as_deref().unwrap();
+        assert!(location.starts_with("line 3, column "), "{problems:?}");
+        assert!(problems[0].message.contains("`user_simulator`"));
+        assert!(problems[0].message.contains("expected"), "{problems:?}");
+        assert!(!problems[0].message.contains('\n'));
+    }
+
+    #[test]
+    fn every_unreadable_or_broken_template_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = write(dir.path(), "bad.tera", "{% if x %}never closed");
+        let problems = PromptRegistry::load(&[
+            ("policy".into(), dir.path().join("missing.tera")),
+            ("user_simulator".into(), bad),
+            ("user_simulator".into(), dir.path().join("again.tera")),
+        ])
+        .unwrap_err();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0]
+            .message
+            .contains("cannot read template `policy`"));
+        assert!(problems[1].message.contains("syntax error"));
+        assert!(problems[2].message.contains("already used"));
+    }
+
+    #[test]
+    fn an_undefined_variable_is_caught_by_check_templates_with_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = write(
+            dir.path(),
+            "user.tera",
+            "You are {{ persona.nickname }}. End with {{ stop_token }}.",
+        );
+        let policy = write(dir.path(), "policy.tera", "{{ domain_policy | upper }}");
+        let registry = PromptRegistry::load(&[
+            ("user_simulator".into(), user.clone()),
+            ("policy".into(), policy),
+        ])
+        .unwrap();
+        let problems = registry.check_templates();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file, user);
+        assert!(
+            problems[0].message.contains("persona.nickname"),
+            "{problems:?}"
+        );
+        assert!(problems[0].message.contains("variables available"));
+    }
+
+    #[test]
+    fn a_filter_that_is_not_built_in_is_caught_by_check_templates() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = write(dir.path(), "user.tera", "{{ stop_token }}");
+        let policy = write(dir.path(), "policy.tera", "{{ environment | slugify }}");
+        let registry = PromptRegistry::load(&[
+            ("user_simulator".into(), user),
+            ("policy".into(), policy.clone()),
+        ])
+        .unwrap();
+        let problems = registry.check_templates();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file, policy);
+        assert!(problems[0].message.contains("slugify"), "{problems:?}");
+    }
+
+    #[test]
+    fn check_templates_reports_missing_templates_and_a_missing_stop_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = write(dir.path(), "user.tera", "You are {{ persona.name }}.");
+        let registry = PromptRegistry::load(&[("user_simulator".into(), user.clone())]).unwrap();
+        let problems = registry.check_templates();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0].file, user);
+        assert!(problems[0].message.contains("stop token"));
+        assert!(problems[1]
+            .message
+            .contains("template `policy` is not loaded"));
+    }
+
+    #[test]
+    fn render_errors_name_the_template_and_the_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "p.tera", "{{ domain_policy }} {{ tools }}");
+        let registry = PromptRegistry::load(&[("policy".into(), file)]).unwrap();
+        let err = registry
+            .render("policy", &policy_context_for_test())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("template `policy`"), "{err}");
+        assert!(err.contains("p.tera"), "{err}");
+        assert!(err.contains("`tools` not found"), "{err}");
+        let err = registry
+            .render("judge", &Context::new())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`judge` is not loaded"), "{err}");
+    }
+
+    fn policy_context_for_test() -> Context {
+        crate::prompt::policy_context("Be kind.", "builtin:retail")
+    }
+
+    #[test]
+    fn prompts_are_not_html_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "policy.html", "{{ domain_policy }}");
+        let registry = PromptRegistry::load(&[("policy.html".into(), file)]).unwrap();
+        let text = registry
+            .render(
+                "policy.html",
+                &crate::prompt::policy_context("a < b & \"c\"", "x"),
+            )
+            .unwrap();
+        assert_eq!(text, "a < b & \"c\"");
+    }
+
+    #[test]
+    fn the_shipped_templates_pass_check_templates() {
+        assert_eq!(shipped().check_templates(), vec![]);
+    }
+
+    #[test]
+    fn the_shipped_user_simulator_renders_a_real_persona_and_scenario() {
+        let personas = load_personas(&repo("personas")).unwrap();
+        let persona = personas.iter().find(|p| p.id == "retired_teacher").unwrap();
+        let resolved = resolve(persona, 11);
+        let scenario = kettle_scenario();
+        let text = shipped()
+            .render(
+                USER_SIMULATOR,
+                &user_simulator_context(&resolved, &scenario),
+            )
+            .unwrap();
+        assert!(text.contains(&persona.name));
+        assert!(text.contains(&persona.background));
+        assert!(text.contains(&scenario.reason_for_contact));
+        assert!(text.contains(&scenario.known_info));
+        assert!(text.contains(&scenario.unknown_info));
+        assert!(text.contains(&scenario.task_instructions));
+        assert!(
+            text.starts_with("You are role-playing a customer"),
+            "{text}"
+        );
+        assert!(text.contains("You are the customer"));
+        assert!(text.contains("end with ###STOP###"), "{text}");
+        assert!(text.contains("not merely that they will do it"));
+        assert!(text.contains("###TRANSFER###"));
+        assert!(text.contains("###OUT-OF-SCOPE###"));
+        assert!(!text.contains("{{") && !text.contains("{%"), "{text}");
+    }
+
+    #[test]
+    fn the_shipped_user_simulator_renders_every_shipped_persona() {
+        let registry = shipped();
+        let scenario = kettle_scenario();
+        let mut personas = load_personas(&repo("personas")).unwrap();
+        personas.extend(load_personas(&repo("personas/crowd.jsonl")).unwrap());
+        for persona in personas {
+            for seed in 0..4 {
+                let ctx = user_simulator_context(&resolve(&persona, seed), &scenario);
+                let text = registry.render(USER_SIMULATOR, &ctx).unwrap();
+                assert!(text.contains(&persona.name), "{}", persona.id);
+                if persona.language != "English" {
+                    assert!(text.contains(&persona.language), "{}", persona.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_unknown_info_leaves_out_its_section() {
+        let mut scenario = kettle_scenario();
+        scenario.unknown_info = String::new();
+        let text = shipped()
+            .render(
+                USER_SIMULATOR,
+                &user_simulator_context(&sample_persona(), &scenario),
+            )
+            .unwrap();
+        assert!(!text.contains("What you do not know"));
+    }
+
+    #[test]
+    fn the_shipped_policy_template_renders_the_domain_policy() {
+        let policy = "# Retail policy\nOnly delivered orders can be returned.";
+        let text = shipped()
+            .render(
+                POLICY,
+                &crate::prompt::policy_context(policy, "builtin:retail"),
+            )
+            .unwrap();
+        assert!(
+            text.starts_with("You are a customer service agent"),
+            "{text}"
+        );
+        assert!(text.contains(policy));
+        assert!(text.contains("builtin:retail"));
+        assert!(text.contains("customer service agent"));
+        assert!(text.contains("confirmation"));
+    }
+
+    fn kettle_scenario() -> crate::persona::UserScenario {
+        crate::persona::UserScenario {
+            reason_for_contact: "Your new kettle leaks from the bottom.".into(),
+            known_info: "Your name is Margaret Olsen, zip code 55401, order #W2417790.".into(),
+            unknown_info: "You do not know the kettle's item id.".into(),
+            task_instructions: "Ask to exchange it for the same kettle. If that is \
+                                impossible, accept a refund to the original card."
+                .into(),
+        }
+    }
+}
