@@ -46,7 +46,6 @@ pub fn flaw_for(scenario: &Scenario, seed: u64, modifiers: &Modifiers) -> Option
     match stable_hash(&[scenario.id.as_bytes(), &seed.to_le_bytes()]) % 10 {
         0 | 1 if has_write => Some(Flaw::SkipLastWrite),
         2 if has_facts => Some(Flaw::ForgetFacts),
-        3 if has_write => Some(Flaw::SkipLastWrite),
         _ => None,
     }
 }

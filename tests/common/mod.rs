@@ -1,0 +1,126 @@
+//! Shared by the integration tests: job configs written to a temp dir that point
+//! at the repository's data, and the `usersim` binary run as a user runs it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Knobs of a test job; `job_toml` renders them.
+pub struct JobSpec {
+    pub policy_model: String,
+    pub user_model: String,
+    /// `None`: the in-process mock; `Some(url)`: a server already running.
+    pub base_url: Option<String>,
+    pub scenarios: PathBuf,
+    pub max_turns: u32,
+    pub personas_per_scenario: u32,
+    pub max_retries: u32,
+    pub extra: String,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            policy_model: "mock-policy".into(),
+            user_model: "mock-user".into(),
+            base_url: None,
+            scenarios: repo().join("data/retail/scenarios.jsonl"),
+            max_turns: 12,
+            personas_per_scenario: 1,
+            max_retries: 2,
+            extra: String::new(),
+        }
+    }
+}
+
+pub fn job_toml(spec: &JobSpec, database: &Path) -> String {
+    let target = match &spec.base_url {
+        None => "mock = true".to_string(),
+        Some(url) => format!("base_url = \"{url}\""),
+    };
+    let r = repo();
+    format!(
+        r#"name = "test"
+seed = 7
+database = "sqlite://{db}"
+concurrency = 4
+max_turns = {max_turns}
+{extra}
+
+[endpoints.policy]
+{target}
+model = "{policy}"
+max_retries = {retries}
+timeout_secs = 10
+
+[endpoints.user]
+{target}
+model = "{user}"
+max_retries = {retries}
+timeout_secs = 10
+
+[roles]
+policy = "policy"
+user = "user"
+
+[user_simulator]
+template = "{r}/prompts/user_simulator.tera"
+
+[policy]
+template = "{r}/prompts/policies/default.tera"
+
+[environment]
+name = "builtin:retail"
+
+[dataset]
+scenarios = "{scenarios}"
+personas = "{r}/personas"
+personas_per_scenario = {pps}
+"#,
+        db = database.display(),
+        max_turns = spec.max_turns,
+        extra = spec.extra,
+        policy = spec.policy_model,
+        user = spec.user_model,
+        retries = spec.max_retries,
+        r = r.display(),
+        scenarios = spec.scenarios.display(),
+        pps = spec.personas_per_scenario,
+    )
+}
+
+/// Write the config into `dir` and return its path and the database URL.
+pub fn write_job(dir: &Path, spec: &JobSpec) -> (PathBuf, String) {
+    let db = dir.join("test.db");
+    let path = dir.join("job.toml");
+    std::fs::write(&path, job_toml(spec, &db)).unwrap();
+    (path, format!("sqlite://{}", db.display()))
+}
+
+/// Run the `usersim` binary with `args` from `cwd`.
+pub fn usersim(cwd: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("USERSIM_DATABASE")
+        .output()
+        .unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The first `n` scenarios of the shipped set, in a JSONL file in `dir`.
+pub fn first_scenarios(dir: &Path, n: usize) -> PathBuf {
+    let all = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl")).unwrap();
+    let some: Vec<&str> = all.lines().filter(|l| !l.trim().is_empty()).take(n).collect();
+    let path = dir.join("scenarios.jsonl");
+    std::fs::write(&path, some.join("\n") + "\n").unwrap();
+    path
+}

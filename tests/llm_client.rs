@@ -1,0 +1,93 @@
+//! `llm::Endpoint` against the mock model server over real HTTP: exactly one
+//! retry policy, Retry-After honoured, permanent errors not retried.
+
+use std::time::{Duration, Instant};
+
+use usersim::config::{EndpointConfig, Target};
+use usersim::llm::message::Message;
+use usersim::llm::{ChatModel, ChatRequest, Endpoint};
+use usersim::mock_llm::MockServer;
+
+fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
+    let config = EndpointConfig {
+        name: "test".into(),
+        target: Target::Url(server.base_url()),
+        model: model.into(),
+        api_key: None,
+        temperature: Some(0.0),
+        top_p: None,
+        max_tokens: Some(64),
+        timeout: Duration::from_secs(5),
+        max_in_flight: 4,
+        max_retries,
+    };
+    Endpoint::new(&config, &server.base_url()).unwrap()
+}
+
+fn hello() -> ChatRequest {
+    ChatRequest {
+        messages: vec![Message::system("s"), Message::user("hello")],
+        ..ChatRequest::default()
+    }
+}
+
+async fn mock() -> MockServer {
+    MockServer::start(([127, 0, 0, 1], 0).into(), Vec::new())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_retried_exactly_once_after_the_wait() {
+    let server = mock().await;
+    let model = "mock-user+ratelimit-once";
+    let started = Instant::now();
+    let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After: 1 honoured");
+    assert!(!response.message.content.is_empty());
+    assert_eq!(server.stats().by_model.get(model), Some(&2), "one retry, no double retrying");
+}
+
+#[tokio::test]
+async fn a_500_with_a_non_json_body_is_retried_and_then_succeeds() {
+    let server = mock().await;
+    let model = "mock-user+error500-once";
+    let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
+    assert!(response.usage.prompt_tokens > 0, "usage is read from the server");
+    assert_eq!(server.stats().by_model.get(model), Some(&2));
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_a_permanent_error_and_is_not_retried() {
+    let server = mock().await;
+    let error = endpoint(&server, "gpt-nonexistent", 4)
+        .complete(hello())
+        .await
+        .unwrap_err();
+    assert_eq!(error.class(), "rejected");
+    assert!(error.to_string().contains("404"), "{error}");
+    assert!(error.to_string().contains("does not exist"), "{error}");
+    assert_eq!(server.stats().requests, 1);
+}
+
+#[tokio::test]
+async fn malformed_bodies_are_retried_up_to_the_limit_then_reported() {
+    let server = mock().await;
+    let model = "mock-user+malformed";
+    let error = endpoint(&server, model, 2)
+        .complete(hello())
+        .await
+        .unwrap_err();
+    assert_eq!(error.class(), "malformed_response");
+    assert_eq!(server.stats().by_model.get(model), Some(&3), "first try + 2 retries");
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_connection_error() {
+    let server = mock().await;
+    let ep = endpoint(&server, "mock-user", 0);
+    drop(server);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let error = ep.complete(hello()).await.unwrap_err();
+    assert_eq!(error.class(), "connection", "{error}");
+}
