@@ -10,14 +10,21 @@ use common::{repo, text, usersim, write_job, JobSpec};
 use serde_json::Value;
 
 fn quickstart() -> String {
-    repo().join("examples/quickstart.toml").display().to_string()
+    repo()
+        .join("examples/quickstart.toml")
+        .display()
+        .to_string()
 }
 
 /// Check one line of OpenAI chat fine-tuning JSONL; returns how many tool calls it has.
 fn check_openai_line(n: usize, line: &str) -> usize {
     let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {n}: {e}"));
-    let messages = v["messages"].as_array().unwrap_or_else(|| panic!("line {n}: no messages"));
-    let tools = v["tools"].as_array().unwrap_or_else(|| panic!("line {n}: no tools"));
+    let messages = v["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("line {n}: no messages"));
+    let tools = v["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("line {n}: no tools"));
     for t in tools {
         assert_eq!(t["type"], "function", "line {n}");
         assert!(t["function"]["name"].is_string(), "line {n}");
@@ -25,7 +32,10 @@ fn check_openai_line(n: usize, line: &str) -> usize {
     }
     let mut open_calls = HashSet::new();
     let mut calls = 0;
-    assert_eq!(messages[0]["role"], "system", "line {n}: starts with the system prompt");
+    assert_eq!(
+        messages[0]["role"], "system",
+        "line {n}: starts with the system prompt"
+    );
     for m in messages {
         match m["role"].as_str().unwrap() {
             "system" | "user" => assert!(m["content"].is_string(), "line {n}"),
@@ -34,8 +44,11 @@ fn check_openai_line(n: usize, line: &str) -> usize {
                     for c in tool_calls.as_array().unwrap() {
                         assert_eq!(c["type"], "function", "line {n}");
                         assert!(c["function"]["name"].is_string(), "line {n}");
-                        let args = c["function"]["arguments"].as_str().expect("arguments as a JSON string");
-                        serde_json::from_str::<Value>(args).unwrap_or_else(|e| panic!("line {n}: {e}"));
+                        let args = c["function"]["arguments"]
+                            .as_str()
+                            .expect("arguments as a JSON string");
+                        serde_json::from_str::<Value>(args)
+                            .unwrap_or_else(|e| panic!("line {n}: {e}"));
                         open_calls.insert(c["id"].as_str().unwrap().to_string());
                         calls += 1;
                     }
@@ -45,7 +58,10 @@ fn check_openai_line(n: usize, line: &str) -> usize {
             }
             "tool" => {
                 let id = m["tool_call_id"].as_str().expect("tool_call_id");
-                assert!(open_calls.contains(id), "line {n}: tool result for unknown call {id}");
+                assert!(
+                    open_calls.contains(id),
+                    "line {n}: tool result for unknown call {id}"
+                );
                 assert!(m["content"].is_string(), "line {n}");
             }
             other => panic!("line {n}: role {other}"),
@@ -55,8 +71,16 @@ fn check_openai_line(n: usize, line: &str) -> usize {
 }
 
 fn number_after(haystack: &str, label: &str) -> u64 {
-    let rest = &haystack[haystack.find(label).unwrap_or_else(|| panic!("no '{label}' in {haystack}")) + label.len()..];
-    rest.trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    let rest = &haystack[haystack
+        .find(label)
+        .unwrap_or_else(|| panic!("no '{label}' in {haystack}"))
+        + label.len()..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -65,29 +89,75 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
     let run = usersim(cwd.path(), &["run", &quickstart()]);
     let out = text(&run.stdout);
     assert!(run.status.success(), "{out}\n{}", text(&run.stderr));
-    assert!(cwd.path().join("usersim.db").exists(), "the default database is usersim.db");
+    assert!(
+        cwd.path().join("usersim.db").exists(),
+        "the default database is usersim.db"
+    );
     let conversations = number_after(&out, "conversations:");
     assert!(conversations >= 40, "{out}");
     assert!(out.contains("user_stop"), "{out}");
     assert!(out.contains("tokens (policy)"), "{out}");
 
-    let export = usersim(cwd.path(), &["export", "--job", "1", "--format", "openai", "--out", "out/all.jsonl"]);
+    let export = usersim(
+        cwd.path(),
+        &[
+            "export",
+            "--job",
+            "1",
+            "--format",
+            "openai",
+            "--out",
+            "out/all.jsonl",
+        ],
+    );
     assert!(export.status.success(), "{}", text(&export.stderr));
     let jsonl = std::fs::read_to_string(cwd.path().join("out/all.jsonl")).unwrap();
     let lines: Vec<&str> = jsonl.lines().collect();
     assert_eq!(lines.len() as u64, conversations);
-    let with_calls = lines.iter().enumerate().filter(|(n, l)| check_openai_line(*n + 1, l) > 0).count();
-    assert!(with_calls * 10 >= lines.len() * 8, "most conversations call tools");
+    let with_calls = lines
+        .iter()
+        .enumerate()
+        .filter(|(n, l)| check_openai_line(*n + 1, l) > 0)
+        .count();
+    assert!(
+        with_calls * 10 >= lines.len() * 8,
+        "most conversations call tools"
+    );
 
-    let best = usersim(cwd.path(), &["export", "--job", "1", "--out", "out/best.jsonl", "--min-reward", "1"]);
+    let best = usersim(
+        cwd.path(),
+        &[
+            "export",
+            "--job",
+            "1",
+            "--out",
+            "out/best.jsonl",
+            "--min-reward",
+            "1",
+        ],
+    );
     assert!(best.status.success());
-    let kept = std::fs::read_to_string(cwd.path().join("out/best.jsonl")).unwrap().lines().count();
-    assert!(kept > 0 && kept < lines.len(), "rewards are both 1 and 0: kept {kept} of {}", lines.len());
+    let kept = std::fs::read_to_string(cwd.path().join("out/best.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        kept > 0 && kept < lines.len(),
+        "rewards are both 1 and 0: kept {kept} of {}",
+        lines.len()
+    );
 
     let show = usersim(cwd.path(), &["show", "1"]);
     let shown = text(&show.stdout);
     assert!(show.status.success());
-    for part in ["[USER]", "[AGENT", "→ tool", "[TOOL", "reward breakdown:", "termination"] {
+    for part in [
+        "[USER]",
+        "[AGENT",
+        "→ tool",
+        "[TOOL",
+        "reward breakdown:",
+        "termination",
+    ] {
         assert!(shown.contains(part), "show lacks {part}: {shown}");
     }
 
@@ -95,7 +165,11 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
     let again_out = text(&again.stdout);
     assert!(again.status.success());
     assert!(again_out.contains("(resumed)"), "{again_out}");
-    assert_eq!(number_after(&again_out, "conversations:"), conversations, "nothing is done twice");
+    assert_eq!(
+        number_after(&again_out, "conversations:"),
+        conversations,
+        "nothing is done twice"
+    );
 }
 
 #[test]
@@ -135,8 +209,14 @@ fn validate_reports_every_config_problem_at_once_with_field_paths() {
         .replace("scenarios = \"", "scenarios = \"missing-");
     let (code, err) = validate(dir.path(), &bad);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("roles.user: names endpoint 'simulator', which is not defined"), "{err}");
-    assert!(err.contains("dataset.scenarios:") && err.contains("does not exist"), "{err}");
+    assert!(
+        err.contains("roles.user: names endpoint 'simulator', which is not defined"),
+        "{err}"
+    );
+    assert!(
+        err.contains("dataset.scenarios:") && err.contains("does not exist"),
+        "{err}"
+    );
     assert!(err.contains("2 problems found"), "{err}");
 }
 
@@ -145,7 +225,11 @@ fn validate_reports_a_bad_persona_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let personas = dir.path().join("personas");
     std::fs::create_dir(&personas).unwrap();
-    std::fs::copy(repo().join("personas/retired_teacher.toml"), personas.join("a.toml")).unwrap();
+    std::fs::copy(
+        repo().join("personas/retired_teacher.toml"),
+        personas.join("a.toml"),
+    )
+    .unwrap();
     std::fs::write(
         personas.join("b.toml"),
         "id = \"b\"\nname = \"B\"\nbackgruond = \"typo\"\nspeaking_style = \"plain\"\n",
@@ -153,7 +237,10 @@ fn validate_reports_a_bad_persona_file_and_line() {
     .unwrap();
     write_job(dir.path(), &JobSpec::default());
     let good = std::fs::read_to_string(dir.path().join("job.toml")).unwrap();
-    let bad = good.replace(&format!("{}/personas", repo().display()), &personas.display().to_string());
+    let bad = good.replace(
+        &format!("{}/personas", repo().display()),
+        &personas.display().to_string(),
+    );
     let (code, err) = validate(dir.path(), &bad);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("b.toml: line 3"), "{err}");
@@ -169,7 +256,13 @@ fn validate_reports_a_bad_scenario_line_and_a_broken_template() {
     std::fs::write(&scenarios, format!("{first}\n{{\"id\": \"x\"}}\n")).unwrap();
     let template = dir.path().join("user.tera");
     std::fs::write(&template, "You are {{ persona.name }.\n{% if %}").unwrap();
-    write_job(dir.path(), &JobSpec { scenarios: scenarios.clone(), ..JobSpec::default() });
+    write_job(
+        dir.path(),
+        &JobSpec {
+            scenarios: scenarios.clone(),
+            ..JobSpec::default()
+        },
+    );
     let good = std::fs::read_to_string(dir.path().join("job.toml")).unwrap();
     let bad = good.replace(
         &format!("{}/prompts/user_simulator.tera", repo().display()),

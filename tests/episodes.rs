@@ -40,7 +40,11 @@ async fn user_stop_token_ends_conversation_without_storing_the_token() {
     let all = conversations(store.as_ref(), report.job.id).await;
     assert_eq!(all.len(), 6);
     for c in &all {
-        assert_eq!(c.conversation.termination, "user_stop", "{}", c.conversation.item_key);
+        assert_eq!(
+            c.conversation.termination, "user_stop",
+            "{}",
+            c.conversation.item_key
+        );
         assert!(
             c.messages
                 .iter()
@@ -68,7 +72,10 @@ async fn max_turns_ends_the_conversation_and_it_is_still_scored() {
     for c in conversations(store.as_ref(), report.job.id).await {
         assert_eq!(c.conversation.termination, "max_turns");
         assert_eq!(c.messages.iter().filter(|m| m.role == "user").count(), 1);
-        assert!(c.conversation.reward.is_some(), "max_turns is the policy's outcome");
+        assert!(
+            c.conversation.reward.is_some(),
+            "max_turns is the policy's outcome"
+        );
     }
 }
 
@@ -87,9 +94,16 @@ async fn tool_errors_and_bad_arguments_go_back_to_the_policy_as_tool_output() {
             .find(|m| m.role == "tool")
             .expect("a tool result");
         assert!(tool.content.starts_with("Error"), "{}", tool.content);
-        assert!(tool.content.to_lowercase().contains("json"), "names the problem: {}", tool.content);
+        assert!(
+            tool.content.to_lowercase().contains("json"),
+            "names the problem: {}",
+            tool.content
+        );
         assert_eq!(tool.tool_call_id.as_deref(), Some("call_clumsy"));
-        assert_eq!(c.conversation.termination, "user_stop", "the policy recovered");
+        assert_eq!(
+            c.conversation.termination, "user_stop",
+            "the policy recovered"
+        );
     }
     assert!(
         all.iter().any(|c| c.conversation.reward == Some(1.0)),
@@ -131,11 +145,20 @@ async fn a_malformed_model_response_fails_the_item_and_is_never_a_zero_reward() 
     let (_dir, store, report) = run(spec).await;
     assert_eq!(report.counts.failed, 6);
     assert_eq!(report.counts.done, 0);
-    assert!(conversations(store.as_ref(), report.job.id).await.is_empty());
+    assert!(conversations(store.as_ref(), report.job.id)
+        .await
+        .is_empty());
     assert_eq!(report.summary.mean_reward, None);
-    let leased = store.lease_items(report.job.id, "probe", 10, 1000).await.unwrap();
+    let leased = store
+        .lease_items(report.job.id, "probe", 10, 1000)
+        .await
+        .unwrap();
     assert!(leased.is_empty(), "failed items are not silently redone");
-    assert_eq!(store.reset_failed_items(report.job.id).await.unwrap(), 6, "but they are retryable");
+    assert_eq!(
+        store.reset_failed_items(report.job.id).await.unwrap(),
+        6,
+        "but they are retryable"
+    );
 }
 
 #[tokio::test]
@@ -149,7 +172,10 @@ async fn a_user_simulator_that_stays_empty_ends_with_user_error_and_no_reward() 
     assert_eq!(all.len(), 6);
     for c in &all {
         assert_eq!(c.conversation.termination, "user_error");
-        assert_eq!(c.conversation.reward, None, "a broken simulator says nothing about the policy");
+        assert_eq!(
+            c.conversation.reward, None,
+            "a broken simulator says nothing about the policy"
+        );
         let user = c.usage.iter().find(|u| u.role == "user").unwrap();
         assert_eq!(user.calls, 2, "an empty message is retried once");
     }
@@ -167,17 +193,29 @@ async fn rewards_vary_across_scenarios_and_seeds() {
         let s = spec;
         let (path, db) = write_job(dir.path(), &s);
         let job = usersim::config::load(&path).unwrap();
-        let r = jobs::run(&job, &RunOptions { quiet: true, ..Default::default() })
-            .await
-            .unwrap();
+        let r = jobs::run(
+            &job,
+            &RunOptions {
+                quiet: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
         (dir, store::open(&db).await.unwrap(), r)
     };
     let all = conversations(store.as_ref(), report.job.id).await;
     let rewards: Vec<f64> = all.iter().filter_map(|c| c.conversation.reward).collect();
-    assert!(rewards.contains(&1.0) && rewards.contains(&0.0), "{rewards:?}");
+    assert!(
+        rewards.contains(&1.0) && rewards.contains(&0.0),
+        "{rewards:?}"
+    );
     let with_tools = all
         .iter()
         .filter(|c| c.messages.iter().any(|m| m.tool_calls.is_some()))
         .count();
-    assert!(with_tools * 10 >= all.len() * 8, "most conversations call tools");
+    assert!(
+        with_tools * 10 >= all.len() * 8,
+        "most conversations call tools"
+    );
 }

@@ -43,9 +43,16 @@ async fn a_429_with_retry_after_is_retried_exactly_once_after_the_wait() {
     let model = "mock-user+ratelimit-once";
     let started = Instant::now();
     let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
-    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After: 1 honoured");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 honoured"
+    );
     assert!(!response.message.content.is_empty());
-    assert_eq!(server.stats().by_model.get(model), Some(&2), "one retry, no double retrying");
+    assert_eq!(
+        server.stats().by_model.get(model),
+        Some(&2),
+        "one retry, no double retrying"
+    );
 }
 
 #[tokio::test]
@@ -53,7 +60,10 @@ async fn a_500_with_a_non_json_body_is_retried_and_then_succeeds() {
     let server = mock().await;
     let model = "mock-user+error500-once";
     let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
-    assert!(response.usage.prompt_tokens > 0, "usage is read from the server");
+    assert!(
+        response.usage.prompt_tokens > 0,
+        "usage is read from the server"
+    );
     assert_eq!(server.stats().by_model.get(model), Some(&2));
 }
 
@@ -79,7 +89,11 @@ async fn malformed_bodies_are_retried_up_to_the_limit_then_reported() {
         .await
         .unwrap_err();
     assert_eq!(error.class(), "malformed_response");
-    assert_eq!(server.stats().by_model.get(model), Some(&3), "first try + 2 retries");
+    assert_eq!(
+        server.stats().by_model.get(model),
+        Some(&3),
+        "first try + 2 retries"
+    );
 }
 
 #[tokio::test]

@@ -97,7 +97,10 @@ mod tests {
         let mut parts = BTreeMap::new();
         parts.insert(Component::Db, score(1.0));
         parts.insert(Component::Communicate, score(0.0));
-        assert_eq!(Verification::combine(&[Component::Db], parts.clone()).reward, 1.0);
+        assert_eq!(
+            Verification::combine(&[Component::Db], parts.clone()).reward,
+            1.0
+        );
         assert_eq!(
             Verification::combine(&[Component::Db, Component::Communicate], parts).reward,
             0.0

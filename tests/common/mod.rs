@@ -119,7 +119,11 @@ pub fn text(bytes: &[u8]) -> String {
 /// The first `n` scenarios of the shipped set, in a JSONL file in `dir`.
 pub fn first_scenarios(dir: &Path, n: usize) -> PathBuf {
     let all = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl")).unwrap();
-    let some: Vec<&str> = all.lines().filter(|l| !l.trim().is_empty()).take(n).collect();
+    let some: Vec<&str> = all
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .collect();
     let path = dir.join("scenarios.jsonl");
     std::fs::write(&path, some.join("\n") + "\n").unwrap();
     path
