@@ -31,7 +31,7 @@ pub fn respond(scenario: Option<&Scenario>, messages: &[Message], modifiers: &Mo
         };
     };
     if own == 0 {
-        return scenario.user.reason_for_contact.clone();
+        return first_person(&scenario.user.reason_for_contact);
     }
     if last_agent.contains(TRANSFERRED) {
         return "Okay, I'll wait for them. ###TRANSFER###".to_string();
@@ -47,10 +47,55 @@ pub fn respond(scenario: Option<&Scenario>, messages: &[Message], modifiers: &Mo
         return "Yes, please go ahead.".to_string();
     }
     if last_agent.contains(ASK_IDENTITY) || last_agent.contains('?') {
-        return format!("Sure. {}", scenario.user.known_info);
+        return format!("Sure. {}", first_person(&scenario.user.known_info));
     }
     if own >= 15 && !modifiers.nonstop {
         return "I think we're going in circles. Thanks anyway. ###STOP###".to_string();
     }
     "Okay.".to_string()
+}
+
+/// Scenarios speak to the simulated user ("You ordered boots"); the mock user
+/// speaks for itself ("I ordered boots"). Word-level, good enough for a double.
+pub fn first_person(text: &str) -> String {
+    const SUBJECT_AFTER: &[&str] = &["and", "but", "that", "if", "when", "because", "so", "as"];
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        let core = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+        let tail = &word[core.len()..];
+        let previous = out.last().map(String::as_str);
+        let subject = previous.is_none_or(|p| {
+            p.ends_with(['.', ',', '!', '?', ':', ';']) || SUBJECT_AFTER.contains(&p)
+        });
+        let swapped = match core {
+            "You" => "I",
+            "you" if subject => "I",
+            "you" => "me",
+            "Your" => "My",
+            "your" => "my",
+            "yours" => "mine",
+            "yourself" => "myself",
+            "You're" | "you're" => "I'm",
+            "You've" | "you've" => "I've",
+            "are" if previous == Some("I") => "am",
+            "were" if previous == Some("I") => "was",
+            other => other,
+        };
+        out.push(format!("{swapped}{tail}"));
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_text_is_spoken_in_the_first_person() {
+        assert_eq!(
+            first_person("You ordered boots and you are waiting. Your email is a@b.example."),
+            "I ordered boots and I am waiting. My email is a@b.example."
+        );
+        assert_eq!(first_person("Give it to you."), "Give it to me.");
+    }
 }
