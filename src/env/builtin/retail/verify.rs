@@ -1,0 +1,76 @@
+//! Scoring a retail conversation: the `db` component replays the scenario's
+//! gold actions on a fresh state and compares canonical hashes with the state
+//! the policy left; `communicate` checks the required facts were said.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::db::Database;
+use super::tools::run_call;
+use crate::env::{EnvError, Message, ToolCall, ToolSpec};
+use crate::verify::{communicate, Component, ComponentScore, Criteria, Verification};
+
+/// Replay `criteria.actions` on `fresh` (the state the conversation started
+/// from). A gold action that fails is a bug of the scenario, not of the policy.
+pub fn replay_gold(
+    tools: &[ToolSpec],
+    fresh: Database,
+    criteria: &Criteria,
+) -> Result<Database, EnvError> {
+    let mut gold = fresh;
+    for (index, action) in criteria.actions.iter().enumerate() {
+        let arguments = match &action.arguments {
+            Value::Null => "{}".to_string(),
+            other => other.to_string(),
+        };
+        let call = ToolCall {
+            id: format!("gold-{index}"),
+            name: action.name.clone(),
+            arguments,
+        };
+        let output = run_call(tools, &mut gold, &call);
+        if output.is_error {
+            return Err(EnvError::Verification(format!(
+                "the scenario's gold action evaluation.actions[{index}] ({}) fails on a fresh session: {}",
+                action.name, output.content
+            )));
+        }
+    }
+    Ok(gold)
+}
+
+pub fn db_score(actual: &Database, gold: &Database) -> ComponentScore {
+    let actual_hash = actual.canonical_hash();
+    if actual_hash == gold.canonical_hash() {
+        ComponentScore {
+            score: 1.0,
+            detail: format!("state matches gold (sha256 {})", &actual_hash[..12]),
+        }
+    } else {
+        ComponentScore {
+            score: 0.0,
+            detail: format!(
+                "state differs from gold: {}",
+                actual.differences(gold).join("; ")
+            ),
+        }
+    }
+}
+
+pub fn verify(
+    tools: &[ToolSpec],
+    fresh: Database,
+    actual: &Database,
+    messages: &[Message],
+    criteria: &Criteria,
+) -> Result<Verification, EnvError> {
+    let gold = replay_gold(tools, fresh, criteria)?;
+    let mut components = BTreeMap::new();
+    components.insert(Component::Db, db_score(actual, &gold));
+    components.insert(
+        Component::Communicate,
+        communicate::score(messages, &criteria.communicate),
+    );
+    Ok(Verification::combine(&criteria.reward_basis, components))
+}
