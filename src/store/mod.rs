@@ -85,8 +85,9 @@ pub trait Store: Send + Sync {
 
 /// Open the store a URL names (`sqlite://PATH`), creating and migrating it.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    // STUB until sqlite.rs lands: Ok(Arc::new(sqlite::SqliteStore::open(url).await?)) for sqlite:
-    let _: Option<Arc<dyn Store>> = None;
+    if url.starts_with("sqlite:") {
+        return Ok(Arc::new(sqlite::SqliteStore::open(url).await?));
+    }
     Err(StoreError::UnsupportedUrl(url.to_string()))
 }
 

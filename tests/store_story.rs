@@ -1,0 +1,996 @@
+//! The store's story, told the same way to every backend (after atuin's
+//! `db_story`): SQLite always, on a fresh file; Postgres when
+//! `USERSIM_TEST_POSTGRES` names a server. Each chapter works in jobs of its
+//! own, so the chapters share one database without seeing each other, and the
+//! story ends by reopening the database and finding everything still there.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use usersim::store::{
+    self, now_ms, ItemCounts, ItemRow, ItemStatus, JobRow, JobStatus, JobSummary, NewConversation,
+    NewItem, NewJob, NewMessage, Store, StoreError, StoredConversation, UsageRow,
+};
+
+// ---------------------------------------------------------------- backends
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_store_tells_the_whole_story() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("story.db").display());
+    story(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_tells_the_whole_story() {
+    let Some(url) = std::env::var("USERSIM_TEST_POSTGRES")
+        .ok()
+        .filter(|url| !url.is_empty())
+    else {
+        println!(
+            "SKIPPED: postgres store story: USERSIM_TEST_POSTGRES is not set \
+             (set it to a postgres:// URL to tell the story on Postgres)"
+        );
+        return;
+    };
+    // When src/store/postgres.rs lands, this whole body becomes `story(&url).await`.
+    println!(
+        "SKIPPED: postgres store story: USERSIM_TEST_POSTGRES is set ({url}), but usersim has \
+         no Postgres store yet (store::open accepts only sqlite:// URLs)"
+    );
+}
+
+// ------------------------------------------------------------------- story
+
+/// Everything the store promises, against the database `url` names.
+async fn story(url: &str) {
+    let store = store::open(url).await.unwrap();
+    // Unique per run, so a long-lived Postgres database can hear the story twice.
+    let run = format!("run-{}", now_ms());
+
+    chapter(
+        "jobs_are_created_read_back_found_by_config_hash_and_change_status",
+        jobs_are_created_read_back_found_by_config_hash_and_change_status(&store, &run),
+    )
+    .await;
+    chapter(
+        "adding_items_is_idempotent_on_job_and_key",
+        adding_items_is_idempotent_on_job_and_key(&store, &run),
+    )
+    .await;
+    chapter(
+        "concurrent_owners_never_lease_the_same_item",
+        concurrent_owners_never_lease_the_same_item(&store, &run),
+    )
+    .await;
+    chapter(
+        "an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_nothing",
+        an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_nothing(&store, &run),
+    )
+    .await;
+    chapter(
+        "completing_stores_messages_in_order_with_tool_calls_round_tripping",
+        completing_stores_messages_in_order_with_tool_calls_round_tripping(&store, &run),
+    )
+    .await;
+    chapter(
+        "completing_the_same_item_twice_is_refused_and_keeps_one_conversation",
+        completing_the_same_item_twice_is_refused_and_keeps_one_conversation(&store, &run),
+    )
+    .await;
+    chapter(
+        "a_failed_item_keeps_its_error_and_is_leased_again_after_reset",
+        a_failed_item_keeps_its_error_and_is_leased_again_after_reset(&store, &run),
+    )
+    .await;
+    chapter(
+        "pages_return_every_conversation_of_the_job_once_in_id_order",
+        pages_return_every_conversation_of_the_job_once_in_id_order(&store, &run),
+    )
+    .await;
+    let summarised = chapter(
+        "job_summary_matches_hand_computed_rewards_terminations_and_usage",
+        job_summary_matches_hand_computed_rewards_terminations_and_usage(&store, &run),
+    )
+    .await;
+
+    let before = Snapshot::take(&store, summarised).await;
+    drop(store);
+    let reopened = store::open(url).await.unwrap();
+    chapter(
+        "reopening_the_database_keeps_everything",
+        reopening_the_database_keeps_everything(&reopened, before),
+    )
+    .await;
+}
+
+/// Runs one chapter, saying which, so a failure names its chapter.
+async fn chapter<T>(name: &str, body: impl Future<Output = T>) -> T {
+    println!("chapter: {name}");
+    let out = body.await;
+    println!("chapter: {name}: ok");
+    out
+}
+
+// ---------------------------------------------------------------- chapters
+
+async fn jobs_are_created_read_back_found_by_config_hash_and_change_status(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let hash = format!("{run}-jobs");
+    let before = now_ms();
+    let first = store.create_job(&new_job("first", &hash)).await.unwrap();
+    let second = store.create_job(&new_job("second", &hash)).await.unwrap();
+    let after = now_ms();
+
+    assert_eq!(first.name, "first");
+    assert_eq!(first.kind, "generation");
+    assert_eq!(first.config_snapshot, "name = \"first\"\n");
+    assert_eq!(first.config_hash, hash);
+    assert_eq!(first.status, JobStatus::Pending);
+    assert!((before..=after).contains(&first.created_at));
+    assert_eq!(first.updated_at, first.created_at);
+    assert_ne!(first.id, second.id);
+
+    let read = store.get_job(first.id).await.unwrap().unwrap();
+    assert_same_job(&read, &first);
+    assert!(store.get_job(i64::MAX).await.unwrap().is_none());
+
+    let newest = store.find_job_by_config_hash(&hash).await.unwrap().unwrap();
+    assert_eq!(newest.id, second.id, "the newest job with the hash wins");
+    let nobody = format!("{run}-no-such-hash");
+    assert!(store
+        .find_job_by_config_hash(&nobody)
+        .await
+        .unwrap()
+        .is_none());
+
+    store
+        .set_job_status(first.id, JobStatus::Running)
+        .await
+        .unwrap();
+    let running = store.get_job(first.id).await.unwrap().unwrap();
+    assert_eq!(running.status, JobStatus::Running);
+    assert!(running.updated_at >= first.updated_at);
+    assert_eq!(running.created_at, first.created_at);
+    store
+        .set_job_status(first.id, JobStatus::Done)
+        .await
+        .unwrap();
+    let done = store.get_job(first.id).await.unwrap().unwrap();
+    assert_eq!(done.status, JobStatus::Done);
+    let untouched = store.get_job(second.id).await.unwrap().unwrap();
+    assert_eq!(untouched.status, JobStatus::Pending);
+}
+
+async fn adding_items_is_idempotent_on_job_and_key(store: &Arc<dyn Store>, run: &str) {
+    let job = store
+        .create_job(&new_job("items", &format!("{run}-items")))
+        .await
+        .unwrap();
+    let first_three = new_items("s", 3);
+    assert_eq!(store.add_items(job.id, &first_three).await.unwrap(), 3);
+    assert_eq!(store.add_items(job.id, &first_three).await.unwrap(), 0);
+
+    let five = new_items("s", 5);
+    assert_eq!(
+        store.add_items(job.id, &five).await.unwrap(),
+        2,
+        "only the two new keys count"
+    );
+    let twice = vec![new_item("again", 0), new_item("again", 0)];
+    assert_eq!(
+        store.add_items(job.id, &twice).await.unwrap(),
+        1,
+        "a key repeated within one call is added once"
+    );
+    assert_eq!(store.add_items(job.id, &[]).await.unwrap(), 0);
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            pending: 6,
+            ..ItemCounts::default()
+        }
+    );
+
+    let other = store
+        .create_job(&new_job("items-other", &format!("{run}-items-other")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.add_items(other.id, &first_three).await.unwrap(),
+        3,
+        "keys are unique per job, not across jobs"
+    );
+
+    // More rows than one INSERT statement may carry.
+    let big = store
+        .create_job(&new_job("items-big", &format!("{run}-items-big")))
+        .await
+        .unwrap();
+    let many = new_items("big", 12_000);
+    assert_eq!(store.add_items(big.id, &many).await.unwrap(), 12_000);
+    assert_eq!(store.add_items(big.id, &many).await.unwrap(), 0);
+    let counts = store.item_counts(big.id).await.unwrap();
+    assert_eq!((counts.pending, counts.total()), (12_000, 12_000));
+}
+
+async fn concurrent_owners_never_lease_the_same_item(store: &Arc<dyn Store>, run: &str) {
+    let job = store
+        .create_job(&new_job("lease-race", &format!("{run}-lease-race")))
+        .await
+        .unwrap();
+    store
+        .add_items(job.id, &new_items("race", 120))
+        .await
+        .unwrap();
+
+    let mut workers = Vec::new();
+    for n in 0..4 {
+        let store = Arc::clone(store);
+        let job_id = job.id;
+        workers.push(tokio::spawn(async move {
+            let owner = format!("worker-{n}");
+            let mut mine = Vec::new();
+            loop {
+                let leased = store.lease_items(job_id, &owner, 7, 60_000).await.unwrap();
+                if leased.is_empty() {
+                    break;
+                }
+                for item in leased {
+                    assert_eq!(item.status, ItemStatus::Leased);
+                    assert_eq!(item.lease_owner.as_deref(), Some(owner.as_str()));
+                    assert_eq!(item.attempts, 1);
+                    assert!(item.lease_expires_at.unwrap() > now_ms());
+                    // Completing right away puts the writers in a queue too.
+                    let conversation = new_conversation(&item, "user_stop", Some(1.0));
+                    store
+                        .complete_item(item.id, &owner, &conversation)
+                        .await
+                        .unwrap();
+                    mine.push(item.id);
+                }
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    for worker in workers {
+        all.extend(worker.await.unwrap());
+    }
+    let distinct: BTreeSet<i64> = all.iter().copied().collect();
+    assert_eq!(all.len(), 120, "every item leased exactly once");
+    assert_eq!(distinct.len(), 120, "no item leased by two owners");
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            done: 120,
+            ..ItemCounts::default()
+        }
+    );
+    assert_eq!(store.job_summary(job.id).await.unwrap().conversations, 120);
+}
+
+async fn an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_nothing(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("expiry", &format!("{run}-expiry")))
+        .await
+        .unwrap();
+    store
+        .add_items(job.id, &new_items("slow", 1))
+        .await
+        .unwrap();
+
+    let first = store.lease_items(job.id, "slow", 10, 1).await.unwrap();
+    assert_eq!(first.len(), 1);
+    tokio::time::sleep(Duration::from_millis(25)).await;
+
+    let second = store.lease_items(job.id, "fast", 10, 60_000).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].id, first[0].id);
+    assert_eq!(second[0].lease_owner.as_deref(), Some("fast"));
+    assert_eq!(second[0].attempts, 2);
+    assert!(
+        store
+            .lease_items(job.id, "slow", 10, 60_000)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a live lease is not taken over"
+    );
+
+    let item = &first[0];
+    let late = store
+        .complete_item(
+            item.id,
+            "slow",
+            &new_conversation(item, "user_stop", Some(1.0)),
+        )
+        .await;
+    assert_lease_lost(late, item.id, "slow");
+    let late_failure = store
+        .fail_item(item.id, "slow", "timeout", "too slow")
+        .await;
+    assert_lease_lost(late_failure, item.id, "slow");
+    assert!(store
+        .conversations_page(job.id, 0, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.job_summary(job.id).await.unwrap(),
+        JobSummary::default()
+    );
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            leased: 1,
+            ..ItemCounts::default()
+        }
+    );
+
+    store
+        .complete_item(
+            item.id,
+            "fast",
+            &new_conversation(&second[0], "user_stop", Some(1.0)),
+        )
+        .await
+        .unwrap();
+    let stored = store.conversations_page(job.id, 0, 10).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].conversation.item_id, item.id);
+}
+
+async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("roundtrip", &format!("{run}-roundtrip")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("rt", 2)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
+    assert_eq!(leased.len(), 2);
+
+    let tool_calls = json!([
+        {"id": "call_1", "name": "find_order", "arguments": "{\"order_id\": \"#W42\"}"},
+        {"id": "call_2", "name": "get_user", "arguments": "{\"email\": \"zoë@example.com\"}"}
+    ]);
+    let mut full = new_conversation(&leased[0], "user_stop", Some(0.75));
+    full.messages = vec![
+        message("system", "You are a retail agent.", "system"),
+        message("user", "Where is my order #W42? 📦", "user"),
+        NewMessage {
+            tool_calls: Some(tool_calls.clone()),
+            prompt_tokens: Some(812),
+            completion_tokens: Some(41),
+            latency_ms: Some(930),
+            ..message("assistant", "", "policy")
+        },
+        NewMessage {
+            tool_call_id: Some("call_1".into()),
+            ..message("tool", "{\"status\": \"shipped\"}", "env")
+        },
+        NewMessage {
+            tool_call_id: Some("call_2".into()),
+            ..message("tool", "{\"name\": \"Zoë\"}", "env")
+        },
+        message("assistant", "It shipped yesterday, Zoë.", "policy"),
+        message("user", "Thanks!\n###STOP###", "user"),
+    ];
+    full.reward_breakdown = json!({"db": 1.0, "communicate": 0.5, "checks": [true, false]});
+    full.metadata = json!({"persona": {"verbosity": "terse"}, "turns": 3});
+    full.tools = json!([{"type": "function", "function": {"name": "find_order"}}]);
+    full.usage = vec![
+        usage("user", 3, 400, 60, 700),
+        usage("policy", 2, 1600, 80, 1500),
+    ];
+    let id = store.complete_item(leased[0].id, "w", &full).await.unwrap();
+
+    let stored = store.get_conversation(id).await.unwrap().unwrap();
+    assert_stored_as_given(&stored, id, &full);
+    assert_eq!(stored.messages[2].tool_calls, Some(tool_calls));
+
+    // The sparse end: no reward, no verification, no messages, no usage.
+    let mut bare = new_conversation(&leased[1], "policy_error", None);
+    bare.reward_breakdown = Value::Null;
+    bare.messages.clear();
+    bare.usage.clear();
+    let bare_id = store.complete_item(leased[1].id, "w", &bare).await.unwrap();
+    let stored_bare = store.get_conversation(bare_id).await.unwrap().unwrap();
+    assert_stored_as_given(&stored_bare, bare_id, &bare);
+
+    assert!(store.get_conversation(i64::MAX).await.unwrap().is_none());
+}
+
+async fn completing_the_same_item_twice_is_refused_and_keeps_one_conversation(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("twice", &format!("{run}-twice")))
+        .await
+        .unwrap();
+    store
+        .add_items(job.id, &new_items("once", 1))
+        .await
+        .unwrap();
+    let item = store
+        .lease_items(job.id, "w", 1, 60_000)
+        .await
+        .unwrap()
+        .remove(0);
+    let conversation = new_conversation(&item, "user_stop", Some(1.0));
+    let id = store
+        .complete_item(item.id, "w", &conversation)
+        .await
+        .unwrap();
+
+    let again = store.complete_item(item.id, "w", &conversation).await;
+    assert_lease_lost(again, item.id, "w");
+    let fail_after_done = store.fail_item(item.id, "w", "late", "after done").await;
+    assert_lease_lost(fail_after_done, item.id, "w");
+    assert!(
+        store
+            .lease_items(job.id, "w", 1, 60_000)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a done item is never leased again"
+    );
+
+    let stored = store.conversations_page(job.id, 0, 10).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].conversation.id, id);
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            done: 1,
+            ..ItemCounts::default()
+        }
+    );
+}
+
+async fn a_failed_item_keeps_its_error_and_is_leased_again_after_reset(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("failures", &format!("{run}-failures")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("f", 3)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 3, 60_000).await.unwrap();
+    assert_eq!(leased.len(), 3);
+    let (broken, fine) = (&leased[0], &leased[1]);
+
+    let stranger = store.fail_item(broken.id, "stranger", "http", "no").await;
+    assert_lease_lost(stranger, broken.id, "stranger");
+    store
+        .fail_item(
+            broken.id,
+            "w",
+            "http",
+            "503 Service Unavailable after 5 attempts",
+        )
+        .await
+        .unwrap();
+    store
+        .complete_item(
+            fine.id,
+            "w",
+            &new_conversation(fine, "user_stop", Some(1.0)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            pending: 0,
+            leased: 1,
+            done: 1,
+            failed: 1
+        }
+    );
+    assert!(
+        store
+            .lease_items(job.id, "w", 3, 60_000)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a failed item waits for a reset"
+    );
+
+    assert_eq!(store.reset_failed_items(job.id).await.unwrap(), 1);
+    assert_eq!(store.reset_failed_items(job.id).await.unwrap(), 0);
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            pending: 1,
+            leased: 1,
+            done: 1,
+            failed: 0
+        }
+    );
+    let retried = store.lease_items(job.id, "w2", 3, 60_000).await.unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(retried[0].id, broken.id);
+    assert_eq!(retried[0].attempts, 2);
+    assert_eq!(
+        retried[0].last_error.as_deref(),
+        Some("http: 503 Service Unavailable after 5 attempts")
+    );
+}
+
+async fn pages_return_every_conversation_of_the_job_once_in_id_order(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let paged = store
+        .create_job(&new_job("paged", &format!("{run}-paged")))
+        .await
+        .unwrap();
+    let other = store
+        .create_job(&new_job("paged-other", &format!("{run}-paged-other")))
+        .await
+        .unwrap();
+    store
+        .add_items(paged.id, &new_items("p", 23))
+        .await
+        .unwrap();
+    store
+        .add_items(other.id, &new_items("q", 23))
+        .await
+        .unwrap();
+    let mine = store.lease_items(paged.id, "w", 100, 60_000).await.unwrap();
+    let theirs = store.lease_items(other.id, "w", 100, 60_000).await.unwrap();
+
+    // Interleave the two jobs so their conversation ids interleave too.
+    let mut expected = Vec::new();
+    for (item, their_item) in mine.iter().zip(&theirs) {
+        let id = store
+            .complete_item(
+                item.id,
+                "w",
+                &new_conversation(item, "user_stop", Some(1.0)),
+            )
+            .await
+            .unwrap();
+        expected.push(id);
+        store
+            .complete_item(
+                their_item.id,
+                "w",
+                &new_conversation(their_item, "max_turns", None),
+            )
+            .await
+            .unwrap();
+    }
+
+    let mut seen = Vec::new();
+    let mut page_sizes = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.conversations_page(paged.id, after, 5).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        page_sizes.push(page.len());
+        for stored in &page {
+            let c = &stored.conversation;
+            assert_eq!(c.job_id, paged.id);
+            assert!(c.id > after, "ids ascend across and within pages");
+            after = c.id;
+            seen.push(c.id);
+            let first = &stored.messages[0];
+            assert!(
+                first.content.contains(&c.item_key),
+                "messages belong to their own conversation"
+            );
+            let idxs: Vec<i64> = stored.messages.iter().map(|m| m.idx).collect();
+            assert_eq!(idxs, vec![0, 1, 2]);
+            assert_eq!(stored.usage.len(), 2);
+        }
+    }
+    assert_eq!(page_sizes, vec![5, 5, 5, 5, 3]);
+    assert_eq!(seen, expected);
+    assert!(store
+        .conversations_page(paged.id, 0, 0)
+        .await
+        .unwrap()
+        .is_empty());
+    let from_middle = store
+        .conversations_page(paged.id, expected[10], 3)
+        .await
+        .unwrap();
+    let ids: Vec<i64> = from_middle.iter().map(|s| s.conversation.id).collect();
+    assert_eq!(ids, expected[11..14].to_vec());
+}
+
+/// Returns the summarised job, for the reopening chapter to check.
+async fn job_summary_matches_hand_computed_rewards_terminations_and_usage(
+    store: &Arc<dyn Store>,
+    run: &str,
+) -> i64 {
+    let job = store
+        .create_job(&new_job("summary", &format!("{run}-summary")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.job_summary(job.id).await.unwrap(),
+        JobSummary::default(),
+        "an empty job sums to nothing"
+    );
+    store.add_items(job.id, &new_items("sum", 5)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 5, 60_000).await.unwrap();
+    let outcomes = [
+        ("user_stop", Some(1.0)),
+        ("user_stop", Some(0.5)),
+        ("max_turns", None),
+        ("policy_error", Some(0.0)),
+        ("user_stop", Some(0.25)),
+    ];
+    for (n, (item, (termination, reward))) in leased.iter().zip(outcomes).enumerate() {
+        let k = n as i64 + 1;
+        let mut conversation = new_conversation(item, termination, reward);
+        conversation.usage = vec![
+            usage("policy", k, 100 * k, 10 * k, 1000 * k),
+            usage("user", 2, 50, 5, 200),
+        ];
+        store
+            .complete_item(item.id, "w", &conversation)
+            .await
+            .unwrap();
+    }
+
+    let summary = store.job_summary(job.id).await.unwrap();
+    assert_eq!(summary.conversations, 5);
+    // (1.0 + 0.5 + 0.0 + 0.25) / 4: the conversation without a reward is left out.
+    let mean = summary.mean_reward.unwrap();
+    assert!((mean - 0.4375).abs() < 1e-12, "mean reward {mean}");
+    assert_eq!(
+        summary.terminations,
+        vec![
+            ("user_stop".to_string(), 3),
+            ("max_turns".to_string(), 1),
+            ("policy_error".to_string(), 1)
+        ]
+    );
+    // policy: k = 1..=5, so calls 15, prompt 1500, completion 150, latency 15000.
+    assert_eq!(
+        summary.usage,
+        vec![
+            usage("policy", 15, 1500, 150, 15_000),
+            usage("user", 10, 250, 25, 1000)
+        ]
+    );
+    job.id
+}
+
+async fn reopening_the_database_keeps_everything(store: &Arc<dyn Store>, before: Snapshot) {
+    let after = Snapshot::take(store, before.job.id).await;
+    assert_same_job(&after.job, &before.job);
+    assert_eq!(after.counts, before.counts);
+    assert_eq!(after.summary, before.summary);
+    assert_eq!(after.conversations, before.conversations);
+    assert_eq!(after.conversations.len(), 5);
+    assert_eq!(
+        store
+            .add_items(before.job.id, &new_items("sum", 5))
+            .await
+            .unwrap(),
+        0,
+        "the reopened store still knows the items"
+    );
+}
+
+// ------------------------------------------------------------ sqlite only
+
+#[tokio::test]
+async fn sqlite_memory_url_opens_a_working_store() {
+    let store = store::open("sqlite::memory:").await.unwrap();
+    let job = store.create_job(&new_job("mem", "mem")).await.unwrap();
+    store.add_items(job.id, &new_items("m", 2)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
+    let conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
+    let id = store
+        .complete_item(leased[0].id, "w", &conversation)
+        .await
+        .unwrap();
+    let stored = store.get_conversation(id).await.unwrap().unwrap();
+    assert_stored_as_given(&stored, id, &conversation);
+    assert_eq!(store.item_counts(job.id).await.unwrap().done, 1);
+}
+
+#[tokio::test]
+async fn sqlite_open_creates_missing_folders_and_a_wal_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested").join("deeper").join("usersim.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = store::open(&url).await.unwrap();
+    store.create_job(&new_job("wal", "wal")).await.unwrap();
+    assert!(path.exists());
+
+    let mut raw = raw_connection(&url).await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn unsupported_database_urls_are_refused() {
+    let refused = store::open("mysql://localhost/usersim").await;
+    assert!(
+        matches!(refused, Err(StoreError::UnsupportedUrl(url)) if url == "mysql://localhost/usersim")
+    );
+}
+
+#[tokio::test]
+async fn corrupt_stored_values_are_reported_naming_table_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("corrupt.db").display());
+    let store = store::open(&url).await.unwrap();
+    let job = store
+        .create_job(&new_job("corrupt", "corrupt"))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("c", 2)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
+    let mut conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
+    conversation.messages[1].tool_calls = Some(json!([]));
+    let id = store
+        .complete_item(leased[0].id, "w", &conversation)
+        .await
+        .unwrap();
+
+    let mut raw = raw_connection(&url).await;
+    sqlx::query("UPDATE conversations SET metadata = '{not json' WHERE id = ?")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("conversations row")
+            && message.contains(&id.to_string())
+            && message.contains("metadata"),
+        "{message}"
+    );
+    let message = corrupt_message(store.conversations_page(job.id, 0, 10).await);
+    assert!(message.contains("metadata"), "{message}");
+
+    sqlx::query("UPDATE conversations SET metadata = '{}' WHERE id = ?")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE messages SET tool_calls = '[' WHERE conversation_id = ? AND idx = 1")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("messages row")
+            && message.contains("idx 1")
+            && message.contains("tool_calls"),
+        "{message}"
+    );
+
+    sqlx::query("UPDATE items SET status = 'exploded' WHERE id = ?")
+        .bind(leased[1].id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.item_counts(job.id).await);
+    assert!(
+        message.contains("items row")
+            && message.contains(&leased[1].id.to_string())
+            && message.contains("status")
+            && message.contains("exploded"),
+        "{message}"
+    );
+}
+
+async fn raw_connection(url: &str) -> sqlx::SqliteConnection {
+    use sqlx::Connection;
+    sqlx::SqliteConnection::connect(url).await.unwrap()
+}
+
+fn corrupt_message<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String {
+    match result {
+        Err(StoreError::Corrupt(message)) => message,
+        other => panic!("expected StoreError::Corrupt, got {other:?}"),
+    }
+}
+
+// -------------------------------------------------------------- fixtures
+
+/// What the reopening chapter compares.
+struct Snapshot {
+    job: JobRow,
+    counts: ItemCounts,
+    summary: JobSummary,
+    conversations: Vec<StoredConversation>,
+}
+
+impl Snapshot {
+    async fn take(store: &Arc<dyn Store>, job_id: i64) -> Snapshot {
+        Snapshot {
+            job: store.get_job(job_id).await.unwrap().unwrap(),
+            counts: store.item_counts(job_id).await.unwrap(),
+            summary: store.job_summary(job_id).await.unwrap(),
+            conversations: store.conversations_page(job_id, 0, 1000).await.unwrap(),
+        }
+    }
+}
+
+fn new_job(name: &str, hash: &str) -> NewJob {
+    NewJob {
+        name: name.to_string(),
+        kind: "generation".to_string(),
+        config_snapshot: format!("name = \"{name}\"\n"),
+        config_hash: hash.to_string(),
+    }
+}
+
+fn new_item(scenario: &str, n: usize) -> NewItem {
+    NewItem {
+        key: format!("{scenario}/persona-{}/{n}", n % 3),
+        scenario_id: scenario.to_string(),
+        persona_id: format!("persona-{}", n % 3),
+        sample: n as i64,
+        // Seeds are u64s stored bit for bit: the high ones are negative.
+        seed: (0x9E37_79B9_7F4A_7C15_u64.wrapping_mul(n as u64 + 1)) as i64,
+    }
+}
+
+fn new_items(scenario: &str, count: usize) -> Vec<NewItem> {
+    (0..count).map(|n| new_item(scenario, n)).collect()
+}
+
+fn message(role: &str, content: &str, author: &str) -> NewMessage {
+    NewMessage {
+        role: role.to_string(),
+        content: content.to_string(),
+        tool_calls: None,
+        tool_call_id: None,
+        author: author.to_string(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+    }
+}
+
+fn usage(role: &str, calls: i64, prompt: i64, completion: i64, latency: i64) -> UsageRow {
+    UsageRow {
+        role: role.to_string(),
+        calls,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        latency_ms: latency,
+    }
+}
+
+/// A small conversation for `item`, whose first message names the item key.
+fn new_conversation(item: &ItemRow, termination: &str, reward: Option<f64>) -> NewConversation {
+    NewConversation {
+        job_id: item.job_id,
+        item_id: item.id,
+        item_key: item.key.clone(),
+        scenario_id: item.scenario_id.clone(),
+        persona_id: item.persona_id.clone(),
+        sample: item.sample,
+        seed: item.seed,
+        policy_model: "mock-policy".to_string(),
+        user_model: "mock-user".to_string(),
+        termination: termination.to_string(),
+        reward,
+        reward_breakdown: json!({"db": reward}),
+        metadata: json!({"key": item.key}),
+        tools: json!([]),
+        usage: vec![usage("policy", 1, 10, 2, 30), usage("user", 1, 8, 3, 20)],
+        started_at: 1_700_000_000_000,
+        finished_at: 1_700_000_004_321,
+        messages: vec![
+            message(
+                "system",
+                &format!("system prompt for {}", item.key),
+                "system",
+            ),
+            message("user", "hello", "user"),
+            message("assistant", "hi, how can I help?", "policy"),
+        ],
+    }
+}
+
+fn assert_stored_as_given(stored: &StoredConversation, id: i64, given: &NewConversation) {
+    let c = &stored.conversation;
+    assert_eq!(c.id, id);
+    assert_eq!(
+        (c.job_id, c.item_id, c.item_key.as_str()),
+        (given.job_id, given.item_id, given.item_key.as_str())
+    );
+    assert_eq!(
+        (
+            c.scenario_id.as_str(),
+            c.persona_id.as_str(),
+            c.sample,
+            c.seed
+        ),
+        (
+            given.scenario_id.as_str(),
+            given.persona_id.as_str(),
+            given.sample,
+            given.seed
+        )
+    );
+    assert_eq!(
+        (c.policy_model.as_str(), c.user_model.as_str()),
+        (given.policy_model.as_str(), given.user_model.as_str())
+    );
+    assert_eq!(c.termination, given.termination);
+    assert_eq!(c.reward, given.reward);
+    assert_eq!(c.reward_breakdown, given.reward_breakdown);
+    assert_eq!(c.metadata, given.metadata);
+    assert_eq!(c.tools, given.tools);
+    assert_eq!(
+        (c.started_at, c.finished_at),
+        (given.started_at, given.finished_at)
+    );
+
+    assert_eq!(stored.messages.len(), given.messages.len());
+    for (n, (got, want)) in stored.messages.iter().zip(&given.messages).enumerate() {
+        assert_eq!(got.idx, n as i64, "messages come back in order");
+        assert_eq!(got.role, want.role);
+        assert_eq!(got.content, want.content);
+        assert_eq!(got.tool_calls, want.tool_calls);
+        assert_eq!(got.tool_call_id, want.tool_call_id);
+        assert_eq!(got.author, want.author);
+        assert_eq!(got.prompt_tokens, want.prompt_tokens);
+        assert_eq!(got.completion_tokens, want.completion_tokens);
+        assert_eq!(got.latency_ms, want.latency_ms);
+    }
+
+    let mut want_usage = given.usage.clone();
+    want_usage.sort_by(|a, b| a.role.cmp(&b.role));
+    assert_eq!(stored.usage, want_usage, "usage comes back in role order");
+}
+
+fn assert_same_job(got: &JobRow, want: &JobRow) {
+    assert_eq!(
+        (got.id, got.name.as_str(), got.kind.as_str()),
+        (want.id, want.name.as_str(), want.kind.as_str())
+    );
+    assert_eq!(got.config_snapshot, want.config_snapshot);
+    assert_eq!(got.config_hash, want.config_hash);
+    assert_eq!(got.status, want.status);
+    assert_eq!(
+        (got.created_at, got.updated_at),
+        (want.created_at, want.updated_at)
+    );
+}
+
+fn assert_lease_lost<T: std::fmt::Debug>(result: Result<T, StoreError>, item_id: i64, owner: &str) {
+    match result {
+        Err(StoreError::LeaseLost {
+            item_id: lost_item,
+            owner: lost_owner,
+        }) => {
+            assert_eq!(lost_item, item_id);
+            assert_eq!(lost_owner, owner);
+        }
+        other => panic!("expected LeaseLost for item {item_id} and owner {owner}, got {other:?}"),
+    }
+}
