@@ -89,7 +89,7 @@ pub async fn main() -> i32 {
             retry_failed,
             quiet,
         } => run::run(&config, concurrency, retry_failed, quiet).await,
-        Command::Validate { config } => validate::validate(&config),
+        Command::Validate { config } => validate::validate(&config).await,
         Command::Show {
             conversation_id,
             database,

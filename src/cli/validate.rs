@@ -7,10 +7,10 @@ use crate::jobs::setup::prepare;
 
 use super::{report_problems, EXIT_INVALID};
 
-pub fn validate(path: &Path) -> anyhow::Result<i32> {
+pub async fn validate(path: &Path) -> anyhow::Result<i32> {
     let problems = match config::load(path) {
         Err(problems) => problems,
-        Ok(job) => match prepare(&job) {
+        Ok(job) => match prepare(&job).await {
             Err(problems) => problems,
             Ok(prepared) => {
                 println!(

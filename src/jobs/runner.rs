@@ -67,7 +67,7 @@ struct Worker {
 
 pub async fn run(job: &Job, options: &RunOptions) -> Result<RunReport, RunError> {
     let started = Instant::now();
-    let prepared = prepare(job).map_err(RunError::Invalid)?;
+    let prepared = prepare(job).await.map_err(RunError::Invalid)?;
     let store = store::open(&job.database).await?;
     let (job_row, resumed) = match store.find_job_by_config_hash(&prepared.config_hash).await? {
         Some(existing) => (existing, true),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::config::{Job, Problem, Target};
 use crate::env::builtin::open_builtin;
-use crate::env::{Environment, ToolSpec};
+use crate::env::{Environment, InitialState, ToolCall, ToolSpec};
 use crate::llm::{ChatModel, Endpoint};
 use crate::mock_llm::MockServer;
 use crate::persona::load::{load_personas, load_scenarios};
@@ -51,7 +51,7 @@ fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
 }
 
 /// Load and check everything; every problem found is reported, not just the first.
-pub fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
+pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let mut problems = Vec::new();
     let scenarios = load_scenarios(&job.dataset.scenarios).unwrap_or_else(|p| {
         problems.extend(p);
@@ -86,6 +86,8 @@ pub fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
+    problems
+        .extend(check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -128,6 +130,71 @@ pub fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         policy_prompt,
         config_hash,
     })
+}
+
+/// Every gold action must name one of the environment's tools and succeed when
+/// replayed on a fresh session; otherwise no policy could ever earn the reward.
+async fn check_gold_actions(
+    file: &Path,
+    scenarios: &[Scenario],
+    environment: &dyn Environment,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let tools: Vec<&str> = environment
+        .tools()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    for scenario in scenarios {
+        let at = |i: usize| format!("scenario '{}', evaluation.actions[{i}]", scenario.id);
+        let init = InitialState {
+            seed: 0,
+            data: scenario.initial_state.clone(),
+        };
+        let mut session = match environment.open(&init).await {
+            Ok(session) => session,
+            Err(e) => {
+                problems.push(Problem::at_field(
+                    file,
+                    &format!("scenario '{}', initial_state", scenario.id),
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        for (i, action) in scenario.evaluation.actions.iter().enumerate() {
+            if !tools.contains(&action.name.as_str()) {
+                problems.push(Problem::at_field(
+                    file,
+                    &at(i),
+                    format!(
+                        "'{}' is not a tool of {}; its tools are: {}",
+                        action.name,
+                        environment.name(),
+                        tools.join(", ")
+                    ),
+                ));
+                continue;
+            }
+            let call = ToolCall {
+                id: format!("gold_{i}"),
+                name: action.name.clone(),
+                arguments: action.arguments.to_string(),
+            };
+            let output = session.call(&call).await;
+            if output.is_error {
+                problems.push(Problem::at_field(
+                    file,
+                    &at(i),
+                    format!(
+                        "fails when replayed on a fresh session: {}; fix the arguments or the order of the gold actions",
+                        output.content
+                    ),
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// The models of a job's roles. Roles naming the same endpoint share one
