@@ -274,3 +274,59 @@ fn validate_reports_a_bad_scenario_line_and_a_broken_template() {
     assert!(err.contains("missing field `user`"), "{err}");
     assert!(err.contains("user.tera"), "{err}");
 }
+
+#[tokio::test]
+async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A user who never stops and many turns: slow enough to interrupt mid-job.
+    let spec = JobSpec {
+        user_model: "mock-user+nonstop".into(),
+        max_turns: 150,
+        ..JobSpec::default()
+    };
+    let (path, db) = write_job(dir.path(), &spec);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+        .args(["run", path.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+
+    let store = usersim::store::open(&db).await.unwrap();
+    let counts = store.item_counts(1).await.unwrap();
+    assert_eq!(counts.leased, 0, "nothing stays leased after an interrupt");
+    assert!(
+        counts.pending > 0,
+        "the run was interrupted mid-job: {counts:?}"
+    );
+    assert_eq!(
+        store.get_job(1).await.unwrap().unwrap().status.as_str(),
+        "cancelled"
+    );
+    let done_before = counts.done;
+
+    let again = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(text(&again.stdout).contains("(resumed)"));
+    let after = store.item_counts(1).await.unwrap();
+    assert_eq!(after.done, counts.total(), "every item done once");
+    assert_eq!(after.pending + after.leased + after.failed, 0);
+    assert!(after.done >= done_before);
+    let stored = store.conversations_page(1, 0, 10_000).await.unwrap();
+    assert_eq!(
+        stored.len() as i64,
+        after.done,
+        "no conversation stored twice"
+    );
+}

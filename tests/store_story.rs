@@ -87,6 +87,11 @@ async fn story(url: &str) {
     )
     .await;
     chapter(
+        "released_items_go_back_to_pending_but_only_the_owners",
+        released_items_go_back_to_pending_but_only_the_owners(&store, &run),
+    )
+    .await;
+    chapter(
         "pages_return_every_conversation_of_the_job_once_in_id_order",
         pages_return_every_conversation_of_the_job_once_in_id_order(&store, &run),
     )
@@ -528,6 +533,49 @@ async fn a_failed_item_keeps_its_error_and_is_leased_again_after_reset(
     assert_eq!(
         retried[0].last_error.as_deref(),
         Some("http: 503 Service Unavailable after 5 attempts")
+    );
+}
+
+async fn released_items_go_back_to_pending_but_only_the_owners(store: &Arc<dyn Store>, run: &str) {
+    let job = store
+        .create_job(&new_job("release", &format!("{run}-release")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("r", 4)).await.unwrap();
+    let mine = store.lease_items(job.id, "me", 2, 60_000).await.unwrap();
+    let theirs = store.lease_items(job.id, "them", 1, 60_000).await.unwrap();
+    assert_eq!((mine.len(), theirs.len()), (2, 1));
+    store
+        .complete_item(
+            mine[0].id,
+            "me",
+            &new_conversation(&mine[0], "user_stop", Some(1.0)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.release_items(job.id, "me").await.unwrap(),
+        1,
+        "only the unfinished one"
+    );
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            pending: 2,
+            leased: 1,
+            done: 1,
+            failed: 0
+        }
+    );
+    let again = store.lease_items(job.id, "next", 4, 60_000).await.unwrap();
+    let ids: Vec<i64> = again.iter().map(|i| i.id).collect();
+    assert!(
+        ids.contains(&mine[1].id),
+        "a released item is leased again at once"
+    );
+    assert!(
+        !ids.contains(&theirs[0].id),
+        "another owner's live lease is untouched"
     );
 }
 

@@ -120,23 +120,42 @@ pub async fn run(job: &Job, options: &RunOptions) -> Result<RunReport, RunError>
         tasks.spawn(async move { worker.work().await });
     }
     let mut first_error = None;
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
+    let mut cancelled = false;
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                None => break,
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => {
+                    first_error.get_or_insert(e);
+                }
+                Some(Err(e)) if e.is_cancelled() => {}
+                Some(Err(e)) => tracing::error!("a worker task panicked: {e}"),
+            },
+            _ = &mut interrupt, if !cancelled => {
+                // Conversations in flight are dropped unfinished: nothing of them
+                // is stored, and their items go back to pending below.
+                cancelled = true;
+                tasks.abort_all();
             }
-            Err(e) => tracing::error!("a worker task panicked: {e}"),
         }
     }
     progress.finish();
     drop(models);
+    let released = store.release_items(job_row.id, &worker.owner).await?;
     if let Some(e) = first_error {
         store.set_job_status(job_row.id, JobStatus::Failed).await?;
         return Err(e.into());
     }
     let counts = store.item_counts(job_row.id).await?;
-    let status = if counts.pending + counts.leased == 0 {
+    let status = if cancelled {
+        eprintln!(
+            "interrupted: {released} conversations in flight were dropped and their items returned to pending; run the same command to resume"
+        );
+        JobStatus::Cancelled
+    } else if counts.pending + counts.leased == 0 {
         JobStatus::Done
     } else {
         JobStatus::Running

@@ -70,6 +70,9 @@ pub trait Store: Send + Sync {
     ) -> Result<(), StoreError>;
     /// Put failed items of a job back to pending (for `--retry-failed`).
     async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError>;
+    /// Put the items `owner` holds back to pending, e.g. when a run is cancelled,
+    /// so they are redone at once instead of after their lease expires.
+    async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError>;
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError>;
 
     async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError>;

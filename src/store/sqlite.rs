@@ -129,6 +129,10 @@ impl Store for SqliteStore {
         items::reset_failed(&self.writer, job_id).await
     }
 
+    async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError> {
+        items::release(&self.writer, job_id, owner).await
+    }
+
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
         items::counts(&self.reader, job_id).await
     }

@@ -134,6 +134,23 @@ pub(super) async fn reset_failed(writer: &SqlitePool, job_id: i64) -> Result<u64
     Ok(reset.rows_affected())
 }
 
+pub(super) async fn release(
+    writer: &SqlitePool,
+    job_id: i64,
+    owner: &str,
+) -> Result<u64, StoreError> {
+    let released = sqlx::query(
+        "UPDATE items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, \
+         updated_at = ? WHERE job_id = ? AND status = 'leased' AND lease_owner = ?",
+    )
+    .bind(now_ms())
+    .bind(job_id)
+    .bind(owner)
+    .execute(writer)
+    .await?;
+    Ok(released.rows_affected())
+}
+
 pub(super) async fn counts(reader: &SqlitePool, job_id: i64) -> Result<ItemCounts, StoreError> {
     let rows = sqlx::query(
         "SELECT status, COUNT(*) AS n, MIN(id) AS example FROM items \

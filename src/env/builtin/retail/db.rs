@@ -17,6 +17,10 @@ pub struct Database {
     pub users: BTreeMap<String, User>,
     pub products: BTreeMap<String, Product>,
     pub orders: BTreeMap<String, Order>,
+    /// Handoffs to a human agent in this conversation. Part of the state so that a
+    /// needed transfer that never happened (or one that was not needed) fails `db`.
+    #[serde(default)]
+    pub transfers_to_human: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -308,6 +312,12 @@ impl Database {
         diff_section("user", &self.users, &other.users, &mut out);
         diff_section("product", &self.products, &other.products, &mut out);
         diff_section("order", &self.orders, &other.orders, &mut out);
+        if self.transfers_to_human != other.transfers_to_human {
+            out.push(format!(
+                "transfers to a human agent: {} (gold: {})",
+                self.transfers_to_human, other.transfers_to_human
+            ));
+        }
         out
     }
 

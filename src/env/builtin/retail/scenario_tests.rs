@@ -139,13 +139,39 @@ fn every_fact_to_communicate_appears_in_a_gold_tool_result() {
 }
 
 #[test]
+fn a_transfer_scenario_without_the_transfer_fails_db() {
+    let s = scenarios()
+        .into_iter()
+        .find(|s| s.evaluation.actions.iter().any(|a| a.name == "transfer_to_human_agents"))
+        .expect("a transfer scenario");
+    let mut session = open(&s);
+    for (i, action) in s.evaluation.actions.iter().enumerate() {
+        if action.name != "transfer_to_human_agents" {
+            session.call_tool(&ToolCall {
+                id: format!("c{i}"),
+                name: action.name.clone(),
+                arguments: action.arguments.to_string(),
+            });
+        }
+    }
+    let v = session.verify_conversation(&[], &s.evaluation).unwrap();
+    assert_eq!(v.components[&Component::Db].score, 0.0);
+    assert!(v.components[&Component::Db].detail.contains("transfers to a human agent: 0 (gold: 1)"));
+}
+
+#[test]
 fn scenarios_with_writes_change_the_state_and_the_others_do_not() {
     for s in scenarios() {
         let mut session = open(&s);
         let before = session.state_hash();
         play_gold(&s, &mut session);
         let changed = session.state_hash() != before;
-        assert_eq!(changed, writes(&s) > 0, "{}", s.id);
+        let transfers = s
+            .evaluation
+            .actions
+            .iter()
+            .any(|a| a.name == "transfer_to_human_agents");
+        assert_eq!(changed, writes(&s) > 0 || transfers, "{}", s.id);
     }
 }
 

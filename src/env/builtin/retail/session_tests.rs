@@ -494,9 +494,9 @@ fn calculate_rounds_to_cents_and_explains_a_bad_expression() {
 }
 
 #[test]
-fn transfer_changes_nothing_and_acknowledges() {
+fn transfer_is_counted_in_the_state_and_acknowledged() {
     let mut s = fresh();
-    let before = s.state_hash();
+    let before = s.state().clone();
     let out = ok(
         &mut s,
         "transfer_to_human_agents",
@@ -504,7 +504,12 @@ fn transfer_changes_nothing_and_acknowledges() {
     );
     assert_eq!(out["status"], "transferred");
     assert_eq!(out["message"], TRANSFER_ACKNOWLEDGEMENT);
-    assert_eq!(s.state_hash(), before);
+    assert_eq!(s.state().transfers_to_human, 1);
+    assert_eq!(
+        s.state().differences(&before),
+        vec!["transfers to a human agent: 1 (gold: 0)".to_string()],
+        "nothing but the transfer count changes"
+    );
 }
 
 // ---- sessions and initial state ----

@@ -94,6 +94,7 @@ fn dispatch(db: &mut Database, tool: &str, args: &Args) -> Result<Value, String>
         }
         specs::TRANSFER_TO_HUMAN_AGENTS => {
             args.text("summary")?;
+            db.transfers_to_human += 1;
             Ok(json!({ "status": "transferred", "message": TRANSFER_ACKNOWLEDGEMENT }))
         }
         other => Err(format!("tool '{other}' has no implementation")),
