@@ -142,7 +142,12 @@ fn every_fact_to_communicate_appears_in_a_gold_tool_result() {
 fn a_transfer_scenario_without_the_transfer_fails_db() {
     let s = scenarios()
         .into_iter()
-        .find(|s| s.evaluation.actions.iter().any(|a| a.name == "transfer_to_human_agents"))
+        .find(|s| {
+            s.evaluation
+                .actions
+                .iter()
+                .any(|a| a.name == "transfer_to_human_agents")
+        })
         .expect("a transfer scenario");
     let mut session = open(&s);
     for (i, action) in s.evaluation.actions.iter().enumerate() {
@@ -156,7 +161,9 @@ fn a_transfer_scenario_without_the_transfer_fails_db() {
     }
     let v = session.verify_conversation(&[], &s.evaluation).unwrap();
     assert_eq!(v.components[&Component::Db].score, 0.0);
-    assert!(v.components[&Component::Db].detail.contains("transfers to a human agent: 0 (gold: 1)"));
+    assert!(v.components[&Component::Db]
+        .detail
+        .contains("transfers to a human agent: 0 (gold: 1)"));
 }
 
 #[test]
