@@ -1,15 +1,20 @@
 //! The store's story, told the same way to every backend (after atuin's
 //! `db_story`): SQLite always, on a fresh file; Postgres when
-//! `USERSIM_TEST_POSTGRES` names a server. Each chapter works in jobs of its
-//! own, so the chapters share one database without seeing each other, and the
-//! story ends by reopening the database and finding everything still there.
+//! `USERSIM_TEST_POSTGRES` names a server (e.g.
+//! `postgres://postgres@127.0.0.1:5432/test`). Each chapter works in jobs of
+//! its own, under config hashes unique to the run, so the chapters share one
+//! database without seeing each other, and so does any number of runs, at the
+//! same time or one after another, against one long-lived Postgres database.
+//! The story ends by reopening the database and finding everything still there.
 
 use std::collections::BTreeSet;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use usersim::store::postgres::PostgresStore;
 use usersim::store::{
     self, now_ms, ItemCounts, ItemRow, ItemStatus, JobRow, JobStatus, JobSummary, NewConversation,
     NewItem, NewJob, NewMessage, Store, StoreError, StoredConversation, UsageRow,
@@ -26,21 +31,37 @@ async fn sqlite_store_tells_the_whole_story() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store_tells_the_whole_story() {
-    let Some(url) = std::env::var("USERSIM_TEST_POSTGRES")
-        .ok()
-        .filter(|url| !url.is_empty())
-    else {
-        println!(
-            "SKIPPED: postgres store story: USERSIM_TEST_POSTGRES is not set \
-             (set it to a postgres:// URL to tell the story on Postgres)"
-        );
+    let Some(url) = postgres_url("postgres store story") else {
         return;
     };
-    // When src/store/postgres.rs lands, this whole body becomes `story(&url).await`.
-    println!(
-        "SKIPPED: postgres store story: USERSIM_TEST_POSTGRES is set ({url}), but usersim has \
-         no Postgres store yet (store::open accepts only sqlite:// URLs)"
-    );
+    story(&url).await;
+}
+
+/// The Postgres server `USERSIM_TEST_POSTGRES` names, or `None` after saying
+/// that `test` is skipped and why.
+fn postgres_url(test: &str) -> Option<String> {
+    let url = std::env::var("USERSIM_TEST_POSTGRES")
+        .ok()
+        .filter(|url| !url.is_empty());
+    if url.is_none() {
+        println!(
+            "SKIPPED: {test}: USERSIM_TEST_POSTGRES is not set (set it to a postgres:// URL, \
+             e.g. postgres://postgres@127.0.0.1:5432/test, to run it on Postgres)"
+        );
+    }
+    url
+}
+
+/// Unique to this run of this process: config hashes start with it, so runs
+/// sharing a long-lived database never find each other's jobs.
+fn run_id() -> String {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "run-{}-{}-{}",
+        std::process::id(),
+        now_ms(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 // ------------------------------------------------------------------- story
@@ -49,7 +70,7 @@ async fn postgres_store_tells_the_whole_story() {
 async fn story(url: &str) {
     let store = store::open(url).await.unwrap();
     // Unique per run, so a long-lived Postgres database can hear the story twice.
-    let run = format!("run-{}", now_ms());
+    let run = run_id();
 
     chapter(
         "jobs_are_created_read_back_found_by_config_hash_and_change_status",
@@ -69,6 +90,11 @@ async fn story(url: &str) {
     chapter(
         "an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_nothing",
         an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_nothing(&store, &run),
+    )
+    .await;
+    chapter(
+        "renewed_leases_outlive_their_first_expiry_and_only_the_owners_are_renewed",
+        renewed_leases_outlive_their_first_expiry_and_only_the_owners_are_renewed(&store, &run),
     )
     .await;
     chapter(
@@ -112,11 +138,13 @@ async fn story(url: &str) {
     .await;
 }
 
-/// Runs one chapter, saying which, so a failure names its chapter.
+/// Runs one chapter, saying which, so a failure names its chapter, and how
+/// long it took.
 async fn chapter<T>(name: &str, body: impl Future<Output = T>) -> T {
     println!("chapter: {name}");
+    let started = std::time::Instant::now();
     let out = body.await;
-    println!("chapter: {name}: ok");
+    println!("chapter: {name}: ok in {:?}", started.elapsed());
     out
 }
 
@@ -352,6 +380,113 @@ async fn an_expired_lease_passes_to_another_owner_and_the_first_owner_stores_not
     let stored = store.conversations_page(job.id, 0, 10).await.unwrap();
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].conversation.item_id, item.id);
+}
+
+async fn renewed_leases_outlive_their_first_expiry_and_only_the_owners_are_renewed(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("heartbeat", &format!("{run}-heartbeat")))
+        .await
+        .unwrap();
+    store
+        .add_items(job.id, &new_items("beat", 5))
+        .await
+        .unwrap();
+    let short = store.lease_items(job.id, "heart", 3, 300).await.unwrap();
+    assert_eq!(short.len(), 3);
+    let (kept, also_kept, forgotten) = (&short[0], &short[1], &short[2]);
+    let theirs = store
+        .lease_items(job.id, "other", 1, 60_000)
+        .await
+        .unwrap()
+        .remove(0);
+    let lapsed = store
+        .lease_items(job.id, "late", 1, 1)
+        .await
+        .unwrap()
+        .remove(0);
+
+    assert_eq!(
+        store
+            .renew_leases("stranger", &[kept.id], 60_000)
+            .await
+            .unwrap(),
+        0,
+        "nobody renews a lease they do not hold"
+    );
+    assert_eq!(store.renew_leases("heart", &[], 60_000).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .renew_leases(
+                "heart",
+                &[
+                    kept.id,
+                    also_kept.id,
+                    theirs.id,
+                    lapsed.id,
+                    i64::MAX,
+                    kept.id
+                ],
+                60_000
+            )
+            .await
+            .unwrap(),
+        2,
+        "only the owner's own items, each once; others' and unknown ids are left alone"
+    );
+
+    tokio::time::sleep(Duration::from_millis(25)).await;
+    assert_eq!(
+        store
+            .renew_leases("late", &[lapsed.id], 60_000)
+            .await
+            .unwrap(),
+        1,
+        "an expired lease nobody took over is still the owner's to renew"
+    );
+
+    // Past the 300 ms the first leases were taken for: only the one that was
+    // not renewed passes to another owner.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let taken = store
+        .lease_items(job.id, "thief", 10, 60_000)
+        .await
+        .unwrap();
+    let taken_ids: Vec<i64> = taken.iter().map(|item| item.id).collect();
+    assert_eq!(
+        taken_ids,
+        vec![forgotten.id],
+        "renewed leases are not taken over"
+    );
+    assert_eq!(taken[0].attempts, 2);
+
+    store
+        .complete_item(
+            kept.id,
+            "heart",
+            &new_conversation(kept, "user_stop", Some(1.0)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .renew_leases("heart", &[kept.id, forgotten.id], 60_000)
+            .await
+            .unwrap(),
+        0,
+        "neither a done item nor one taken over is renewed"
+    );
+    assert_eq!(
+        store.item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            pending: 0,
+            leased: 4,
+            done: 1,
+            failed: 0
+        }
+    );
 }
 
 async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
@@ -861,6 +996,255 @@ fn corrupt_message<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String 
         Err(StoreError::Corrupt(message)) => message,
         other => panic!("expected StoreError::Corrupt, got {other:?}"),
     }
+}
+
+// ---------------------------------------------------------- postgres only
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_concurrent_leasers_never_share_an_item_and_together_lease_each_once() {
+    let Some(url) = postgres_url("postgres concurrent leasers") else {
+        return;
+    };
+    let run = run_id();
+    let started = std::time::Instant::now();
+    // Eight workers, each with a store (a pool) of its own, as on eight
+    // machines, opening at once; half spell the scheme postgresql://.
+    let mut opening = Vec::new();
+    for n in 0..8 {
+        let url = if n % 2 == 0 {
+            url.clone()
+        } else {
+            url.replacen("postgres://", "postgresql://", 1)
+        };
+        opening.push(tokio::spawn(async move { open_postgres(&url).await }));
+    }
+    let mut stores = Vec::new();
+    for open in opening {
+        stores.push(open.await.unwrap().unwrap());
+    }
+    let job = stores[0]
+        .create_job(&new_job("pg-lease-race", &format!("{run}-pg-lease-race")))
+        .await
+        .unwrap();
+    let items = new_items("crowd", 200);
+    assert_eq!(stores[0].add_items(job.id, &items).await.unwrap(), 200);
+
+    let mut workers = Vec::new();
+    for (n, store) in stores.iter().enumerate() {
+        let store = Arc::clone(store);
+        let job_id = job.id;
+        workers.push(tokio::spawn(async move {
+            let owner = format!("machine-{n}");
+            let mut mine = Vec::new();
+            loop {
+                let leased = store.lease_items(job_id, &owner, 5, 60_000).await.unwrap();
+                if leased.is_empty() {
+                    break;
+                }
+                assert!(leased.len() <= 5);
+                for item in leased {
+                    assert_eq!(item.status, ItemStatus::Leased);
+                    assert_eq!(item.lease_owner.as_deref(), Some(owner.as_str()));
+                    assert_eq!(item.attempts, 1, "nobody leased it before");
+                    mine.push(item);
+                }
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    let mut per_worker = Vec::new();
+    for worker in workers {
+        let mine = worker.await.unwrap();
+        per_worker.push(mine.len());
+        all.extend(mine);
+    }
+    let ids: BTreeSet<i64> = all.iter().map(|item| item.id).collect();
+    let keys: BTreeSet<&str> = all.iter().map(|item| item.key.as_str()).collect();
+    let want_keys: BTreeSet<&str> = items.iter().map(|item| item.key.as_str()).collect();
+    assert_eq!(all.len(), 200, "200 leases in all");
+    assert_eq!(ids.len(), 200, "no item leased twice");
+    assert_eq!(keys, want_keys, "every item leased");
+    assert_eq!(
+        stores[0].item_counts(job.id).await.unwrap(),
+        ItemCounts {
+            leased: 200,
+            ..ItemCounts::default()
+        }
+    );
+    assert!(stores[3]
+        .lease_items(job.id, "late", 5, 60_000)
+        .await
+        .unwrap()
+        .is_empty());
+    println!(
+        "8 workers leased 200 items 5 at a time in {:?} (per worker: {per_worker:?})",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
+    use sqlx::{AssertSqlSafe, Connection, PgConnection};
+    let Some(url) = postgres_url("postgres concurrent migration") else {
+        return;
+    };
+    let name = format!("usersim_test_migrate_{}_{}", std::process::id(), now_ms());
+    let mut admin = PgConnection::connect(&url).await.unwrap();
+    let created = sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await;
+    if let Err(e) = created {
+        println!("SKIPPED: postgres concurrent migration: cannot create a scratch database: {e}");
+        return;
+    }
+    let fresh = with_database(&url, &name);
+
+    // On a task of its own, so the scratch database is dropped even when an
+    // assertion fails; the failure is passed on after.
+    let checked = tokio::spawn(async move {
+        let mut opening = Vec::new();
+        for _ in 0..8 {
+            let fresh = fresh.clone();
+            opening.push(tokio::spawn(async move { open_postgres(&fresh).await }));
+        }
+        let mut stores = Vec::new();
+        for open in opening {
+            match open.await.unwrap() {
+                Ok(store) => stores.push(store),
+                Err(e) => panic!("a worker failed to open a fresh database: {e}"),
+            }
+        }
+        let mut raw = PgConnection::connect(&fresh).await.unwrap();
+        let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM _sqlx_migrations")
+            .fetch_all(&mut raw)
+            .await
+            .unwrap();
+        assert_eq!(applied, vec![1], "the schema was applied once");
+        let job = stores[7]
+            .create_job(&new_job("fresh", "fresh"))
+            .await
+            .unwrap();
+        assert_eq!(
+            stores[0].get_job(job.id).await.unwrap().unwrap().name,
+            "fresh"
+        );
+    })
+    .await;
+
+    sqlx::query(AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    if let Err(failure) = checked {
+        std::panic::resume_unwind(failure.into_panic());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_corrupt_stored_values_are_reported_naming_table_row_and_column() {
+    use sqlx::{Connection, PgConnection};
+    let Some(url) = postgres_url("postgres corrupt values") else {
+        return;
+    };
+    let run = run_id();
+    let store = store::open(&url).await.unwrap();
+    let job = store
+        .create_job(&new_job("pg-corrupt", &format!("{run}-pg-corrupt")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("c", 2)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
+    let mut conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
+    conversation.messages[1].tool_calls = Some(json!([]));
+    let id = store
+        .complete_item(leased[0].id, "w", &conversation)
+        .await
+        .unwrap();
+
+    let mut raw = PgConnection::connect(&url).await.unwrap();
+    sqlx::query("UPDATE conversations SET metadata = '{not json' WHERE id = $1")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("conversations row")
+            && message.contains(&id.to_string())
+            && message.contains("metadata"),
+        "{message}"
+    );
+    let message = corrupt_message(store.conversations_page(job.id, 0, 10).await);
+    assert!(message.contains("metadata"), "{message}");
+
+    sqlx::query("UPDATE conversations SET metadata = '{}' WHERE id = $1")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE messages SET tool_calls = '[' WHERE conversation_id = $1 AND idx = 1")
+        .bind(id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("messages row")
+            && message.contains("idx 1")
+            && message.contains("tool_calls"),
+        "{message}"
+    );
+
+    sqlx::query("UPDATE items SET status = 'exploded' WHERE id = $1")
+        .bind(leased[1].id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+    let message = corrupt_message(store.item_counts(job.id).await);
+    assert!(
+        message.contains("items row")
+            && message.contains(&leased[1].id.to_string())
+            && message.contains("status")
+            && message.contains("exploded"),
+        "{message}"
+    );
+
+    // Leave the shared database as clean as it was.
+    sqlx::query("DELETE FROM jobs WHERE id = $1")
+        .bind(job.id)
+        .execute(&mut raw)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_unreachable_postgres_server_is_named_without_its_password() {
+    // Nothing listens on port 1: the connection is refused at once.
+    let refused = store::open("postgres://usersim:hunter2@127.0.0.1:1/usersim").await;
+    match refused {
+        Err(StoreError::Open { url, .. }) => {
+            assert_eq!(url, "postgres://usersim:***@127.0.0.1:1/usersim");
+        }
+        Err(other) => panic!("expected StoreError::Open, got {other}"),
+        Ok(_) => panic!("opened a store on a closed port"),
+    }
+}
+
+/// A Postgres store, as `store::open` opens it, from a future that can be
+/// spawned on its own task (SQLite's migrator makes `store::open`'s future
+/// one that cannot).
+async fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    Ok(Arc::new(PostgresStore::open(url).await?))
+}
+
+/// `url` (`postgres://…/DATABASE[?…]`) naming `database` instead.
+fn with_database(url: &str, database: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    let query = path.find('?').map_or("", |at| &path[at..]);
+    format!("{scheme}://{authority}/{database}{query}")
 }
 
 // -------------------------------------------------------------- fixtures

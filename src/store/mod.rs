@@ -1,6 +1,7 @@
 //! Storage of jobs, items and conversations behind one [`Store`] trait, with one
 //! implementation per backend, chosen by the database URL.
 
+pub mod postgres;
 pub mod rows;
 pub mod sqlite;
 
@@ -12,7 +13,10 @@ pub use rows::*;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("database URL '{0}' is not supported: use sqlite://PATH (e.g. sqlite://usersim.db)")]
+    #[error(
+        "database URL '{0}' is not supported: use sqlite://PATH (e.g. sqlite://usersim.db) \
+         or postgres://USER@HOST:PORT/DATABASE (postgresql:// works too)"
+    )]
     UnsupportedUrl(String),
     #[error("cannot open database {url}: {source}")]
     Open {
@@ -51,6 +55,18 @@ pub trait Store: Send + Sync {
         limit: u32,
         lease_ms: i64,
     ) -> Result<Vec<ItemRow>, StoreError>;
+    /// A worker's heartbeat: move the expiry of those of `item_ids` that
+    /// `owner` still holds to now + `lease_ms`, so nobody takes them over while
+    /// their conversations run. Items leased by someone else, or no longer
+    /// leased (done, failed, released), are left as they are. A lease that
+    /// expired but was not taken over is still `owner`'s and is renewed.
+    /// Returns how many were renewed: fewer than asked means some were lost.
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        item_ids: &[i64],
+        lease_ms: i64,
+    ) -> Result<u64, StoreError>;
     /// In one transaction: check `owner` still holds the lease, store the
     /// conversation with its messages and usage, mark the item done.
     /// Returns the conversation id.
@@ -86,10 +102,14 @@ pub trait Store: Send + Sync {
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError>;
 }
 
-/// Open the store a URL names (`sqlite://PATH`), creating and migrating it.
+/// Open the store a URL names (`sqlite://PATH`, `postgres://…` or
+/// `postgresql://…`), creating (SQLite) and migrating it.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     if url.starts_with("sqlite:") {
         return Ok(Arc::new(sqlite::SqliteStore::open(url).await?));
+    }
+    if postgres::is_postgres_url(url) {
+        return Ok(Arc::new(postgres::PostgresStore::open(url).await?));
     }
     Err(StoreError::UnsupportedUrl(url.to_string()))
 }

@@ -106,6 +106,15 @@ impl Store for SqliteStore {
         items::lease(&self.writer, job_id, owner, limit, lease_ms).await
     }
 
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        item_ids: &[i64],
+        lease_ms: i64,
+    ) -> Result<u64, StoreError> {
+        items::renew(&self.writer, owner, item_ids, lease_ms).await
+    }
+
     async fn complete_item(
         &self,
         item_id: i64,

@@ -1,5 +1,5 @@
-//! The `items` table: adding work, leasing it, failing it, counting it.
-//! (Completing an item stores a conversation: see `conversations.rs`.)
+//! The `items` table: adding work, leasing it, renewing leases, failing it,
+//! counting it. (Completing an item stores a conversation: see `conversations.rs`.)
 
 use sqlx::sqlite::SqlitePool;
 use sqlx::{AssertSqlSafe, Row};
@@ -94,6 +94,34 @@ pub(super) async fn lease(
     tx.commit().await?;
     leased.sort_by_key(|item| item.id);
     Ok(leased)
+}
+
+/// An expired lease that nobody took over is still `owner`'s and is renewed,
+/// just as `complete_item` still honours it. The ids travel as one JSON array,
+/// so the statement is the same however many there are.
+pub(super) async fn renew(
+    writer: &SqlitePool,
+    owner: &str,
+    item_ids: &[i64],
+    lease_ms: i64,
+) -> Result<u64, StoreError> {
+    if item_ids.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<String> = item_ids.iter().map(i64::to_string).collect();
+    let ids = format!("[{}]", ids.join(","));
+    let now = now_ms();
+    let renewed = sqlx::query(
+        "UPDATE items SET lease_expires_at = ?, updated_at = ? \
+         WHERE id IN (SELECT value FROM json_each(?)) AND status = 'leased' AND lease_owner = ?",
+    )
+    .bind(now.saturating_add(lease_ms))
+    .bind(now)
+    .bind(ids)
+    .bind(owner)
+    .execute(writer)
+    .await?;
+    Ok(renewed.rows_affected())
 }
 
 pub(super) async fn fail(
