@@ -16,7 +16,7 @@ fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
         api_key: None,
         temperature: Some(0.0),
         top_p: None,
-        max_tokens: Some(64),
+        max_tokens: 64,
         timeout: Duration::from_secs(5),
         max_in_flight: 4,
         max_retries,
@@ -104,4 +104,32 @@ async fn a_refused_connection_is_a_connection_error() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let error = ep.complete(hello()).await.unwrap_err();
     assert_eq!(error.class(), "connection", "{error}");
+}
+
+#[tokio::test]
+async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
+    let server = mock().await;
+    let config = EndpointConfig {
+        name: "slow".into(),
+        target: Target::Url(server.base_url()),
+        model: "mock-user+slow".into(),
+        api_key: None,
+        temperature: None,
+        top_p: None,
+        max_tokens: 64,
+        timeout: Duration::from_millis(300),
+        max_in_flight: 1,
+        max_retries: 1,
+    };
+    let error = Endpoint::new(&config, &server.base_url())
+        .unwrap()
+        .complete(hello())
+        .await
+        .unwrap_err();
+    assert_eq!(error.class(), "timeout", "{error}");
+    assert_eq!(
+        server.stats().by_model.get("mock-user+slow"),
+        Some(&2),
+        "timeouts are retried"
+    );
 }

@@ -22,7 +22,7 @@ pub struct EndpointConfig {
     pub api_key: Option<String>,
     pub temperature: Option<f32>,
     pub top_p: Option<f32>,
-    pub max_tokens: Option<u32>,
+    pub max_tokens: u32,
     pub timeout: Duration,
     pub max_in_flight: usize,
     pub max_retries: u32,

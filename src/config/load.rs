@@ -36,13 +36,18 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
             "is empty; give the job a name, e.g. name = \"retail-v1\"",
         ));
     }
-    if !file.database.starts_with("sqlite:") {
+    let database = file.database.as_str();
+    if !(database.starts_with("sqlite:")
+        || database.starts_with("postgres://")
+        || database.starts_with("postgresql://"))
+    {
         problems.push(Problem::at_field(
             path,
             "database",
             format!(
-                "'{}' is not a supported database URL; use sqlite://PATH, e.g. sqlite://usersim.db",
-                file.database
+                "'{database}' is not a supported database URL; use sqlite://PATH, e.g. \
+                 sqlite://usersim.db, or postgres://USER@HOST:PORT/DATABASE (postgresql:// \
+                 works too), e.g. postgres://postgres@127.0.0.1:5432/usersim"
             ),
         ));
     }
@@ -262,7 +267,7 @@ fn check_endpoint(
             ));
         }
     }
-    if e.max_tokens == Some(0) {
+    if e.max_tokens == 0 {
         problems.push(Problem::at_field(
             path,
             &field("max_tokens"),
@@ -298,4 +303,55 @@ fn check_endpoint(
         max_in_flight: e.max_in_flight,
         max_retries: e.max_retries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Job, Vec<Problem>> {
+        let dir = std::env::temp_dir().join(format!("usersim-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s.jsonl"), "").unwrap();
+        let path = dir.join(format!("{}.toml", text.len()));
+        std::fs::write(&path, text).unwrap();
+        load(&path)
+    }
+
+    const MINIMAL: &str = r#"
+name = "t"
+[endpoints.e]
+base_url = "http://127.0.0.1:1/v1"
+model = "m"
+[roles]
+policy = "e"
+user = "e"
+[environment]
+name = "builtin:chat"
+[dataset]
+scenarios = "s.jsonl"
+personas = "s.jsonl"
+"#;
+
+    #[test]
+    fn max_tokens_is_always_sent_because_llama_cpp_otherwise_fills_the_context() {
+        let job = load_text(MINIMAL).unwrap();
+        assert_eq!(job.endpoints["e"].max_tokens, 1024);
+        assert_eq!(job.database, "sqlite://usersim.db");
+    }
+
+    #[test]
+    fn an_endpoint_must_be_a_url_or_the_mock() {
+        let bad = MINIMAL.replace(
+            "base_url = \"http://127.0.0.1:1/v1\"",
+            "base_url = \"127.0.0.1:1\"",
+        );
+        let problems = load_text(&bad).unwrap_err();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(
+            problems[0].location.as_deref(),
+            Some("endpoints.e.base_url")
+        );
+        assert!(problems[0].message.contains("not an http(s) URL"));
+    }
 }

@@ -64,7 +64,7 @@ impl Endpoint {
             sampling: Sampling {
                 temperature: config.temperature,
                 top_p: config.top_p,
-                max_tokens: config.max_tokens,
+                max_tokens: Some(config.max_tokens),
             },
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             calls: AtomicU64::new(0),
