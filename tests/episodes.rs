@@ -219,3 +219,41 @@ async fn rewards_vary_across_scenarios_and_seeds() {
         "most conversations call tools"
     );
 }
+
+// Regressions from running against a real llama.cpp server (issue 3).
+
+#[tokio::test]
+async fn a_user_who_keeps_talking_after_the_stop_token_is_cut_at_the_token() {
+    let spec = JobSpec {
+        user_model: "mock-user+stop-midtext".into(),
+        ..JobSpec::default()
+    };
+    let (_dir, store, report) = run(spec).await;
+    for c in conversations(store.as_ref(), report.job.id).await {
+        assert_eq!(c.conversation.termination, "user_stop");
+        let last_user = c.messages.iter().rev().find(|m| m.role == "user").unwrap();
+        assert_eq!(last_user.content, "Perfect, thank you so much!");
+        assert!(
+            c.messages
+                .iter()
+                .all(|m| !m.content.contains("Agent: You're welcome")),
+            "text after the token is dropped"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_policy_that_returns_nothing_ends_with_policy_error_and_is_scored() {
+    let spec = JobSpec {
+        policy_model: "mock-policy+empty".into(),
+        ..JobSpec::default()
+    };
+    let (_dir, store, report) = run(spec).await;
+    for c in conversations(store.as_ref(), report.job.id).await {
+        assert_eq!(c.conversation.termination, "policy_error");
+        assert!(
+            c.conversation.reward.is_some(),
+            "an empty reply is the policy's failure"
+        );
+    }
+}

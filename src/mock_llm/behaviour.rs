@@ -19,12 +19,16 @@ pub struct Modifiers {
     pub malformed: bool,
     /// Policy: the first tool call has arguments that are not JSON.
     pub clumsy: bool,
-    /// User: every message is empty.
+    /// Every message is empty (user and policy).
     pub empty: bool,
     /// User: never says the stop token.
     pub nonstop: bool,
     /// Policy: never flawed (always replays the gold actions correctly).
     pub perfect: bool,
+    /// User: keeps talking after the stop token, as small real models do.
+    pub stop_midtext: bool,
+    /// Every response takes 2 s (slower than a tight client timeout).
+    pub slow: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,9 +66,11 @@ impl Behaviour {
                 "empty" => m.empty = true,
                 "nonstop" => m.nonstop = true,
                 "perfect" => m.perfect = true,
+                "stop-midtext" => m.stop_midtext = true,
+                "slow" => m.slow = true,
                 other => {
                     return Err(format!(
-                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect"
+                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect, stop-midtext, slow"
                     ))
                 }
             }

@@ -233,6 +233,9 @@ async fn chat_completions(
             .into_response();
     }
 
+    if m.slow {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
     let scenario = headers
         .get(SCENARIO_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -252,6 +255,7 @@ async fn chat_completions(
         .filter_map(to_message)
         .collect();
     let reply = match behaviour.role {
+        MockRole::Policy if m.empty => Message::assistant(""),
         MockRole::Policy => policy::respond(scenario, seed, &messages, m),
         MockRole::User => Message::assistant(user::respond(scenario, &messages, m)),
         MockRole::Judge => {

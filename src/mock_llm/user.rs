@@ -39,6 +39,9 @@ pub fn respond(scenario: Option<&Scenario>, messages: &[Message], modifiers: &Mo
     if last_agent.starts_with(DONE_PREFIX) {
         return if modifiers.nonstop {
             "Hmm, one more thing: can you double-check that?".to_string()
+        } else if modifiers.stop_midtext {
+            "Perfect, thank you so much! ###STOP### Agent: You're welcome! Is there anything else?"
+                .to_string()
         } else {
             "No, that's everything. Thank you! ###STOP###".to_string()
         };
