@@ -1,0 +1,141 @@
+//! `builtin:chat`: pure dialogue without tools. A customer asks the Lantern &
+//! Loom advice desk for advice; the agent answers from the store facts in its
+//! policy text. Verification is by `communicate` facts only (or none).
+
+use async_trait::async_trait;
+
+use crate::env::{
+    EnvError, Environment, InitialState, Message, Session, ToolCall, ToolOutput, ToolSpec,
+};
+use crate::verify::{communicate, Component, Criteria, Verification};
+
+/// The name a job config uses for this environment.
+pub const NAME: &str = "builtin:chat";
+
+/// The advice desk's facts and manner (`data/chat/policy.md`).
+pub const POLICY_TEXT: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/data/chat/policy.md"));
+
+/// The shipped scenario set (`data/chat/scenarios.jsonl`).
+pub const SCENARIOS_JSONL: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/data/chat/scenarios.jsonl"
+));
+
+#[derive(Debug, Default)]
+pub struct ChatEnvironment;
+
+#[async_trait]
+impl Environment for ChatEnvironment {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn policy_text(&self) -> &str {
+        POLICY_TEXT
+    }
+
+    fn tools(&self) -> &[ToolSpec] {
+        &[]
+    }
+
+    async fn open(&self, _init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
+        Ok(Box::new(ChatSession))
+    }
+}
+
+/// A conversation with no state.
+pub struct ChatSession;
+
+#[async_trait]
+impl Session for ChatSession {
+    async fn call(&mut self, call: &ToolCall) -> ToolOutput {
+        ToolOutput::error(format!(
+            "there are no tools in this conversation ('{}' was called); answer the customer directly",
+            call.name
+        ))
+    }
+
+    async fn verify(
+        &mut self,
+        messages: &[Message],
+        criteria: &Criteria,
+    ) -> Result<Verification, EnvError> {
+        if criteria.reward_basis.contains(&Component::Db) || !criteria.actions.is_empty() {
+            return Err(EnvError::Verification(format!(
+                "{NAME} has no state: scenarios may only use `communicate` (reward_basis {:?}, {} gold actions)",
+                criteria.reward_basis,
+                criteria.actions.len()
+            )));
+        }
+        let mut parts = std::collections::BTreeMap::new();
+        if !criteria.communicate.is_empty() {
+            parts.insert(
+                Component::Communicate,
+                communicate::score(messages, &criteria.communicate),
+            );
+        }
+        Ok(Verification::combine(&criteria.reward_basis, parts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persona::Scenario;
+
+    fn scenarios() -> Vec<Scenario> {
+        SCENARIOS_JSONL
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_fact_a_scenario_asks_for_is_in_the_policy_text() {
+        for s in scenarios() {
+            assert!(s.evaluation.actions.is_empty(), "{}", s.id);
+            for fact in &s.evaluation.communicate {
+                assert!(POLICY_TEXT.contains(fact.as_str()), "{}: {fact}", s.id);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn saying_the_facts_earns_the_reward_and_leaving_them_out_does_not() {
+        let s = scenarios()
+            .into_iter()
+            .find(|s| s.id == "chat-001-free-shipping")
+            .unwrap();
+        let mut session = ChatEnvironment
+            .open(&InitialState::default())
+            .await
+            .unwrap();
+        let said = [Message::assistant("Shipping is free on orders over $50.")];
+        let v = session.verify(&said, &s.evaluation).await.unwrap();
+        assert_eq!(v.reward, 1.0);
+        let v = session
+            .verify(&[Message::assistant("Soon!")], &s.evaluation)
+            .await
+            .unwrap();
+        assert_eq!(v.reward, 0.0);
+    }
+
+    #[tokio::test]
+    async fn tools_are_refused_with_a_message_the_model_can_act_on() {
+        let mut session = ChatEnvironment
+            .open(&InitialState::default())
+            .await
+            .unwrap();
+        let out = session
+            .call(&ToolCall {
+                id: "1".into(),
+                name: "lookup".into(),
+                arguments: "{}".into(),
+            })
+            .await;
+        assert!(out.is_error);
+        assert!(out.content.contains("answer the customer directly"));
+    }
+}
