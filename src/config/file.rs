@@ -13,7 +13,7 @@ pub struct JobFile {
     /// Job seed; item seeds derive from it and the item key.
     #[serde(default)]
     pub seed: u64,
-    /// `sqlite://PATH` (relative to the working directory).
+    /// `sqlite://PATH` (relative to the working directory) or `postgres://…`.
     #[serde(default = "default_database")]
     pub database: String,
     /// Conversations in flight at once.
