@@ -20,6 +20,9 @@ fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
         timeout: Duration::from_secs(5),
         max_in_flight: 4,
         max_retries,
+        requests_per_minute: None,
+        tokens_per_minute: None,
+        prices: None,
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
 }
@@ -120,6 +123,9 @@ async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
         timeout: Duration::from_millis(300),
         max_in_flight: 1,
         max_retries: 1,
+        requests_per_minute: None,
+        tokens_per_minute: None,
+        prices: None,
     };
     let error = Endpoint::new(&config, &server.base_url())
         .unwrap()

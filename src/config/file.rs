@@ -30,6 +30,66 @@ pub struct JobFile {
     pub policy: PolicyFile,
     pub environment: EnvironmentFile,
     pub dataset: DatasetFile,
+    #[serde(default)]
+    pub circuit_breaker: CircuitBreakerFile,
+    /// How long a worker's claim on an item lasts without a heartbeat; a worker
+    /// that dies has its items redone this long after its last heartbeat.
+    #[serde(default = "default_lease_secs")]
+    pub lease_secs: f64,
+    /// Knobs of the in-process mock model server (used when an endpoint has `mock = true`).
+    #[serde(default)]
+    pub mock: MockFile,
+}
+
+fn default_lease_secs() -> f64 {
+    60.0
+}
+
+/// Stop the job, saying why, when too many recent items fail (e.g. a bad API key),
+/// instead of failing every item one by one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitBreakerFile {
+    /// Number of most recent finished items considered.
+    #[serde(default = "default_breaker_window")]
+    pub window: u32,
+    /// Stop when the failed share of the window reaches this (0 < x ≤ 1).
+    #[serde(default = "default_breaker_rate")]
+    pub max_error_rate: f64,
+}
+
+impl Default for CircuitBreakerFile {
+    fn default() -> Self {
+        CircuitBreakerFile {
+            window: default_breaker_window(),
+            max_error_rate: default_breaker_rate(),
+        }
+    }
+}
+
+fn default_breaker_window() -> u32 {
+    20
+}
+fn default_breaker_rate() -> f64 {
+    0.5
+}
+
+/// Behaviour of the in-process mock model server (a test double).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MockFile {
+    /// Added to every response, milliseconds.
+    #[serde(default)]
+    pub latency_ms: u64,
+    /// Uniform random extra latency in [0, this], milliseconds.
+    #[serde(default)]
+    pub latency_jitter_ms: u64,
+    /// Share of requests answered with a fault instead (0 to 1).
+    #[serde(default)]
+    pub fault_rate: f64,
+    /// Faults to draw from: `429`, `500`, `503`, `timeout`, `malformed`, `truncated`.
+    #[serde(default)]
+    pub faults: Vec<String>,
 }
 
 pub fn default_database() -> String {
@@ -69,6 +129,18 @@ pub struct EndpointFile {
     pub max_in_flight: usize,
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// Requests per minute this endpoint may receive (all roles using it together).
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Tokens per minute (prompt, estimated before the call, plus `max_tokens`).
+    #[serde(default)]
+    pub tokens_per_minute: Option<u32>,
+    /// USD per million prompt tokens; cost is reported as unknown without it.
+    #[serde(default)]
+    pub input_price_per_million: Option<f64>,
+    /// USD per million completion tokens.
+    #[serde(default)]
+    pub output_price_per_million: Option<f64>,
 }
 
 fn default_max_tokens() -> u32 {

@@ -26,6 +26,58 @@ pub struct EndpointConfig {
     pub timeout: Duration,
     pub max_in_flight: usize,
     pub max_retries: u32,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u32>,
+    pub prices: Option<Prices>,
+}
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prices {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CircuitBreakerConfig {
+    pub window: u32,
+    pub max_error_rate: f64,
+}
+
+/// A fault the mock model server can inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockFault {
+    RateLimited,
+    ServerError,
+    Unavailable,
+    Timeout,
+    Malformed,
+    Truncated,
+}
+
+impl MockFault {
+    pub const NAMES: &'static [&'static str] =
+        &["429", "500", "503", "timeout", "malformed", "truncated"];
+
+    pub fn parse(s: &str) -> Option<MockFault> {
+        Some(match s {
+            "429" => MockFault::RateLimited,
+            "500" => MockFault::ServerError,
+            "503" => MockFault::Unavailable,
+            "timeout" => MockFault::Timeout,
+            "malformed" => MockFault::Malformed,
+            "truncated" => MockFault::Truncated,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MockConfig {
+    pub latency: Duration,
+    pub latency_jitter: Duration,
+    pub fault_rate: f64,
+    pub faults: Vec<MockFault>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -68,4 +120,7 @@ pub struct Job {
     pub policy: PolicyConfig,
     pub environment: String,
     pub dataset: DatasetConfig,
+    pub circuit_breaker: CircuitBreakerConfig,
+    pub lease: Duration,
+    pub mock: MockConfig,
 }

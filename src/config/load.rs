@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::file::{EndpointFile, JobFile};
-use super::job::{DatasetConfig, EndpointConfig, Job, PolicyConfig, Target, UserSimulatorConfig};
+use super::job::{
+    CircuitBreakerConfig, DatasetConfig, EndpointConfig, Job, MockConfig, MockFault, PolicyConfig,
+    Prices, Target, UserSimulatorConfig,
+};
 use super::problem::{line_col, Problem};
 
 /// Read and validate a job config. Files it names (dataset, templates) are checked
@@ -146,10 +149,77 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
         .as_deref()
         .map(|t| existing("policy.template", t, Some(false)));
 
+    let breaker = &file.circuit_breaker;
+    if breaker.window == 0 {
+        problems.push(Problem::at_field(
+            path,
+            "circuit_breaker.window",
+            "must be at least 1",
+        ));
+    }
+    if !(breaker.max_error_rate > 0.0 && breaker.max_error_rate <= 1.0) {
+        problems.push(Problem::at_field(
+            path,
+            "circuit_breaker.max_error_rate",
+            format!(
+                "{} is out of range; use a share in (0, 1], e.g. 0.5",
+                breaker.max_error_rate
+            ),
+        ));
+    }
+    if !(file.lease_secs.is_finite() && file.lease_secs >= 0.5) {
+        problems.push(Problem::at_field(
+            path,
+            "lease_secs",
+            "must be at least 0.5 seconds",
+        ));
+    }
+    let mut faults = Vec::new();
+    for (i, name) in file.mock.faults.iter().enumerate() {
+        match MockFault::parse(name) {
+            Some(f) => faults.push(f),
+            None => problems.push(Problem::at_field(
+                path,
+                &format!("mock.faults[{i}]"),
+                format!(
+                    "'{name}' is not a mock fault; use one of {}",
+                    MockFault::NAMES.join(", ")
+                ),
+            )),
+        }
+    }
+    if !(0.0..=1.0).contains(&file.mock.fault_rate) {
+        problems.push(Problem::at_field(
+            path,
+            "mock.fault_rate",
+            "must be between 0 and 1",
+        ));
+    } else if file.mock.fault_rate > 0.0 && file.mock.faults.is_empty() {
+        problems.push(Problem::at_field(
+            path,
+            "mock.faults",
+            format!(
+                "fault_rate is set but no faults are listed; list some of {}",
+                MockFault::NAMES.join(", ")
+            ),
+        ));
+    }
+
     if !problems.is_empty() {
         return Err(problems);
     }
     Ok(Job {
+        circuit_breaker: CircuitBreakerConfig {
+            window: breaker.window,
+            max_error_rate: breaker.max_error_rate,
+        },
+        lease: Duration::from_secs_f64(file.lease_secs),
+        mock: MockConfig {
+            latency: Duration::from_millis(file.mock.latency_ms),
+            latency_jitter: Duration::from_millis(file.mock.latency_jitter_ms),
+            fault_rate: file.mock.fault_rate,
+            faults,
+        },
         name: file.name,
         source: path.to_path_buf(),
         snapshot: text,
@@ -281,6 +351,39 @@ fn check_endpoint(
             "must be a positive number of seconds",
         ));
     }
+    if e.requests_per_minute == Some(0) {
+        problems.push(Problem::at_field(
+            path,
+            &field("requests_per_minute"),
+            "must be at least 1 (or left out for no limit)",
+        ));
+    }
+    if e.tokens_per_minute.is_some_and(|tpm| tpm < e.max_tokens) {
+        problems.push(Problem::at_field(
+            path,
+            &field("tokens_per_minute"),
+            format!(
+                "{} is below max_tokens ({}), so no request could ever fit; raise it or lower max_tokens",
+                e.tokens_per_minute.unwrap_or(0),
+                e.max_tokens
+            ),
+        ));
+    }
+    let prices = match (e.input_price_per_million, e.output_price_per_million) {
+        (Some(input), Some(output)) if input >= 0.0 && output >= 0.0 => Some(Prices {
+            input_per_million: input,
+            output_per_million: output,
+        }),
+        (None, None) => None,
+        _ => {
+            problems.push(Problem::at_field(
+                path,
+                &field("input_price_per_million"),
+                "give both input_price_per_million and output_price_per_million (USD, ≥ 0), or neither",
+            ));
+            None
+        }
+    };
     if e.max_in_flight == 0 {
         problems.push(Problem::at_field(
             path,
@@ -302,6 +405,9 @@ fn check_endpoint(
         timeout: Duration::from_secs_f64(e.timeout_secs),
         max_in_flight: e.max_in_flight,
         max_retries: e.max_retries,
+        requests_per_minute: e.requests_per_minute,
+        tokens_per_minute: e.tokens_per_minute,
+        prices,
     })
 }
 

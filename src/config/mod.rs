@@ -6,6 +6,8 @@ pub mod job;
 pub mod load;
 pub mod problem;
 
-pub use job::{EndpointConfig, Job, Opener, Target};
+pub use job::{
+    CircuitBreakerConfig, EndpointConfig, Job, MockConfig, MockFault, Opener, Prices, Target,
+};
 pub use load::load;
 pub use problem::Problem;
