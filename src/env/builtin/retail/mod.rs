@@ -60,19 +60,20 @@ pub const SCENARIOS_JSONL: &str = include_str!(concat!(
 struct Shared {
     tools: Vec<ToolSpec>,
     seed_json: Value,
-    seed: Database,
+    /// Shared by every session until it writes (copy-on-write).
+    seed: Arc<Database>,
 }
 
 impl Shared {
     /// The starting state for `data`: the seed itself, or the seed with `data`
     /// applied as a JSON merge-patch (RFC 7386).
-    fn initial_database(&self, data: &Value) -> Result<Database, EnvError> {
+    fn initial_database(&self, data: &Value) -> Result<Arc<Database>, EnvError> {
         if data.is_null() {
-            return Ok(self.seed.clone());
+            return Ok(Arc::clone(&self.seed));
         }
         let mut value = self.seed_json.clone();
         patch::merge_patch(&mut value, data);
-        Database::from_value(value).map_err(|e| {
+        Database::from_value(value).map(Arc::new).map_err(|e| {
             EnvError::InitialState(format!(
                 "applied as a merge-patch to the retail seed database, it gives an invalid state: {e}"
             ))
@@ -100,7 +101,7 @@ impl RetailEnvironment {
             shared: Arc::new(Shared {
                 tools: specs::tool_specs(),
                 seed_json,
-                seed,
+                seed: Arc::new(seed),
             }),
         })
     }
@@ -108,11 +109,11 @@ impl RetailEnvironment {
     /// A session with its own copy of the starting state (typed, for callers
     /// that want the state itself; [`Environment::open`] boxes this).
     pub fn open_session(&self, init: &InitialState) -> Result<RetailSession, EnvError> {
-        let db = self.shared.initial_database(&init.data)?;
+        let initial = self.shared.initial_database(&init.data)?;
         Ok(RetailSession {
             shared: Arc::clone(&self.shared),
-            initial_data: init.data.clone(),
-            db,
+            db: Arc::clone(&initial),
+            initial,
         })
     }
 }
@@ -136,12 +137,14 @@ impl Environment for RetailEnvironment {
     }
 }
 
-/// One conversation's store: the state the policy's calls have changed.
+/// One conversation's store: the state the policy's calls have changed. Both
+/// states are shared with the environment until a write (copy-on-write), so a
+/// conversation that only reads never copies the store.
 #[derive(Debug)]
 pub struct RetailSession {
     shared: Arc<Shared>,
-    initial_data: Value,
-    db: Database,
+    initial: Arc<Database>,
+    db: Arc<Database>,
 }
 
 impl RetailSession {
@@ -170,8 +173,13 @@ impl RetailSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        let fresh = self.shared.initial_database(&self.initial_data)?;
-        verify::verify(&self.shared.tools, fresh, &self.db, messages, criteria)
+        verify::verify(
+            &self.shared.tools,
+            Arc::clone(&self.initial),
+            &self.db,
+            messages,
+            criteria,
+        )
     }
 }
 

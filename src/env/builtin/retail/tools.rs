@@ -1,6 +1,8 @@
 //! One tool call end to end: find the tool, check its arguments, run it on
 //! the state, and render the result (compact JSON) or the error.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::args::{check_arguments, Args};
@@ -15,8 +17,10 @@ use crate::env::{ToolCall, ToolOutput, ToolSpec};
 pub const TRANSFER_ACKNOWLEDGEMENT: &str =
     "Transfer requested. A human agent will continue this conversation.";
 
-/// Run `call` against `db`. A write that fails leaves `db` as it was.
-pub fn run_call(tools: &[ToolSpec], db: &mut Database, call: &ToolCall) -> ToolOutput {
+/// Run `call` against `db`. Reads borrow the shared state; a write runs on a
+/// copy that replaces the state only on success, so a failed write leaves `db`
+/// as it was and states no write touched stay shared.
+pub fn run_call(tools: &[ToolSpec], db: &mut Arc<Database>, call: &ToolCall) -> ToolOutput {
     let Some(spec) = tools.iter().find(|t| t.name == call.name) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         return ToolOutput::error(format!(
@@ -29,16 +33,15 @@ pub fn run_call(tools: &[ToolSpec], db: &mut Database, call: &ToolCall) -> ToolO
         Ok(args) => args,
         Err(message) => return ToolOutput::error(message),
     };
-    let result = if is_write(&call.name) {
-        // Writes run on a draft that replaces the state only on success.
-        let mut draft = db.clone();
-        let result = dispatch(&mut draft, &call.name, &args);
+    let result = if is_write(&call.name) || call.name == specs::TRANSFER_TO_HUMAN_AGENTS {
+        let mut draft = Database::clone(db);
+        let result = dispatch_write(&mut draft, &call.name, &args);
         if result.is_ok() {
-            *db = draft;
+            *db = Arc::new(draft);
         }
         result
     } else {
-        dispatch(db, &call.name, &args)
+        dispatch_read(db, &call.name, &args)
     };
     match result {
         Ok(value) => ToolOutput::ok(value.to_string()),
@@ -46,7 +49,7 @@ pub fn run_call(tools: &[ToolSpec], db: &mut Database, call: &ToolCall) -> ToolO
     }
 }
 
-fn dispatch(db: &mut Database, tool: &str, args: &Args) -> Result<Value, String> {
+fn dispatch_read(db: &Database, tool: &str, args: &Args) -> Result<Value, String> {
     match tool {
         specs::FIND_USER_ID_BY_EMAIL => reads::find_user_id_by_email(db, args.text("email")?),
         specs::FIND_USER_ID_BY_NAME_ZIP => reads::find_user_id_by_name_zip(
@@ -59,6 +62,16 @@ fn dispatch(db: &mut Database, tool: &str, args: &Args) -> Result<Value, String>
         specs::GET_ORDER_DETAILS => reads::get_order_details(db, args.text("order_id")?),
         specs::GET_PRODUCT_DETAILS => reads::get_product_details(db, args.text("product_id")?),
         specs::LIST_PRODUCT_TYPES => Ok(reads::list_product_types(db)),
+        specs::CALCULATE => {
+            let value = calculate::evaluate(args.text("expression")?)?;
+            Ok(json!({ "result": calculate::round_to_cents(value) }))
+        }
+        other => Err(format!("tool '{other}' has no implementation")),
+    }
+}
+
+fn dispatch_write(db: &mut Database, tool: &str, args: &Args) -> Result<Value, String> {
+    match tool {
         specs::CANCEL_PENDING_ORDER => {
             writes::cancel_pending_order(db, args.text("order_id")?, args.text("reason")?)
         }
@@ -88,10 +101,6 @@ fn dispatch(db: &mut Database, tool: &str, args: &Args) -> Result<Value, String>
             &args.text_list("new_item_ids")?,
             args.text("payment_method_id")?,
         ),
-        specs::CALCULATE => {
-            let value = calculate::evaluate(args.text("expression")?)?;
-            Ok(json!({ "result": calculate::round_to_cents(value) }))
-        }
         specs::TRANSFER_TO_HUMAN_AGENTS => {
             args.text("summary")?;
             db.transfers_to_human += 1;

@@ -1,8 +1,9 @@
 //! Scoring a retail conversation: the `db` component replays the scenario's
-//! gold actions on a fresh state and compares canonical hashes with the state
+//! gold actions on a fresh state and compares it with the state
 //! the policy left; `communicate` checks the required facts were said.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -15,9 +16,9 @@ use crate::verify::{communicate, Component, ComponentScore, Criteria, Verificati
 /// from). A gold action that fails is a bug of the scenario, not of the policy.
 pub fn replay_gold(
     tools: &[ToolSpec],
-    fresh: Database,
+    fresh: Arc<Database>,
     criteria: &Criteria,
-) -> Result<Database, EnvError> {
+) -> Result<Arc<Database>, EnvError> {
     let mut gold = fresh;
     for (index, action) in criteria.actions.iter().enumerate() {
         let arguments = match &action.arguments {
@@ -40,12 +41,14 @@ pub fn replay_gold(
     Ok(gold)
 }
 
+/// Structural equality, not a hash of serialized text: the same verdict (money
+/// is whole cents, maps are ordered), without serializing the whole store twice
+/// per conversation, which was a third of the CPU at a thousand calls a second.
 pub fn db_score(actual: &Database, gold: &Database) -> ComponentScore {
-    let actual_hash = actual.canonical_hash();
-    if actual_hash == gold.canonical_hash() {
+    if actual == gold {
         ComponentScore {
             score: 1.0,
-            detail: format!("state matches gold (sha256 {})", &actual_hash[..12]),
+            detail: "state matches gold".to_string(),
         }
     } else {
         ComponentScore {
@@ -60,7 +63,7 @@ pub fn db_score(actual: &Database, gold: &Database) -> ComponentScore {
 
 pub fn verify(
     tools: &[ToolSpec],
-    fresh: Database,
+    fresh: Arc<Database>,
     actual: &Database,
     messages: &[Message],
     criteria: &Criteria,
