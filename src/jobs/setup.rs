@@ -221,7 +221,12 @@ pub enum ModelsError {
 pub async fn connect_models(job: &Job, scenarios: &[Scenario]) -> Result<Models, ModelsError> {
     let needs_mock = job.endpoints.values().any(|e| e.target == Target::Mock);
     let mock = if needs_mock {
-        let server = MockServer::start(([127, 0, 0, 1], 0).into(), scenarios.to_vec()).await?;
+        let server = MockServer::start(
+            ([127, 0, 0, 1], 0).into(),
+            scenarios.to_vec(),
+            job.mock.clone(),
+        )
+        .await?;
         tracing::info!(url = %server.base_url(), "started the in-process mock model server (a test double)");
         Some(server)
     } else {

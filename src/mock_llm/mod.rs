@@ -5,12 +5,16 @@
 //! the `X-Usersim-Scenario` header, which real servers ignore. The mock policy
 //! replays the scenario's gold actions (with deliberate flaws on some seeds, so
 //! rewards vary); the mock user states the scenario's need and answers from its
-//! known info. Model-name modifiers inject faults, e.g. `mock-policy+ratelimit-once`.
+//! known info. Model-name modifiers inject faults, e.g. `mock-policy+ratelimit-once`;
+//! a [`crate::config::MockConfig`] adds latency and faults at a rate, reproducibly.
 //! It proves plumbing, not model quality.
 
 pub mod behaviour;
+pub mod faults;
 pub mod policy;
 pub mod server;
+pub mod stats;
 pub mod user;
 
-pub use server::{MockServer, MockStats};
+pub use server::MockServer;
+pub use stats::MockStats;

@@ -1,9 +1,12 @@
 //! The mock's HTTP face: `/v1/chat/completions`, `/v1/models`, and
 //! `/mock/stats` (requests received, for tests that check limits held).
+//! Every completion first waits the configured latency, then may be answered
+//! with an injected fault (see [`super::faults`]), then with its scripted reply.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -11,43 +14,56 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::watch;
 
 use super::behaviour::{Behaviour, MockRole, MODELS};
+use super::faults::{self, openai_error as error};
+use super::stats::{Arrival, MockStats};
 use super::{policy, user};
+use crate::config::{MockConfig, MockFault};
 use crate::llm::endpoint::SCENARIO_HEADER;
 use crate::llm::message::{Message, Role, ToolCall};
 use crate::persona::Scenario;
 
-/// Requests the mock received.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MockStats {
-    pub requests: u64,
-    /// Requests per model name (including modifiers).
-    pub by_model: BTreeMap<String, u64>,
-}
-
 struct MockState {
     scenarios: HashMap<String, Scenario>,
+    config: MockConfig,
     stats: Mutex<MockStats>,
+    /// Closed when the server stops, so held requests end instead of keeping a
+    /// graceful shutdown waiting for them.
+    stopping: watch::Receiver<()>,
 }
 
 /// A running mock server; stops when dropped.
 pub struct MockServer {
     addr: SocketAddr,
     state: Arc<MockState>,
-    shutdown: Option<oneshot::Sender<()>>,
+    /// Dropping it closes the channel, which stops the server.
+    _stop: watch::Sender<()>,
 }
 
 impl MockServer {
-    /// Serve on `addr` (port 0 picks a free port) with the scenarios it may be asked to play.
-    pub async fn start(addr: SocketAddr, scenarios: Vec<Scenario>) -> std::io::Result<MockServer> {
+    /// Serve on `addr` (port 0 picks a free port) with the scenarios it may be asked
+    /// to play, and the latency and faults of `config`.
+    pub async fn start(
+        addr: SocketAddr,
+        scenarios: Vec<Scenario>,
+        config: MockConfig,
+    ) -> std::io::Result<MockServer> {
+        let (stop, stopping) = watch::channel(());
+        let config = MockConfig {
+            // NaN compares false with everything, so it injects nothing, like 0.
+            fault_rate: config.fault_rate.clamp(0.0, 1.0),
+            ..config
+        };
         let state = Arc::new(MockState {
             scenarios: scenarios.into_iter().map(|s| (s.id.clone(), s)).collect(),
+            config,
             stats: Mutex::new(MockStats::default()),
+            stopping: stopping.clone(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
@@ -56,11 +72,11 @@ impl MockServer {
             .with_state(state.clone());
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let (tx, rx) = oneshot::channel::<()>();
+        let mut stopped = stopping;
         tokio::spawn(async move {
             let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.changed().await;
                 })
                 .await;
             if let Err(e) = served {
@@ -70,7 +86,7 @@ impl MockServer {
         Ok(MockServer {
             addr,
             state,
-            shutdown: Some(tx),
+            _stop: stop,
         })
     }
 
@@ -92,20 +108,31 @@ impl MockServer {
     }
 }
 
-impl Drop for MockServer {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
+/// Wait `duration` unless the server stops first; `false` if it stopped.
+async fn hold(state: &MockState, duration: Duration) -> bool {
+    if duration.is_zero() {
+        return true;
+    }
+    let mut stopping = state.stopping.clone();
+    tokio::select! {
+        () = tokio::time::sleep(duration) => true,
+        _ = stopping.changed() => false,
     }
 }
 
-fn error(status: StatusCode, message: &str, kind: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"message": message, "type": kind, "code": kind}})),
+fn shutting_down() -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the mock model server is shutting down",
+        "service_unavailable",
     )
-        .into_response()
+}
+
+fn unix_second() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
 }
 
 async fn models() -> Json<serde_json::Value> {
@@ -188,7 +215,7 @@ async fn chat_completions(
             )
         }
     };
-    let seen = {
+    let arrival = {
         let Ok(mut stats) = state.stats.lock() else {
             return error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -196,45 +223,52 @@ async fn chat_completions(
                 "server_error",
             );
         };
-        stats.requests += 1;
-        let n = stats.by_model.entry(request.model.clone()).or_insert(0);
-        *n += 1;
-        *n
+        stats.record_request(&request.model, unix_second())
     };
+    let Arrival {
+        index,
+        seen_for_model: seen,
+    } = arrival;
+    let draw = faults::draw(&state.config, index);
+    if !hold(&state, draw.delay).await {
+        return shutting_down();
+    }
+    if let Some(fault) = draw.fault {
+        if let Ok(mut stats) = state.stats.lock() {
+            stats.record_fault(faults::fault_name(fault));
+        }
+        match fault {
+            MockFault::RateLimited => return faults::rate_limited(),
+            MockFault::ServerError => return faults::server_error(),
+            MockFault::Unavailable => return faults::unavailable(),
+            MockFault::Malformed => return faults::malformed(),
+            MockFault::Truncated => return faults::truncated(),
+            // A very slow server: a client with a shorter timeout gives up first;
+            // one that waits gets the normal reply.
+            MockFault::Timeout => {
+                if !hold(&state, faults::TIMEOUT_HOLD).await {
+                    return shutting_down();
+                }
+            }
+        }
+    }
     let behaviour = match Behaviour::parse(&request.model) {
         Ok(b) => b,
         Err(message) => return error(StatusCode::NOT_FOUND, &message, "model_not_found"),
     };
     let m = &behaviour.modifiers;
     if m.ratelimit_once && seen == 1 {
-        let mut response = error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Rate limit reached (mock); retry after 1 second",
-            "rate_limit_exceeded",
-        );
-        response
-            .headers_mut()
-            .insert("retry-after", axum::http::HeaderValue::from_static("1"));
-        return response;
+        return faults::rate_limited();
     }
     if m.error500_once && seen == 1 {
-        return (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "<html><body>Internal Server Error</body></html>",
-        )
-            .into_response();
+        return faults::server_error();
     }
     if m.malformed {
-        return (
-            StatusCode::OK,
-            [("content-type", "application/json")],
-            "{\"id\":\"mock\",\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"Hel",
-        )
-            .into_response();
+        return faults::malformed();
     }
 
-    if m.slow {
-        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    if m.slow && !hold(&state, Duration::from_secs(2)).await {
+        return shutting_down();
     }
     let scenario = headers
         .get(SCENARIO_HEADER)

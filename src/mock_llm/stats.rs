@@ -1,0 +1,154 @@
+//! What the mock received: requests per model and per wall-clock second, and the
+//! faults it injected, so a test can check that a client's limits held.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Per-second buckets kept: one day. Older seconds are dropped, so a long-running
+/// `usersim mock-llm` holds at most this many buckets whatever its traffic.
+pub const MAX_SECONDS_KEPT: usize = 24 * 60 * 60;
+
+/// Requests the mock received (`/mock/stats` serves it as JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MockStats {
+    /// Chat completion requests with a readable body.
+    pub requests: u64,
+    /// Requests per model name (including modifiers).
+    pub by_model: BTreeMap<String, u64>,
+    /// Requests per wall-clock second they arrived in (Unix time), the last day at most.
+    #[serde(default)]
+    pub per_second: BTreeMap<u64, u64>,
+    /// Faults injected by `fault_rate`, by name (`429`, `500`, `503`, `timeout`,
+    /// `malformed`, `truncated`). Faults asked for by a model-name modifier are not counted.
+    #[serde(default)]
+    pub faults: BTreeMap<String, u64>,
+}
+
+/// How a request was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// 0-based position among all requests; the fault draw is keyed on it.
+    pub index: u64,
+    /// 1-based count of requests for this model name, this one included.
+    pub seen_for_model: u64,
+}
+
+impl MockStats {
+    pub fn record_request(&mut self, model: &str, unix_second: u64) -> Arrival {
+        let index = self.requests;
+        self.requests += 1;
+        let seen = self.by_model.entry(model.to_string()).or_insert(0);
+        *seen += 1;
+        let seen_for_model = *seen;
+        *self.per_second.entry(unix_second).or_insert(0) += 1;
+        while self.per_second.len() > MAX_SECONDS_KEPT {
+            self.per_second.pop_first();
+        }
+        Arrival {
+            index,
+            seen_for_model,
+        }
+    }
+
+    pub fn record_fault(&mut self, name: &str) {
+        *self.faults.entry(name.to_string()).or_insert(0) += 1;
+    }
+
+    /// Faults injected by `fault_rate`, all kinds together.
+    pub fn faults_injected(&self) -> u64 {
+        self.faults.values().sum()
+    }
+
+    /// The most requests that arrived in any `window_secs` consecutive whole
+    /// seconds, e.g. `max_in_any_window(60)` against a requests-per-minute limit.
+    pub fn max_in_any_window(&self, window_secs: u64) -> u64 {
+        if window_secs == 0 {
+            return 0;
+        }
+        let buckets: Vec<(u64, u64)> = self.per_second.iter().map(|(s, n)| (*s, *n)).collect();
+        let mut best = 0;
+        let mut in_window = 0;
+        let mut first = 0;
+        for &(second, count) in &buckets {
+            in_window += count;
+            // The window is [second - window_secs + 1, second]; drop buckets before it.
+            while let Some(&(oldest, oldest_count)) = buckets.get(first) {
+                if second - oldest < window_secs {
+                    break;
+                }
+                in_window -= oldest_count;
+                first += 1;
+            }
+            best = best.max(in_window);
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats_with(buckets: &[(u64, u64)]) -> MockStats {
+        let mut stats = MockStats::default();
+        for &(second, count) in buckets {
+            for _ in 0..count {
+                stats.record_request("mock-user", second);
+            }
+        }
+        stats
+    }
+
+    #[test]
+    fn requests_are_counted_per_second_and_per_model() {
+        let mut stats = MockStats::default();
+        assert_eq!(
+            stats.record_request("a", 10),
+            Arrival {
+                index: 0,
+                seen_for_model: 1
+            }
+        );
+        assert_eq!(
+            stats.record_request("b", 10),
+            Arrival {
+                index: 1,
+                seen_for_model: 1
+            }
+        );
+        assert_eq!(
+            stats.record_request("a", 12),
+            Arrival {
+                index: 2,
+                seen_for_model: 2
+            }
+        );
+        assert_eq!(stats.requests, 3);
+        assert_eq!(stats.per_second, BTreeMap::from([(10, 2), (12, 1)]));
+    }
+
+    #[test]
+    fn the_busiest_window_slides_over_whole_seconds() {
+        let stats = stats_with(&[(100, 3), (101, 1), (130, 5), (159, 2), (160, 4)]);
+        assert_eq!(stats.max_in_any_window(0), 0);
+        assert_eq!(stats.max_in_any_window(1), 5);
+        assert_eq!(stats.max_in_any_window(2), 6, "159 and 160");
+        assert_eq!(stats.max_in_any_window(30), 7, "130..=159");
+        assert_eq!(stats.max_in_any_window(31), 11, "130..=160");
+        assert_eq!(stats.max_in_any_window(60), 12, "101..=160");
+        assert_eq!(stats.max_in_any_window(61), 15, "100..=160");
+        assert_eq!(stats.max_in_any_window(10_000), 15);
+        assert_eq!(MockStats::default().max_in_any_window(60), 0);
+    }
+
+    #[test]
+    fn per_second_buckets_are_bounded() {
+        let mut stats = MockStats::default();
+        for second in 0..(MAX_SECONDS_KEPT as u64 + 10) {
+            stats.record_request("m", second);
+        }
+        assert_eq!(stats.per_second.len(), MAX_SECONDS_KEPT);
+        assert_eq!(stats.per_second.keys().next(), Some(&10));
+    }
+}
