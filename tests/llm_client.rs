@@ -35,7 +35,8 @@ fn hello() -> ChatRequest {
 }
 
 async fn mock() -> MockServer {
-    MockServer::start(([127, 0, 0, 1], 0).into(), Vec::new())
+    let config = usersim::config::MockConfig::default();
+    MockServer::start(([127, 0, 0, 1], 0).into(), Vec::new(), config)
         .await
         .unwrap()
 }

@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use usersim::store::postgres::PostgresStore;
 use usersim::store::{
-    self, now_ms, ItemCounts, ItemRow, ItemStatus, JobRow, JobStatus, JobSummary, NewConversation,
-    NewItem, NewJob, NewMessage, Store, StoreError, StoredConversation, UsageRow,
+    self, now_ms, ItemCounts, ItemRow, ItemStatus, JobRow, JobStatus, JobSummary, LatencyHistogram,
+    NewConversation, NewItem, NewJob, NewMessage, Store, StoreError, StoredConversation, UsageRow,
 };
 
 // ---------------------------------------------------------------- backends
@@ -120,6 +120,11 @@ async fn story(url: &str) {
     chapter(
         "pages_return_every_conversation_of_the_job_once_in_id_order",
         pages_return_every_conversation_of_the_job_once_in_id_order(&store, &run),
+    )
+    .await;
+    chapter(
+        "call_latencies_are_histograms_per_author_of_the_jobs_own_messages",
+        call_latencies_are_histograms_per_author_of_the_jobs_own_messages(&store, &run),
     )
     .await;
     let summarised = chapter(
@@ -799,6 +804,76 @@ async fn pages_return_every_conversation_of_the_job_once_in_id_order(
     assert_eq!(ids, expected[11..14].to_vec());
 }
 
+async fn call_latencies_are_histograms_per_author_of_the_jobs_own_messages(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("latencies", &format!("{run}-latencies")))
+        .await
+        .unwrap();
+    let other = store
+        .create_job(&new_job("latencies", &format!("{run}-latencies-other")))
+        .await
+        .unwrap();
+    assert!(store.call_latencies(job.id).await.unwrap().is_empty());
+    // Per conversation: a user turn, then a policy call with a tool call and a
+    // policy answer; system and tool messages carry no latency.
+    let calls: [(i64, i64, i64); 3] = [(40, 120, 80), (40, 120, 300), (55, 80, 120)];
+    store.add_items(job.id, &new_items("lat", 3)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 3, 60_000).await.unwrap();
+    for (item, (user_ms, first_ms, second_ms)) in leased.iter().zip(calls) {
+        let mut conversation = new_conversation(item, "user_stop", Some(1.0));
+        conversation.messages = vec![
+            message("system", "prompt", "system"),
+            timed(message("user", "where is my order?", "user"), user_ms),
+            timed(message("assistant", "", "policy"), first_ms),
+            message("tool", "{\"status\":\"shipped\"}", "env"),
+            timed(message("assistant", "It has shipped.", "policy"), second_ms),
+        ];
+        store
+            .complete_item(item.id, "w", &conversation)
+            .await
+            .unwrap();
+    }
+    store
+        .add_items(other.id, &new_items("lat", 1))
+        .await
+        .unwrap();
+    let item = store.lease_items(other.id, "w", 1, 60_000).await.unwrap();
+    let mut elsewhere = new_conversation(&item[0], "user_stop", None);
+    elsewhere.messages = vec![timed(message("assistant", "slow", "policy"), 9_999)];
+    store
+        .complete_item(item[0].id, "w", &elsewhere)
+        .await
+        .unwrap();
+
+    // policy: 120, 80, 120, 300, 80, 120; user: 40, 40, 55.
+    let expected = vec![
+        LatencyHistogram {
+            author: "policy".into(),
+            counts: vec![(80, 2), (120, 3), (300, 1)],
+        },
+        LatencyHistogram {
+            author: "user".into(),
+            counts: vec![(40, 2), (55, 1)],
+        },
+    ];
+    assert_eq!(store.call_latencies(job.id).await.unwrap(), expected);
+    assert_eq!(
+        store.job_summary(job.id).await.unwrap().call_latencies,
+        expected,
+        "the summary carries the same histograms"
+    );
+    assert_eq!(
+        store.call_latencies(other.id).await.unwrap(),
+        vec![LatencyHistogram {
+            author: "policy".into(),
+            counts: vec![(9_999, 1)],
+        }]
+    );
+}
+
 /// Returns the summarised job, for the reopening chapter to check.
 async fn job_summary_matches_hand_computed_rewards_terminations_and_usage(
     store: &Arc<dyn Store>,
@@ -1302,6 +1377,16 @@ fn message(role: &str, content: &str, author: &str) -> NewMessage {
         prompt_tokens: None,
         completion_tokens: None,
         latency_ms: None,
+    }
+}
+
+/// `message` as a model call that took `latency_ms`.
+fn timed(message: NewMessage, latency_ms: i64) -> NewMessage {
+    NewMessage {
+        prompt_tokens: Some(100),
+        completion_tokens: Some(10),
+        latency_ms: Some(latency_ms),
+        ..message
     }
 }
 

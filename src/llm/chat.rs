@@ -34,7 +34,8 @@ pub struct ChatResponse {
     /// As the server said it (`stop`, `tool_calls`, `length`, `eos`, or none).
     pub finish_reason: Option<String>,
     pub usage: Usage,
-    /// Wall time of the call including retries, milliseconds.
+    /// Wall time of the call including retries and their backoff, but not the
+    /// time spent waiting for the endpoint's limits or a pause, milliseconds.
     pub latency_ms: u64,
 }
 

@@ -1,5 +1,7 @@
 //! `Endpoint`: an OpenAI-compatible server and model behind async-openai, with
-//! its cap on requests in flight and the one retry policy.
+//! its limits (rpm, tpm, requests in flight), its pause after a 429, and the one
+//! retry policy. Roles naming the same endpoint share one `Endpoint`, so they
+//! share its limits; endpoints are independent of each other.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
@@ -9,11 +11,11 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::traits::RequestOptionsBuilder;
 use async_trait::async_trait;
-use tokio::sync::Semaphore;
 
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
-use super::retry::{RetryPolicy, RetryService};
+use super::limiter::{self, LimitStats, Limits};
+use super::retry::{Pause, RetryPolicy, RetryService};
 use super::wire::{self, Sampling, WireResponse};
 use crate::config::EndpointConfig;
 
@@ -25,7 +27,8 @@ pub struct Endpoint {
     model: String,
     client: async_openai::Client<OpenAIConfig>,
     sampling: Sampling,
-    in_flight: Arc<Semaphore>,
+    limits: Arc<Limits>,
+    pause: Arc<Pause>,
     calls: AtomicU64,
 }
 
@@ -39,6 +42,7 @@ fn install_crypto_provider() {
 
 impl Endpoint {
     /// `base_url` is where requests go (the config's URL, or the mock's address).
+    /// Fails when the tpm limit is too small for any request to fit.
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<Self, LlmError> {
         install_crypto_provider();
         let http = reqwest::Client::builder()
@@ -54,9 +58,17 @@ impl Endpoint {
             max_retries: config.max_retries,
             ..RetryPolicy::default()
         };
-        let client = async_openai::Client::build(http.clone(), openai).with_http_service(
-            RetryService::new(http, policy, config.timeout, &config.name),
-        );
+        let limits = Arc::new(Limits::new(config)?);
+        let pause = Arc::new(Pause::default());
+        let client =
+            async_openai::Client::build(http.clone(), openai).with_http_service(RetryService::new(
+                http,
+                policy,
+                config.timeout,
+                &config.name,
+                limits.clone(),
+                pause.clone(),
+            ));
         Ok(Endpoint {
             name: config.name.clone(),
             model: config.model.clone(),
@@ -66,13 +78,48 @@ impl Endpoint {
                 top_p: config.top_p,
                 max_tokens: Some(config.max_tokens),
             },
-            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            limits,
+            pause,
             calls: AtomicU64::new(0),
         })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The tokens the tpm limit will be charged for `req` (each attempt),
+    /// by [`limiter::estimate_tokens`] over the JSON body sent.
+    pub fn estimate_tokens(&self, req: &ChatRequest) -> u64 {
+        let body = wire::to_request(&self.model, &self.sampling, req);
+        let bytes = serde_json::to_vec(&body).map_or(0, |b| b.len());
+        self.limits.estimate_tokens(bytes)
+    }
+
+    /// What this endpoint's limits and pauses have cost so far.
+    pub fn limit_stats(&self) -> LimitStats {
+        self.limits.stats()
+    }
+
+    /// How long the endpoint stays paused after a 429, if it is paused.
+    pub fn paused_for(&self) -> Option<Duration> {
+        self.pause.remaining()
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let stats = self.limits.stats();
+        if !stats.waited.is_zero() || !stats.paused.is_zero() {
+            tracing::info!(
+                endpoint = %self.name,
+                requests = stats.requests,
+                estimated_tokens = stats.estimated_tokens,
+                waited_on_limits_s = stats.waited.as_secs_f64(),
+                paused_after_429_s = stats.paused.as_secs_f64(),
+                "time requests spent waiting for the endpoint's limits"
+            );
+        }
     }
 }
 
@@ -100,11 +147,6 @@ impl ChatModel for Endpoint {
     async fn complete(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let body = wire::to_request(&self.model, &self.sampling, &req);
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed);
-        let _permit = self
-            .in_flight
-            .acquire()
-            .await
-            .map_err(|_| LlmError::InvalidRequest("endpoint is shut down".into()))?;
         let started = Instant::now();
         let mut chat = self.client.chat();
         if let Some(scenario) = &req.scenario {
@@ -112,8 +154,12 @@ impl ChatModel for Endpoint {
                 .header(SCENARIO_HEADER, scenario.as_str())
                 .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
         }
-        let response: WireResponse = chat.create_byot(body).await.map_err(from_openai)?;
-        let latency_ms = started.elapsed().as_millis() as u64;
+        // The limits, the in-flight cap and the pause are waited for inside the
+        // HTTP service, before each attempt; that wait is not the model's latency.
+        let (response, admission_wait) =
+            limiter::measure_admission_wait(chat.create_byot::<_, WireResponse>(body)).await;
+        let response = response.map_err(from_openai)?;
+        let latency_ms = started.elapsed().saturating_sub(admission_wait).as_millis() as u64;
         let (message, finish_reason, usage) =
             wire::from_response(response, &format!("call_{call_number}"))?;
         Ok(ChatResponse {

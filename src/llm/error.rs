@@ -24,6 +24,21 @@ pub enum LlmError {
     QuotaExhausted(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// Never sent: its token estimate is more than one request may take from
+    /// the endpoint's `tokens_per_minute` (see `llm::limiter`).
+    #[error(
+        "request of an estimated {estimated} tokens can never fit tokens_per_minute = \
+         {tokens_per_minute}: one request may take at most {per_request} (half, so that no \
+         60 s window goes over the limit), and the estimate counts a token for every byte of \
+         the request plus max_tokens; raise tokens_per_minute to at least {}, lower \
+         max_tokens, or shorten the prompt",
+        .estimated.saturating_mul(2)
+    )]
+    ExceedsTokenLimit {
+        estimated: u64,
+        per_request: u64,
+        tokens_per_minute: u32,
+    },
 }
 
 impl LlmError {
@@ -38,6 +53,7 @@ impl LlmError {
             LlmError::Rejected { .. } => "rejected",
             LlmError::QuotaExhausted(_) => "quota_exhausted",
             LlmError::InvalidRequest(_) => "invalid_request",
+            LlmError::ExceedsTokenLimit { .. } => "exceeds_token_limit",
         }
     }
 
@@ -52,7 +68,8 @@ impl LlmError {
             | LlmError::Malformed(_) => true,
             LlmError::Rejected { .. }
             | LlmError::QuotaExhausted(_)
-            | LlmError::InvalidRequest(_) => false,
+            | LlmError::InvalidRequest(_)
+            | LlmError::ExceedsTokenLimit { .. } => false,
         }
     }
 

@@ -1,9 +1,11 @@
 //! Everything that talks to a model: the `ChatModel` trait, the `Endpoint`
-//! implementation on async-openai, the one retry policy, and the wire format.
+//! implementation on async-openai, its limits, the one retry policy, and the
+//! wire format.
 
 pub mod chat;
 pub mod endpoint;
 pub mod error;
+pub mod limiter;
 pub mod message;
 pub mod retry;
 pub mod wire;
@@ -11,3 +13,4 @@ pub mod wire;
 pub use chat::{ChatModel, ChatRequest, ChatResponse, Usage};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
+pub use limiter::LimitStats;

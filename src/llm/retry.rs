@@ -1,18 +1,22 @@
 //! The one retry policy: exponential backoff with full jitter for transient
 //! failures, honouring `Retry-After`. It is installed as the HTTP service under
 //! async-openai's client, replacing the crate's own retry layer, so every request
-//! is retried by exactly this code and nothing else.
+//! is retried by exactly this code and nothing else. Every attempt is admitted by
+//! the endpoint's [`Limits`] first, and a 429 pauses the whole endpoint.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use rand::Rng;
 
 use super::error::LlmError;
+use super::limiter::Limits;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -65,6 +69,64 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// An endpoint-wide pause: after a 429 nothing is sent to the endpoint until
+/// the pause ends (the server's `Retry-After`, or the backoff delay). Callers
+/// that did not get the 429 wait it out before sending, which costs them no
+/// retry: a burst of 429s pauses the endpoint instead of burning every
+/// caller's retries on requests the server would refuse.
+#[derive(Debug)]
+pub struct Pause {
+    origin: Instant,
+    /// Nanoseconds after `origin` when the pause ends; 0: never paused.
+    until_nanos: AtomicU64,
+}
+
+impl Default for Pause {
+    fn default() -> Self {
+        Pause {
+            origin: Instant::now(),
+            until_nanos: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Pause {
+    /// Pause for `wait` from now, unless a pause already lasts longer.
+    pub fn extend(&self, wait: Duration) {
+        let now = Instant::now();
+        let until = now.checked_add(wait).unwrap_or(now);
+        let until = until.saturating_duration_since(self.origin);
+        let until = u64::try_from(until.as_nanos()).unwrap_or(u64::MAX);
+        self.until_nanos.fetch_max(until, Ordering::AcqRel);
+    }
+
+    /// How long the pause still lasts, if the endpoint is paused.
+    pub fn remaining(&self) -> Option<Duration> {
+        let until = Duration::from_nanos(self.until_nanos.load(Ordering::Acquire));
+        let left = self
+            .origin
+            .checked_add(until)?
+            .saturating_duration_since(Instant::now());
+        Some(left).filter(|left| !left.is_zero())
+    }
+
+    /// Wait until the endpoint is not paused (a pause may be extended meanwhile);
+    /// returns how long that took.
+    pub async fn wait(&self) -> Duration {
+        let Some(mut left) = self.remaining() else {
+            return Duration::ZERO;
+        };
+        let started = Instant::now();
+        loop {
+            tokio::time::sleep(left).await;
+            match self.remaining() {
+                Some(more) => left = more,
+                None => return started.elapsed(),
+            }
+        }
+    }
+}
+
 /// A tower service sending requests with `reqwest`, retrying by [`RetryPolicy`].
 /// It reads each body whole, so a body cut off mid-transfer or a success body that
 /// is not JSON is retried like any transient failure. The final failure is handed
@@ -74,30 +136,55 @@ pub struct RetryService {
     client: reqwest::Client,
     policy: RetryPolicy,
     timeout: Duration,
-    label: std::sync::Arc<str>,
+    label: Arc<str>,
+    limits: Arc<Limits>,
+    pause: Arc<Pause>,
 }
 
 impl RetryService {
-    /// `client` must carry the per-request `timeout` (it is only named here in errors).
+    /// `client` must carry the per-request `timeout` (it is only named here in
+    /// errors). `limits` and `pause` are the endpoint's, shared by all its callers.
     pub fn new(
         client: reqwest::Client,
         policy: RetryPolicy,
         timeout: Duration,
         label: &str,
+        limits: Arc<Limits>,
+        pause: Arc<Pause>,
     ) -> Self {
         RetryService {
             client,
             policy,
             timeout,
             label: label.into(),
+            limits,
+            pause,
         }
     }
 
-    async fn attempt(&self, factory: &HttpRequestFactory) -> Result<reqwest::Response, LlmError> {
+    /// Send attempt number `retry` (0: the first try).
+    async fn attempt(
+        &self,
+        factory: &HttpRequestFactory,
+        retry: u32,
+    ) -> Result<reqwest::Response, LlmError> {
         let request = factory
             .build()
             .await
             .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
+        let body_bytes = match request.body().map(|body| body.as_bytes()) {
+            None => 0,
+            Some(Some(bytes)) => bytes.len(),
+            Some(None) if self.limits.limits_tokens() => {
+                return Err(LlmError::InvalidRequest(
+                    "a streamed request body has no size to estimate its tokens by".into(),
+                ))
+            }
+            Some(None) => 0,
+        };
+        let estimate = self.limits.estimate_tokens(body_bytes);
+        // Held until the body is read: until then the request is in flight.
+        let _admission = self.limits.admit(estimate, &self.pause).await?;
         let timeout = Some(self.timeout);
         let response = self
             .client
@@ -115,7 +202,16 @@ impl RetryService {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| parse_retry_after(v, SystemTime::now()));
-            return Err(LlmError::from_status(status.as_u16(), &body, retry_after));
+            let error = LlmError::from_status(status.as_u16(), &body, retry_after);
+            if let LlmError::RateLimited { .. } = error {
+                // The server refuses the endpoint as a whole, not this request:
+                // pause every caller, this one included (its retry waits the
+                // pause in admission), even if it gives up. Paused while this
+                // request still holds its slot, so no caller queued for the
+                // slot can slip in before the pause.
+                self.pause.extend(self.policy.delay(retry, &error));
+            }
+            return Err(error);
         }
         if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
             return Err(LlmError::Malformed(format!(
@@ -132,22 +228,29 @@ impl RetryService {
     async fn run(self, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
         let mut retry = 0;
         loop {
-            match self.attempt(&factory).await {
+            let error = match self.attempt(&factory, retry).await {
                 Ok(response) => return Ok(response),
-                Err(error) if error.is_retryable() && retry < self.policy.max_retries => {
-                    let wait = self.policy.delay(retry, &error);
-                    tracing::warn!(
-                        endpoint = %self.label,
-                        retry = retry + 1,
-                        wait_ms = wait.as_millis() as u64,
-                        class = error.class(),
-                        "model call failed, retrying: {error}"
-                    );
-                    tokio::time::sleep(wait).await;
-                    retry += 1;
-                }
-                Err(error) => return Err(OpenAIError::Boxed(Box::new(error))),
+                Err(error) => error,
+            };
+            if !(error.is_retryable() && retry < self.policy.max_retries) {
+                return Err(OpenAIError::Boxed(Box::new(error)));
             }
+            // After a 429 the endpoint's pause is the wait (see `attempt`).
+            let wait = match error {
+                LlmError::RateLimited { .. } => self.pause.remaining().unwrap_or_default(),
+                _ => self.policy.delay(retry, &error),
+            };
+            tracing::warn!(
+                endpoint = %self.label,
+                retry = retry + 1,
+                wait_ms = wait.as_millis() as u64,
+                class = error.class(),
+                "model call failed, retrying: {error}"
+            );
+            if !matches!(error, LlmError::RateLimited { .. }) {
+                tokio::time::sleep(wait).await;
+            }
+            retry += 1;
         }
     }
 }
@@ -215,6 +318,23 @@ mod tests {
             retry_after: Some(Duration::from_secs(100_000)),
         };
         assert_eq!(policy.delay(0, &e), policy.max_retry_after);
+    }
+
+    #[tokio::test]
+    async fn a_pause_only_grows_and_waiting_it_out_ends_it() {
+        let pause = Pause::default();
+        assert_eq!(pause.remaining(), None);
+        assert_eq!(pause.wait().await, Duration::ZERO, "not paused: no wait");
+        pause.extend(Duration::from_millis(300));
+        pause.extend(Duration::from_millis(100));
+        let left = pause.remaining().unwrap();
+        assert!(
+            left > Duration::from_millis(200),
+            "a shorter pause never cuts a longer one"
+        );
+        let waited = pause.wait().await;
+        assert!(waited >= left - Duration::from_millis(5), "{waited:?}");
+        assert_eq!(pause.remaining(), None);
     }
 
     #[test]

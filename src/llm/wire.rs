@@ -1,23 +1,15 @@
 //! Translation between our messages and the Chat Completions wire format.
-//! Requests use async-openai's types; responses are read leniently, because real
-//! servers (llama.cpp, vLLM, Ollama) differ: odd or missing `finish_reason`,
-//! missing `id`/`usage`, arguments as objects, content as parts, extra fields
-//! such as `reasoning_content`.
+//! Requests are serialized straight from our messages and tool specs (borrowed,
+//! no copy per call; async-openai sends any `Serialize` body); responses are read
+//! leniently, because real servers (llama.cpp, vLLM, Ollama) differ: odd or
+//! missing `finish_reason`, missing `id`/`usage`, arguments as objects, content as
+//! parts, extra fields such as `reasoning_content`.
 
-use async_openai::types::chat::{
-    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
-    ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
-    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
-    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage,
-    ChatCompletionRequestUserMessageContent, ChatCompletionTool, ChatCompletionTools,
-    CreateChatCompletionRequest, FunctionCall, FunctionObject,
-};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::chat::{ChatRequest, Usage};
 use super::error::LlmError;
-use super::message::{Message, Role, ToolCall};
+use super::message::{Message, Role, ToolCall, ToolSpec};
 
 /// Sampling parameters of an endpoint.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,79 +19,117 @@ pub struct Sampling {
     pub max_tokens: Option<u32>,
 }
 
-// `max_tokens` and `seed` are deprecated by OpenAI but are what llama.cpp, vLLM
-// and Ollama read (OpenAI itself still accepts both for chat models).
-#[allow(deprecated)]
-pub fn to_request(
-    model: &str,
+/// A chat completion request body, borrowing everything it sends.
+#[derive(Debug, Serialize)]
+pub struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireMessageOut<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f32>,
+    /// `max_tokens` rather than `max_completion_tokens`: what llama.cpp, vLLM and
+    /// Ollama read (OpenAI accepts both for chat models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessageOut<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCallOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireCallOut<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionOut<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunctionOut<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireToolFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+pub fn to_request<'a>(
+    model: &'a str,
     sampling: &Sampling,
-    req: &ChatRequest,
-) -> CreateChatCompletionRequest {
-    let tools = (!req.tools.is_empty()).then(|| {
-        req.tools
-            .iter()
-            .map(|t| {
-                ChatCompletionTools::Function(ChatCompletionTool {
-                    function: FunctionObject {
-                        name: t.name.clone(),
-                        description: Some(t.description.clone()),
-                        parameters: Some(t.parameters.clone()),
-                        strict: None,
-                    },
-                })
-            })
-            .collect()
-    });
-    CreateChatCompletionRequest {
-        model: model.to_string(),
+    req: &'a ChatRequest,
+) -> WireRequest<'a> {
+    WireRequest {
+        model,
         messages: req.messages.iter().map(to_wire_message).collect(),
-        tools,
+        tools: req.tools.iter().map(to_wire_tool).collect(),
         temperature: sampling.temperature,
         top_p: sampling.top_p,
         max_tokens: sampling.max_tokens,
         // llama.cpp and others take a 32-bit seed; keep it in range everywhere.
         seed: req.seed.map(|s| (s & 0x7fff_ffff) as i64),
-        ..Default::default()
     }
 }
 
-fn to_wire_message(m: &Message) -> ChatCompletionRequestMessage {
-    match m.role {
-        Role::System => ChatCompletionRequestMessage::System(ChatCompletionRequestSystemMessage {
-            content: ChatCompletionRequestSystemMessageContent::Text(m.content.clone()),
-            name: None,
-        }),
-        Role::User => ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
-            content: ChatCompletionRequestUserMessageContent::Text(m.content.clone()),
-            name: None,
-        }),
-        Role::Assistant => {
-            let tool_calls = (!m.tool_calls.is_empty()).then(|| {
-                m.tool_calls
-                    .iter()
-                    .map(|c| {
-                        ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
-                            id: c.id.clone(),
-                            function: FunctionCall {
-                                name: c.name.clone(),
-                                arguments: c.arguments.clone(),
-                            },
-                        })
-                    })
-                    .collect()
-            });
-            let content = (!m.content.is_empty() || tool_calls.is_none())
-                .then(|| ChatCompletionRequestAssistantMessageContent::Text(m.content.clone()));
-            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
-                content,
-                tool_calls,
-                ..Default::default()
-            })
-        }
-        Role::Tool => ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
-            content: ChatCompletionRequestToolMessageContent::Text(m.content.clone()),
-            tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
-        }),
+fn to_wire_tool(t: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireToolFunction {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+        },
+    }
+}
+
+fn to_wire_message(m: &Message) -> WireMessageOut<'_> {
+    let tool_calls: Vec<WireCallOut<'_>> = m
+        .tool_calls
+        .iter()
+        .map(|c| WireCallOut {
+            id: &c.id,
+            kind: "function",
+            function: WireFunctionOut {
+                name: &c.name,
+                arguments: &c.arguments,
+            },
+        })
+        .collect();
+    // An assistant message that only calls tools has no content field.
+    let content = (m.role != Role::Assistant || !m.content.is_empty() || tool_calls.is_empty())
+        .then_some(m.content.as_str());
+    WireMessageOut {
+        role: m.role.as_str(),
+        content,
+        tool_calls,
+        tool_call_id: if m.role == Role::Tool {
+            Some(m.tool_call_id.as_deref().unwrap_or(""))
+        } else {
+            None
+        },
     }
 }
 
@@ -264,6 +294,54 @@ mod tests {
     fn a_response_without_choices_is_malformed() {
         let e = parse(r#"{"object":"chat.completion"}"#).unwrap_err();
         assert_eq!(e.class(), "malformed_response");
+    }
+
+    #[test]
+    fn requests_carry_tool_calls_tool_results_and_tools_in_the_openai_shape() {
+        let mut call = Message::assistant("");
+        call.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "get_order".into(),
+            arguments: "{\"order_id\":\"#1\"}".into(),
+        });
+        let req = ChatRequest {
+            messages: vec![
+                Message::system("s"),
+                Message::user("u"),
+                call,
+                Message::tool_result("c1", "{}"),
+            ],
+            tools: vec![ToolSpec {
+                name: "get_order".into(),
+                description: "d".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            }]
+            .into(),
+            seed: Some(u64::MAX),
+            scenario: None,
+        };
+        let sampling = Sampling {
+            max_tokens: Some(64),
+            ..Sampling::default()
+        };
+        let body = serde_json::to_value(to_request("m", &sampling, &req)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "s"},
+                    {"role": "user", "content": "u"},
+                    {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "get_order", "arguments": "{\"order_id\":\"#1\"}"}}]},
+                    {"role": "tool", "content": "{}", "tool_call_id": "c1"}
+                ],
+                "tools": [{"type": "function", "function": {"name": "get_order", "description": "d",
+                    "parameters": {"type": "object"}}}],
+                "max_tokens": 64,
+                "seed": 0x7fff_ffff
+            })
+        );
     }
 
     #[test]

@@ -236,4 +236,34 @@ pub struct JobSummary {
     pub terminations: Vec<(String, i64)>,
     /// Usage summed per role.
     pub usage: Vec<UsageRow>,
+    /// Latencies of the model calls per role, for percentiles.
+    pub call_latencies: Vec<LatencyHistogram>,
+}
+
+/// How many model calls of one author took each latency. The calls are the
+/// messages that carry a latency: one per model reply stored (`policy`, `user`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LatencyHistogram {
+    /// Who made the calls: `policy` or `user` (the role names of `UsageRow`).
+    pub author: String,
+    /// `(latency_ms, calls)`, ascending by latency, each latency once.
+    pub counts: Vec<(i64, i64)>,
+}
+
+impl LatencyHistogram {
+    /// Histograms from `(author, latency_ms, calls)` rows ordered by author,
+    /// then latency.
+    pub fn from_rows(rows: impl IntoIterator<Item = (String, i64, i64)>) -> Vec<Self> {
+        let mut histograms: Vec<LatencyHistogram> = Vec::new();
+        for (author, latency_ms, calls) in rows {
+            match histograms.last_mut() {
+                Some(last) if last.author == author => last.counts.push((latency_ms, calls)),
+                _ => histograms.push(LatencyHistogram {
+                    author,
+                    counts: vec![(latency_ms, calls)],
+                }),
+            }
+        }
+        histograms
+    }
 }

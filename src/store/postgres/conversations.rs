@@ -12,7 +12,8 @@ use sqlx::{Postgres, Row, Transaction};
 use super::decode::{self, conversation_columns, message_columns, usage_columns};
 use super::server_now_ms;
 use crate::store::{
-    JobSummary, MessageRow, NewConversation, NewMessage, StoreError, StoredConversation, UsageRow,
+    JobSummary, LatencyHistogram, MessageRow, NewConversation, NewMessage, StoreError,
+    StoredConversation, UsageRow,
 };
 
 /// Starts the transactions that read a conversation and its rows: one
@@ -327,6 +328,7 @@ pub(super) async fn summary(pool: &PgPool, job_id: i64) -> Result<JobSummary, St
     .bind(job_id)
     .fetch_all(&mut *tx)
     .await?;
+    let call_latencies = latencies(&mut *tx, job_id).await?;
     tx.commit().await?;
     Ok(JobSummary {
         conversations: totals.try_get("conversations")?,
@@ -339,5 +341,34 @@ pub(super) async fn summary(pool: &PgPool, job_id: i64) -> Result<JobSummary, St
             .iter()
             .map(|row| decode::usage(row).map(|(_, usage)| usage))
             .collect::<Result<_, _>>()?,
+        call_latencies,
     })
+}
+
+/// Model-call latencies of a job per author, read as one row per distinct
+/// latency (on its own or in the summary's transaction).
+pub(super) async fn latencies<'e>(
+    executor: impl sqlx::Executor<'e, Database = Postgres>,
+    job_id: i64,
+) -> Result<Vec<LatencyHistogram>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT m.author, m.latency_ms, COUNT(*) AS calls \
+         FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE c.job_id = $1 AND m.latency_ms IS NOT NULL \
+         GROUP BY m.author, m.latency_ms ORDER BY m.author COLLATE \"C\", m.latency_ms",
+    )
+    .bind(job_id)
+    .fetch_all(executor)
+    .await?;
+    let rows = rows
+        .iter()
+        .map(|row| {
+            Ok((
+                row.try_get("author")?,
+                row.try_get("latency_ms")?,
+                row.try_get("calls")?,
+            ))
+        })
+        .collect::<Result<Vec<(String, i64, i64)>, sqlx::Error>>()?;
+    Ok(LatencyHistogram::from_rows(rows))
 }

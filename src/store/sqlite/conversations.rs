@@ -9,8 +9,8 @@ use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction};
 use super::decode::{self, conversation_columns, message_columns, usage_columns};
 use super::{multi_row_sql, rows_per_statement, BEGIN_WRITE};
 use crate::store::{
-    now_ms, JobSummary, MessageRow, NewConversation, NewMessage, StoreError, StoredConversation,
-    UsageRow,
+    now_ms, JobSummary, LatencyHistogram, MessageRow, NewConversation, NewMessage, StoreError,
+    StoredConversation, UsageRow,
 };
 
 /// Bound parameters per row of the messages INSERT.
@@ -312,6 +312,7 @@ pub(super) async fn summary(reader: &SqlitePool, job_id: i64) -> Result<JobSumma
     .bind(job_id)
     .fetch_all(&mut *tx)
     .await?;
+    let call_latencies = latencies(&mut *tx, job_id).await?;
     tx.commit().await?;
     Ok(JobSummary {
         conversations: totals.try_get("conversations")?,
@@ -324,5 +325,34 @@ pub(super) async fn summary(reader: &SqlitePool, job_id: i64) -> Result<JobSumma
             .iter()
             .map(|row| decode::usage(row).map(|(_, usage)| usage))
             .collect::<Result<_, _>>()?,
+        call_latencies,
     })
+}
+
+/// Model-call latencies of a job per author, read as one row per distinct
+/// latency (on its own or in the summary's transaction).
+pub(super) async fn latencies<'e>(
+    executor: impl sqlx::Executor<'e, Database = Sqlite>,
+    job_id: i64,
+) -> Result<Vec<LatencyHistogram>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT m.author, m.latency_ms, COUNT(*) AS calls \
+         FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE c.job_id = ? AND m.latency_ms IS NOT NULL \
+         GROUP BY m.author, m.latency_ms ORDER BY m.author, m.latency_ms",
+    )
+    .bind(job_id)
+    .fetch_all(executor)
+    .await?;
+    let rows = rows
+        .iter()
+        .map(|row| {
+            Ok((
+                row.try_get("author")?,
+                row.try_get("latency_ms")?,
+                row.try_get("calls")?,
+            ))
+        })
+        .collect::<Result<Vec<(String, i64, i64)>, sqlx::Error>>()?;
+    Ok(LatencyHistogram::from_rows(rows))
 }

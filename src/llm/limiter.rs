@@ -1,0 +1,445 @@
+//! An endpoint's limits: requests per minute and tokens per minute (GCRA
+//! limiters from `governor`), and its cap on requests in flight. Every HTTP
+//! attempt, first tries and retries alike, is admitted here just before it is
+//! sent, so the server never sees more than the limits allow, whoever sends.
+//!
+//! Admission, one request at a time (a FIFO gate):
+//! 1. wait out the endpoint's pause after a 429, if any;
+//! 2. take a slot of the in-flight cap;
+//! 3. take the rpm cell and the tpm cells, or, if either limiter says "not
+//!    yet", give the slot back and sleep until it would say yes, then start over.
+//!
+//! So nobody holds an in-flight slot while sleeping on a rate limit or a pause
+//! (slots go to requests that can be sent), and cells are only taken by the
+//! request about to be sent, in order, the instant before it is sent: the
+//! times the server sees requests are as spread out as the times the limiters
+//! let them through, never bunched up behind a slot or a pause. The requests
+//! queued behind the gate hold nothing.
+
+use std::future::Future;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+
+use super::error::LlmError;
+use super::retry::Pause;
+use crate::config::EndpointConfig;
+
+/// Tokens allowed for what a chat template adds to a prompt beyond what the
+/// JSON body holds, e.g. a tool-use preamble or a default system line.
+pub const TEMPLATE_ALLOWANCE_TOKENS: u64 = 256;
+
+/// The most tokens a request may cost, estimated before it is sent: one token
+/// for every byte of its JSON body, plus [`TEMPLATE_ALLOWANCE_TOKENS`], plus
+/// `max_tokens` for the reply (the server stops there).
+///
+/// A byte per token is an upper bound, not a guess. Byte-level BPE tokenizers
+/// (GPT, Llama 3, Qwen, ...) never make a token of less than one byte, and
+/// SentencePiece with byte fallback (Llama 2, Mistral) falls back to one token
+/// per byte at worst. Ratios like "4 characters per token" hold for English
+/// prose only: JSON, code and digits run at 2 to 3 bytes per token, CJK and
+/// Indic scripts at 1 to 3 bytes per token, so they would overrun a tpm limit
+/// set by such a ratio. The body's keys and quotes around every message are
+/// more bytes than a template's role markers (a few tokens per message), and
+/// the tool specs are in it as JSON, as templates render them. The price of
+/// the bound: English prose is counted about four times over, so sustained
+/// token throughput stays well under the limit, never over it.
+pub fn estimate_tokens(body_bytes: usize, max_tokens: u32) -> u64 {
+    (body_bytes as u64)
+        .saturating_add(TEMPLATE_ALLOWANCE_TOKENS)
+        .saturating_add(u64::from(max_tokens))
+}
+
+/// A quota that lets through at most `limit` cells in any 60 s window, with
+/// bursts of up to `burst` cells (`1 ≤ burst ≤ limit`).
+///
+/// A GCRA limiter with burst `b` and one cell back every `T` lets through
+/// `n` cells at times `t1 ≤ … ≤ tk` only if `n ≤ b + (tk − t1) / T`: a full
+/// burst first, then one cell per `T`. `Quota::per_minute(limit)` is
+/// `b = limit, T = 60 s / limit`, which lets twice the limit through in the
+/// first minute (the burst, then the refill). Here the cells refill at
+/// `r = limit + 1 − burst` per minute, with `T` one nanosecond longer than
+/// `60 s / r`, so any window of 60 s (closed or not) has `(tk − t1) / T < r`
+/// and holds fewer than `b + r = limit + 1` cells: at most `limit`.
+pub fn window_safe_quota(limit: NonZeroU32, burst: NonZeroU32) -> Quota {
+    let burst = burst.min(limit);
+    let refill_per_minute = u64::from(limit.get() - burst.get()) + 1;
+    let period = Duration::from_nanos(60_000_000_000 / refill_per_minute + 1);
+    // `period` is at least a nanosecond, so `with_period` always gives a quota.
+    Quota::with_period(period)
+        .unwrap_or_else(|| Quota::per_minute(limit))
+        .allow_burst(burst)
+}
+
+/// Requests per minute: one every 60 s / rpm, with a burst of a tenth of a
+/// second's worth (rpm / 600; none below 1200 rpm). Without any burst, every
+/// request a sleeping caller sends a little late (timers wake on the next
+/// millisecond, or later under load) pushes all the next ones back, which
+/// costs a tenth of the throughput at 6000 rpm; the small burst lets the next
+/// requests catch up, for a refill slower by as little as the burst is large.
+pub fn request_quota(rpm: NonZeroU32) -> Quota {
+    let burst = NonZeroU32::new(rpm.get() / 600).unwrap_or(NonZeroU32::MIN);
+    window_safe_quota(rpm, burst)
+}
+
+/// The most tokens one request may take from a tpm limit: half of it. The
+/// other half refills over the minute. A burst must hold the largest request
+/// and, for the window to hold, costs as much refill as it allows; half is
+/// the balance between the largest request and sustained throughput.
+pub fn tokens_per_request(tpm: NonZeroU32) -> NonZeroU32 {
+    NonZeroU32::new(tpm.get() / 2).unwrap_or(NonZeroU32::MIN)
+}
+
+/// Tokens per minute: bursts of [`tokens_per_request`], refilled over the minute.
+pub fn token_quota(tpm: NonZeroU32) -> Quota {
+    window_safe_quota(tpm, tokens_per_request(tpm))
+}
+
+/// What an endpoint's limits have cost so far, summed over its requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitStats {
+    /// HTTP requests admitted (first tries and retries).
+    pub requests: u64,
+    /// Tokens the tpm limiter was charged for them (estimates).
+    pub estimated_tokens: u64,
+    /// Time requests waited for the rpm or tpm limit or a free in-flight slot.
+    pub waited: Duration,
+    /// Time requests waited for the endpoint's pause after a 429.
+    pub paused: Duration,
+}
+
+struct TokenLimit {
+    per_minute: NonZeroU32,
+    per_request: NonZeroU32,
+    limiter: DefaultDirectRateLimiter,
+}
+
+/// One endpoint's limits, shared by every role and request using the endpoint.
+pub struct Limits {
+    max_tokens: u32,
+    requests: Option<DefaultDirectRateLimiter>,
+    tokens: Option<TokenLimit>,
+    in_flight: Arc<Semaphore>,
+    /// Admits one request at a time, in arrival order.
+    gate: Mutex<()>,
+    clock: DefaultClock,
+    admitted: AtomicU64,
+    estimated_tokens: AtomicU64,
+    waited_nanos: AtomicU64,
+    paused_nanos: AtomicU64,
+}
+
+/// A request let through; it counts as in flight until this is dropped.
+#[derive(Debug)]
+pub struct Admission {
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Limits {
+    /// Fails when even a request with an empty body could never fit the tpm limit.
+    pub fn new(config: &EndpointConfig) -> Result<Self, LlmError> {
+        let tokens = config
+            .tokens_per_minute
+            .and_then(NonZeroU32::new)
+            .map(|tpm| TokenLimit {
+                per_minute: tpm,
+                per_request: tokens_per_request(tpm),
+                limiter: RateLimiter::direct(token_quota(tpm)),
+            });
+        let limits = Limits {
+            max_tokens: config.max_tokens,
+            requests: config
+                .requests_per_minute
+                .and_then(NonZeroU32::new)
+                .map(|rpm| RateLimiter::direct(request_quota(rpm))),
+            tokens,
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            gate: Mutex::new(()),
+            clock: DefaultClock::default(),
+            admitted: AtomicU64::new(0),
+            estimated_tokens: AtomicU64::new(0),
+            waited_nanos: AtomicU64::new(0),
+            paused_nanos: AtomicU64::new(0),
+        };
+        limits.token_cells(limits.estimate_tokens(0))?;
+        Ok(limits)
+    }
+
+    /// [`estimate_tokens`] for a body of `body_bytes` with this endpoint's `max_tokens`.
+    pub fn estimate_tokens(&self, body_bytes: usize) -> u64 {
+        estimate_tokens(body_bytes, self.max_tokens)
+    }
+
+    /// Whether requests are charged tokens (a tpm limit is set).
+    pub fn limits_tokens(&self) -> bool {
+        self.tokens.is_some()
+    }
+
+    pub fn stats(&self) -> LimitStats {
+        LimitStats {
+            requests: self.admitted.load(Ordering::Relaxed),
+            estimated_tokens: self.estimated_tokens.load(Ordering::Relaxed),
+            waited: Duration::from_nanos(self.waited_nanos.load(Ordering::Relaxed)),
+            paused: Duration::from_nanos(self.paused_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Wait until a request estimated at `estimated_tokens` may be sent (see the
+    /// module docs). A request too large to ever fit the tpm limit fails at once.
+    pub async fn admit(&self, estimated_tokens: u64, pause: &Pause) -> Result<Admission, LlmError> {
+        let cells = self.token_cells(estimated_tokens)?;
+        let started = Instant::now();
+        // Paused callers wait side by side, not one after another in the queue.
+        let mut paused = pause.wait().await;
+        let gate = self.gate.lock().await;
+        let slot = loop {
+            paused += pause.wait().await;
+            let slot = self.free_slot().await?;
+            // A 429 may have paused the endpoint while we waited for the slot.
+            if pause.remaining().is_some() {
+                continue;
+            }
+            match self.take_cells(cells)? {
+                None => break slot,
+                Some(wait) => {
+                    drop(slot);
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        };
+        drop(gate);
+        let total = started.elapsed();
+        self.admitted.fetch_add(1, Ordering::Relaxed);
+        self.estimated_tokens
+            .fetch_add(estimated_tokens, Ordering::Relaxed);
+        self.waited_nanos
+            .fetch_add(nanos(total.saturating_sub(paused)), Ordering::Relaxed);
+        self.paused_nanos
+            .fetch_add(nanos(paused), Ordering::Relaxed);
+        note_admission_wait(total);
+        Ok(Admission { _slot: slot })
+    }
+
+    async fn free_slot(&self) -> Result<OwnedSemaphorePermit, LlmError> {
+        let closed = |_| LlmError::InvalidRequest("the endpoint is shut down".into());
+        self.in_flight.clone().acquire_owned().await.map_err(closed)
+    }
+
+    /// The tpm cells a request takes: none without a tpm limit, an error when
+    /// it could never fit.
+    fn token_cells(&self, estimated_tokens: u64) -> Result<Option<NonZeroU32>, LlmError> {
+        let Some(tokens) = &self.tokens else {
+            return Ok(None);
+        };
+        if estimated_tokens > u64::from(tokens.per_request.get()) {
+            return Err(LlmError::ExceedsTokenLimit {
+                estimated: estimated_tokens,
+                per_request: u64::from(tokens.per_request.get()),
+                tokens_per_minute: tokens.per_minute.get(),
+            });
+        }
+        Ok(u32::try_from(estimated_tokens)
+            .ok()
+            .and_then(NonZeroU32::new))
+    }
+
+    /// Take the rpm cell, then the tpm cells; `Some(wait)` if either limiter
+    /// says not yet. When the rpm cell was taken but the tpm cells were not,
+    /// that cell is lost: limiters cannot give cells back, and taking the tpm
+    /// cells first would lose a whole request's tokens instead. It costs at
+    /// most one cell per request, only while tpm is what holds requests back.
+    fn take_cells(&self, cells: Option<NonZeroU32>) -> Result<Option<Duration>, LlmError> {
+        if let Some(requests) = &self.requests {
+            if let Err(not_until) = requests.check() {
+                return Ok(Some(not_until.wait_time_from(self.clock.now())));
+            }
+        }
+        if let (Some(tokens), Some(cells)) = (&self.tokens, cells) {
+            match tokens.limiter.check_n(cells) {
+                Ok(Ok(())) => {}
+                Ok(Err(not_until)) => return Ok(Some(not_until.wait_time_from(self.clock.now()))),
+                Err(_) => {
+                    return Err(LlmError::ExceedsTokenLimit {
+                        estimated: u64::from(cells.get()),
+                        per_request: u64::from(tokens.per_request.get()),
+                        tokens_per_minute: tokens.per_minute.get(),
+                    })
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+tokio::task_local! {
+    /// Nanoseconds the current model call has waited to be admitted.
+    static ADMISSION_WAIT: Arc<AtomicU64>;
+}
+
+fn note_admission_wait(waited: Duration) {
+    // Outside `measure_admission_wait` there is nobody to tell.
+    let _ = ADMISSION_WAIT.try_with(|total| total.fetch_add(nanos(waited), Ordering::Relaxed));
+}
+
+/// Run `call` and say how long its requests waited for admission (limits and
+/// pauses), so a call's latency can leave that time out. It works because the
+/// HTTP service runs inside the caller's task (async-openai drives it inline).
+pub async fn measure_admission_wait<F: Future>(call: F) -> (F::Output, Duration) {
+    let waited = Arc::new(AtomicU64::new(0));
+    let output = ADMISSION_WAIT.scope(waited.clone(), call).await;
+    (output, Duration::from_nanos(waited.load(Ordering::Relaxed)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use governor::clock::FakeRelativeClock;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    fn nz(n: u32) -> NonZeroU32 {
+        NonZeroU32::new(n).unwrap()
+    }
+
+    /// Send requests of `sizes` (cycled) as fast as `quota` lets them through
+    /// for `span`; returns (time since start, cells) of each.
+    fn greedy(quota: Quota, sizes: &[u32], span: Duration) -> Vec<(Duration, u32)> {
+        greedy_waking_late(quota, sizes, span, Duration::ZERO)
+    }
+
+    /// `greedy`, with every sleep rounded up to the next millisecond and then
+    /// `late` more, as timers do.
+    fn greedy_waking_late(
+        quota: Quota,
+        sizes: &[u32],
+        span: Duration,
+        late: Duration,
+    ) -> Vec<(Duration, u32)> {
+        let clock = FakeRelativeClock::default();
+        let limiter = RateLimiter::direct_with_clock(quota, clock.clone());
+        let mut sent = Vec::new();
+        let mut elapsed = Duration::ZERO;
+        for &size in sizes.iter().cycle() {
+            loop {
+                match limiter.check_n(nz(size)).unwrap() {
+                    Ok(()) => break,
+                    Err(not_until) => {
+                        let mut wait = not_until.wait_time_from(clock.now());
+                        if !late.is_zero() {
+                            let ms = wait.as_nanos().div_ceil(1_000_000) as u64;
+                            wait = Duration::from_millis(ms) + late;
+                        }
+                        clock.advance(wait);
+                        elapsed += wait;
+                    }
+                }
+            }
+            if elapsed > span {
+                return sent;
+            }
+            sent.push((elapsed, size));
+        }
+        sent
+    }
+
+    /// The most cells in any closed 60 s window (`sent` is in time order).
+    fn busiest_minute(sent: &[(Duration, u32)]) -> u64 {
+        let (mut best, mut in_window, mut end) = (0, 0, 0);
+        for (start, &(t0, _)) in sent.iter().enumerate() {
+            while end < sent.len() && sent[end].0 <= t0 + MINUTE {
+                in_window += u64::from(sent[end].1);
+                end += 1;
+            }
+            best = best.max(in_window);
+            if start < end {
+                in_window -= u64::from(sent[start].1);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn governors_own_per_minute_quota_lets_twice_the_limit_through_in_the_first_minute() {
+        let sent = greedy(Quota::per_minute(nz(10)), &[1], 5 * MINUTE);
+        assert_eq!(busiest_minute(&sent), 20, "a burst of 10, then 10 refills");
+    }
+
+    #[test]
+    fn rpm_is_never_exceeded_in_any_minute_and_is_reached_in_the_long_run() {
+        for rpm in [1, 2, 7, 60, 120, 600, 1199, 6000] {
+            let sent = greedy(request_quota(nz(rpm)), &[1], 10 * MINUTE);
+            assert!(busiest_minute(&sent) <= u64::from(rpm), "rpm {rpm}");
+            // The burst at t = 0, then one request every 60 s / refill for
+            // 10 minutes: no burst below 1200 rpm, so exactly 10 · rpm.
+            let burst = u64::from((rpm / 600).max(1));
+            let refill = u64::from(rpm) + 1 - burst;
+            assert_eq!(sent.len() as u64, burst + 10 * refill - 1, "rpm {rpm}");
+        }
+    }
+
+    #[test]
+    fn high_rpm_is_held_in_every_minute_and_reached_by_callers_that_wake_late() {
+        let late = Duration::from_micros(700);
+        for rpm in [1200, 6000, 20_000] {
+            let sent = greedy_waking_late(request_quota(nz(rpm)), &[1], 3 * MINUTE, late);
+            assert!(busiest_minute(&sent) <= u64::from(rpm), "rpm {rpm}");
+            let per_minute = sent.len() as f64 / 3.0;
+            assert!(
+                per_minute >= 0.98 * f64::from(rpm),
+                "rpm {rpm}: {per_minute}"
+            );
+        }
+    }
+
+    #[test]
+    fn rpm_spaces_requests_evenly_instead_of_bursting() {
+        let sent = greedy(request_quota(nz(120)), &[1], Duration::from_secs(5));
+        let times: Vec<u128> = sent.iter().map(|(t, _)| t.as_millis()).collect();
+        assert_eq!(
+            times,
+            [0, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500]
+        );
+    }
+
+    #[test]
+    fn tpm_is_never_exceeded_in_any_minute_whatever_the_request_sizes() {
+        let sizes = [120, 480, 37, 250, 500, 1, 333, 499];
+        let sent = greedy(token_quota(nz(1000)), &sizes, 10 * MINUTE);
+        let busiest = busiest_minute(&sent);
+        assert!(busiest <= 1000, "{busiest} tokens in one minute");
+        // Half up front, then the other half (plus one) every minute.
+        let total: u64 = sent.iter().map(|&(_, n)| u64::from(n)).sum();
+        assert!(
+            total >= 500 + 10 * 501 - 500,
+            "sustained throughput {total}"
+        );
+    }
+
+    #[test]
+    fn one_request_may_take_half_the_tpm() {
+        assert_eq!(tokens_per_request(nz(1000)).get(), 500);
+        assert_eq!(tokens_per_request(nz(1)).get(), 1);
+        let clock = FakeRelativeClock::default();
+        let limiter = RateLimiter::direct_with_clock(token_quota(nz(1000)), clock);
+        assert!(limiter.check_n(nz(500)).unwrap().is_ok());
+        assert!(limiter.check_n(nz(501)).is_err(), "can never fit");
+    }
+
+    #[test]
+    fn the_estimate_counts_every_byte_plus_the_allowance_and_max_tokens() {
+        assert_eq!(estimate_tokens(1000, 64), 1000 + 256 + 64);
+        // Two CJK characters are six bytes, so up to six tokens: counted as six.
+        let body = serde_json::json!({"content": "東京"}).to_string();
+        assert_eq!(body.len(), 20);
+        assert_eq!(estimate_tokens(body.len(), 0), 20 + 256);
+    }
+}
