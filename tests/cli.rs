@@ -300,8 +300,12 @@ async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() 
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
+    let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stdout.contains("interrupted:") && stdout.contains("run the same command to resume"),
+        "{stdout}"
+    );
 
     let store = usersim::store::open(&db).await.unwrap();
     let counts = store.item_counts(1).await.unwrap();
@@ -328,5 +332,50 @@ async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() 
         stored.len() as i64,
         after.done,
         "no conversation stored twice"
+    );
+}
+
+#[tokio::test]
+async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = JobSpec {
+        // The mock answers an unknown model with 404, like a real server: permanent.
+        policy_model: "mock-policy-that-does-not-exist".into(),
+        personas_per_scenario: 2,
+        extra: "[circuit_breaker]\nwindow = 10\nmax_error_rate = 0.5\n".into(),
+        ..JobSpec::default()
+    };
+    let (path, db) = write_job(dir.path(), &spec);
+    let run = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let out = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{out}\n{}", text(&run.stderr));
+    assert!(
+        out.contains("stopped by the circuit breaker: 10 of the last 10 items failed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("404") && out.contains("does not exist"),
+        "the reason names the cause: {out}"
+    );
+
+    let store = usersim::store::open(&db).await.unwrap();
+    let counts = store.item_counts(1).await.unwrap();
+    assert!(
+        counts.failed >= 10 && counts.failed <= 10 + 4,
+        "stopped soon after tripping: {counts:?}"
+    );
+    assert!(
+        counts.pending > 30,
+        "the rest was left for later: {counts:?}"
+    );
+    assert_eq!(counts.leased, 0);
+    assert_eq!(
+        store.get_job(1).await.unwrap().unwrap().status.as_str(),
+        "failed"
+    );
+    assert_eq!(
+        store.job_summary(1).await.unwrap().mean_reward,
+        None,
+        "failures are never zero rewards"
     );
 }

@@ -1,11 +1,14 @@
 //! The command line: one file per subcommand. Errors here are `anyhow`; exit
 //! code 2 means the user's input is invalid, 1 that the work failed.
 
+mod bench;
 mod export;
 mod mock_llm;
 mod run;
 mod show;
+mod submit;
 mod validate;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -29,10 +32,20 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a generation job (resumes it if the same job already exists).
+    /// Run a generation job here (resumes it if the same job already exists).
     Run {
-        /// The job config (TOML).
-        config: PathBuf,
+        /// The job config (TOML); or use --resume ID.
+        #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+        config: Option<PathBuf>,
+        /// Finish a stored job by id, from the config stored with it.
+        #[arg(long, value_name = "JOB_ID")]
+        resume: Option<i64>,
+        /// Database of the job to resume (a config names its own).
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+        /// Start a new job even if a job with this name or config exists.
+        #[arg(long, conflicts_with = "resume")]
+        new_job: bool,
         /// Conversations in flight at once (overrides the config).
         #[arg(long)]
         concurrency: Option<usize>,
@@ -40,6 +53,41 @@ enum Command {
         #[arg(long)]
         retry_failed: bool,
         /// No progress output.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Benchmark a job against the in-process mock: throughput vs ideal, overhead, memory.
+    Bench {
+        /// Mock model latency per call.
+        #[arg(long, default_value_t = 200)]
+        latency_ms: u64,
+        /// Conversations in flight.
+        #[arg(long, default_value_t = 100)]
+        concurrency: usize,
+        /// Conversations to run.
+        #[arg(long, default_value_t = 1000)]
+        conversations: u32,
+        /// Store in this database instead of a fresh SQLite file.
+        #[arg(long)]
+        database: Option<String>,
+    },
+    /// Create a job and its items for workers, without running it here.
+    Submit {
+        config: PathBuf,
+        /// Start a new job even if a job with this name or config exists.
+        #[arg(long)]
+        new_job: bool,
+    },
+    /// Work jobs stored in a database (many workers may share one job).
+    Worker {
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+        /// Work only this job, and exit when it is finished.
+        #[arg(long)]
+        job: Option<i64>,
+        /// Conversations in flight in this worker (default: the job's config).
+        #[arg(long)]
+        concurrency: Option<usize>,
         #[arg(long)]
         quiet: bool,
     },
@@ -76,6 +124,8 @@ enum Command {
         /// Scenarios JSONL the mock may be asked to play.
         #[arg(long)]
         scenarios: Option<PathBuf>,
+        #[command(flatten)]
+        flags: mock_llm::MockFlags,
     },
 }
 
@@ -85,10 +135,38 @@ pub async fn main() -> i32 {
     let result = match cli.command {
         Command::Run {
             config,
+            resume,
+            database,
+            new_job,
             concurrency,
             retry_failed,
             quiet,
-        } => run::run(&config, concurrency, retry_failed, quiet).await,
+        } => {
+            let options = crate::jobs::RunOptions {
+                concurrency,
+                retry_failed,
+                new_job,
+                quiet,
+            };
+            match (config, resume) {
+                (_, Some(id)) => run::resume(&database, id, &options).await,
+                (Some(config), None) => run::run(&config, &options).await,
+                (None, None) => Ok(EXIT_INVALID),
+            }
+        }
+        Command::Bench {
+            latency_ms,
+            concurrency,
+            conversations,
+            database,
+        } => bench::bench(latency_ms, concurrency, conversations, database).await,
+        Command::Submit { config, new_job } => submit::submit(&config, new_job).await,
+        Command::Worker {
+            database,
+            job,
+            concurrency,
+            quiet,
+        } => worker::worker(&database, job, concurrency, quiet).await,
         Command::Validate { config } => validate::validate(&config).await,
         Command::Show {
             conversation_id,
@@ -105,7 +183,8 @@ pub async fn main() -> i32 {
             port,
             host,
             scenarios,
-        } => mock_llm::serve(&host, port, scenarios.as_deref()).await,
+            flags,
+        } => mock_llm::serve(&host, port, scenarios.as_deref(), &flags).await,
     };
     match result {
         Ok(code) => code,

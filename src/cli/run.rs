@@ -1,18 +1,15 @@
-//! `usersim run JOB.toml`
+//! `usersim run JOB.toml` and `usersim run --resume JOB_ID`
 
 use std::path::Path;
 
 use crate::config;
-use crate::jobs::{self, RunError, RunOptions};
+use crate::jobs::report::{role_reports, total_cost, Cost};
+use crate::jobs::{self, RunError, RunOptions, RunReport, WorkEnd};
+use crate::store::{JobRow, JobSummary};
 
 use super::{report_problems, EXIT_INVALID};
 
-pub async fn run(
-    path: &Path,
-    concurrency: Option<usize>,
-    retry_failed: bool,
-    quiet: bool,
-) -> anyhow::Result<i32> {
+pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
     let job = match config::load(path) {
         Ok(job) => job,
         Err(problems) => {
@@ -20,15 +17,23 @@ pub async fn run(
             return Ok(EXIT_INVALID);
         }
     };
-    let options = RunOptions {
-        concurrency,
-        retry_failed,
-        quiet,
-    };
-    let report = match jobs::run(&job, &options).await {
+    let database = job.database.clone();
+    report(jobs::run(&job, options).await, &database)
+}
+
+pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
+    report(jobs::resume(database, id, options).await, database)
+}
+
+fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result<i32> {
+    let report = match result {
         Ok(report) => report,
         Err(RunError::Invalid(problems)) => {
             report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+        Err(e @ (RunError::ConfigChanged { .. } | RunError::NoSuchJob(_))) => {
+            eprintln!("error: {e}");
             return Ok(EXIT_INVALID);
         }
         Err(e) => return Err(e.into()),
@@ -48,7 +53,7 @@ pub async fn run(
         c.done,
         c.failed,
         c.pending + c.leased,
-        job.database
+        database
     );
     println!(
         "conversations: {}   mean reward: {}",
@@ -62,11 +67,17 @@ pub async fn run(
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
     println!("terminations: {}", terminations.join(", "));
-    for u in &s.usage {
-        println!(
-            "tokens ({}): {} calls, {} prompt, {} completion",
-            u.role, u.calls, u.prompt_tokens, u.completion_tokens
-        );
+    print_usage(s, &report.job, database);
+    match &report.end {
+        WorkEnd::Finished => {}
+        WorkEnd::Interrupted { released } => println!(
+            "interrupted: {released} conversations in flight were dropped and their items returned to pending; run the same command to resume"
+        ),
+        WorkEnd::Tripped { reason } => {
+            println!("stopped by the circuit breaker: {reason}");
+            println!("fix the cause, then rerun with --retry-failed");
+            return Ok(1);
+        }
     }
     if c.failed > 0 {
         println!(
@@ -79,4 +90,46 @@ pub async fn run(
         report.job.id, report.job.id
     );
     Ok(0)
+}
+
+/// Per role: calls, tokens, latency percentiles of the model calls and cost
+/// from the prices of the role's endpoint (in the job's stored config).
+fn print_usage(summary: &JobSummary, row: &JobRow, database: &str) {
+    let job = jobs::runner::stored_job(row, database).ok();
+    let roles = role_reports(summary, job.as_ref());
+    for r in &roles {
+        let latency = r.latency.map_or("latency n/a".to_string(), |l| {
+            format!(
+                "latency p50 {} ms, p95 {} ms, p99 {} ms",
+                l.p50, l.p95, l.p99
+            )
+        });
+        let cost = match (&r.cost, &r.endpoint) {
+            (Cost::Unknown, Some(endpoint)) => {
+                format!("cost unknown (endpoint '{endpoint}' has no prices)")
+            }
+            (cost, _) => format!("cost {cost}"),
+        };
+        println!(
+            "tokens ({}): {} calls, {} prompt, {} completion; {latency}; {cost}",
+            r.role, r.calls, r.prompt_tokens, r.completion_tokens
+        );
+    }
+    let unpriced: Vec<&str> = roles
+        .iter()
+        .filter(|r| r.cost == Cost::Unknown)
+        .map(|r| r.role.as_str())
+        .collect();
+    let priced = Cost::Usd(roles.iter().filter_map(|r| r.cost.usd()).sum());
+    match total_cost(&roles) {
+        _ if roles.is_empty() => {}
+        total @ Cost::Usd(_) => println!("cost (all roles): {total}"),
+        Cost::Unknown if unpriced.len() == roles.len() => println!(
+            "cost (all roles): unknown (set input_price_per_million and output_price_per_million on the endpoints)"
+        ),
+        Cost::Unknown => println!(
+            "cost (all roles): unknown ({priced} for the priced roles; no prices for {})",
+            unpriced.join(", ")
+        ),
+    }
 }

@@ -106,7 +106,8 @@ pub struct Job {
     pub name: String,
     /// The config file this job was read from.
     pub source: PathBuf,
-    /// Its text, stored with the job.
+    /// The config as parsed, every path absolute (TOML): stored with the job so a
+    /// worker or `run --resume` can rebuild it from the database alone.
     pub snapshot: String,
     pub seed: u64,
     pub database: String,

@@ -21,8 +21,30 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
             format!("cannot read the job config: {e}"),
         )]
     })?;
-    let file = parse(path, &text)?;
-    let base = path.parent().unwrap_or(Path::new("."));
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let base = parent
+        .canonicalize()
+        .or_else(|_| std::path::absolute(parent))
+        .map_err(|e| {
+            vec![Problem::in_file(
+                path,
+                format!("cannot resolve its folder: {e}"),
+            )]
+        })?;
+    from_text(path, &text, &base)
+}
+
+/// The job a stored snapshot describes. Snapshots are written with absolute
+/// paths, so they load the same from any working directory (workers, `--resume`).
+pub fn from_snapshot(label: &str, snapshot: &str) -> Result<Job, Vec<Problem>> {
+    from_text(Path::new(label), snapshot, Path::new("/"))
+}
+
+fn from_text(path: &Path, text: &str, base: &Path) -> Result<Job, Vec<Problem>> {
+    let file = parse(path, text)?;
     let mut problems = Vec::new();
     let resolve = |p: &Path| -> PathBuf {
         if p.is_absolute() {
@@ -208,6 +230,18 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
     if !problems.is_empty() {
         return Err(problems);
     }
+    // What is stored with the job: the config as parsed, every path absolute.
+    let mut resolved = file.clone();
+    resolved.dataset.scenarios = scenarios.clone();
+    resolved.dataset.personas = personas.clone();
+    resolved.user_simulator.template = user_template.clone();
+    resolved.policy.template = policy_template.clone();
+    let snapshot = toml::to_string(&resolved).map_err(|e| {
+        vec![Problem::in_file(
+            path,
+            format!("cannot write the config snapshot: {e}"),
+        )]
+    })?;
     Ok(Job {
         circuit_breaker: CircuitBreakerConfig {
             window: breaker.window,
@@ -222,7 +256,7 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
         },
         name: file.name,
         source: path.to_path_buf(),
-        snapshot: text,
+        snapshot,
         seed: file.seed,
         database: file.database,
         concurrency: file.concurrency,
@@ -358,14 +392,20 @@ fn check_endpoint(
             "must be at least 1 (or left out for no limit)",
         ));
     }
-    if e.tokens_per_minute.is_some_and(|tpm| tpm < e.max_tokens) {
+    // llm::limiter lets one request take half of tokens_per_minute (so that no
+    // 60 s window goes over) and estimates a request at a token per byte of its
+    // body, plus 256 for the chat template, plus max_tokens.
+    let least_tpm = 2 * (u64::from(e.max_tokens) + 256);
+    let too_small = |tpm: &u32| u64::from(*tpm) < least_tpm;
+    if let Some(tpm) = e.tokens_per_minute.filter(too_small) {
         problems.push(Problem::at_field(
             path,
             &field("tokens_per_minute"),
             format!(
-                "{} is below max_tokens ({}), so no request could ever fit; raise it or lower max_tokens",
-                e.tokens_per_minute.unwrap_or(0),
-                e.max_tokens
+                "{} leaves no room for a request: one request may take half of it, and even \
+                 an empty prompt is estimated at 256 tokens plus max_tokens ({}); use at least \
+                 {least_tpm} plus twice the prompt's bytes, or lower max_tokens",
+                tpm, e.max_tokens
             ),
         ));
     }
@@ -447,6 +487,23 @@ personas = "s.jsonl"
     }
 
     #[test]
+    fn a_stored_snapshot_rebuilds_the_same_job_from_any_directory() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart.toml");
+        let job = load(&path).unwrap();
+        assert!(job.dataset.scenarios.is_absolute());
+        let again = from_snapshot("job 1", &job.snapshot).unwrap();
+        assert_eq!(
+            again.snapshot, job.snapshot,
+            "a snapshot of a snapshot is itself"
+        );
+        let normalise = |mut j: Job| {
+            j.source = PathBuf::new();
+            j
+        };
+        assert_eq!(normalise(again), normalise(job));
+    }
+
+    #[test]
     fn an_endpoint_must_be_a_url_or_the_mock() {
         let bad = MINIMAL.replace(
             "base_url = \"http://127.0.0.1:1/v1\"",
@@ -459,5 +516,20 @@ personas = "s.jsonl"
             Some("endpoints.e.base_url")
         );
         assert!(problems[0].message.contains("not an http(s) URL"));
+    }
+
+    #[test]
+    fn a_tpm_limit_must_leave_room_for_a_request_of_max_tokens() {
+        let small = MINIMAL.replace("model = \"m\"", "model = \"m\"\ntokens_per_minute = 2000");
+        let problems = load_text(&small).unwrap_err();
+        assert_eq!(
+            problems[0].location.as_deref(),
+            Some("endpoints.e.tokens_per_minute")
+        );
+        // Half of it must hold 256 + max_tokens (1024).
+        let message = &problems[0].message;
+        assert!(message.contains("at least 2560"), "{message}");
+        let enough = MINIMAL.replace("model = \"m\"", "model = \"m\"\ntokens_per_minute = 2560");
+        assert!(load_text(&enough).is_ok());
     }
 }

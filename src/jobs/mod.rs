@@ -1,10 +1,15 @@
-//! Jobs: planning items, preparing inputs and models, running items with leases,
-//! and reporting progress.
+//! Jobs: planning items, preparing inputs and models, working items with leases
+//! and heartbeats, the circuit breaker, and progress.
 
+pub mod bench;
+pub mod breaker;
 pub mod hash;
 pub mod plan;
 pub mod progress;
+pub mod report;
 pub mod runner;
 pub mod setup;
+pub mod work;
 
-pub use runner::{run, RunError, RunOptions, RunReport};
+pub use runner::{resume, run, serve_worker, submit, RunError, RunOptions, RunReport};
+pub use work::WorkEnd;

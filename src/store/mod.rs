@@ -41,6 +41,10 @@ pub trait Store: Send + Sync {
     async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError>;
     /// The newest job with this config hash, if any.
     async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError>;
+    /// The newest job with this name, if any.
+    async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError>;
+    /// Jobs that may still have work (pending or running), oldest first.
+    async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError>;
     async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError>;
 
     /// Add items to a job; keys that already exist are left as they are.
@@ -99,7 +103,11 @@ pub trait Store: Send + Sync {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredConversation>, StoreError>;
+    /// Counts, usage and model-call latencies of a job's stored conversations.
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError>;
+    /// Latencies of the model calls in a job's stored conversations, per role,
+    /// as histograms: a few rows per distinct latency, however many calls.
+    async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError>;
 }
 
 /// Open the store a URL names (`sqlite://PATH`, `postgres://…` or

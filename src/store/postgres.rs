@@ -23,8 +23,8 @@ use sqlx::postgres::PgPool;
 pub use connect::is_postgres_url;
 
 use crate::store::{
-    ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, NewConversation, NewItem, NewJob, Store,
-    StoreError, StoredConversation,
+    ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, LatencyHistogram, NewConversation, NewItem,
+    NewJob, Store, StoreError, StoredConversation,
 };
 
 /// The server's clock in unix milliseconds, fixed for the whole statement (a
@@ -71,6 +71,14 @@ impl Store for PostgresStore {
 
     async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
         jobs::find_by_config_hash(&self.pool, hash).await
+    }
+
+    async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
+        jobs::find_by_name(&self.pool, name).await
+    }
+
+    async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
+        jobs::open(&self.pool).await
     }
 
     async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
@@ -146,5 +154,9 @@ impl Store for PostgresStore {
 
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
         conversations::summary(&self.pool, job_id).await
+    }
+
+    async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
+        conversations::latencies(&self.pool, job_id).await
     }
 }

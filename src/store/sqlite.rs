@@ -17,8 +17,8 @@ use async_trait::async_trait;
 use sqlx::sqlite::SqlitePool;
 
 use crate::store::{
-    ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, NewConversation, NewItem, NewJob, Store,
-    StoreError, StoredConversation,
+    ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, LatencyHistogram, NewConversation, NewItem,
+    NewJob, Store, StoreError, StoredConversation,
 };
 
 /// Starts every write transaction.
@@ -86,6 +86,14 @@ impl Store for SqliteStore {
 
     async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
         jobs::find_by_config_hash(&self.reader, hash).await
+    }
+
+    async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
+        jobs::find_by_name(&self.reader, name).await
+    }
+
+    async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
+        jobs::open(&self.reader).await
     }
 
     async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
@@ -161,6 +169,10 @@ impl Store for SqliteStore {
 
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
         conversations::summary(&self.reader, job_id).await
+    }
+
+    async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
+        conversations::latencies(&self.reader, job_id).await
     }
 }
 

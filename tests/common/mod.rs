@@ -20,7 +20,11 @@ pub struct JobSpec {
     pub max_turns: u32,
     pub personas_per_scenario: u32,
     pub max_retries: u32,
+    /// Top-level keys (and whole tables) placed before the endpoints.
     pub extra: String,
+    /// A database URL instead of a SQLite file in the test's folder.
+    pub database: Option<String>,
+    pub name: String,
 }
 
 impl Default for JobSpec {
@@ -34,6 +38,8 @@ impl Default for JobSpec {
             personas_per_scenario: 1,
             max_retries: 2,
             extra: String::new(),
+            database: None,
+            name: "test".into(),
         }
     }
 }
@@ -45,9 +51,9 @@ pub fn job_toml(spec: &JobSpec, database: &Path) -> String {
     };
     let r = repo();
     format!(
-        r#"name = "test"
+        r#"name = "{name}"
 seed = 7
-database = "sqlite://{db}"
+database = "{db}"
 concurrency = 4
 max_turns = {max_turns}
 {extra}
@@ -82,7 +88,11 @@ scenarios = "{scenarios}"
 personas = "{r}/personas"
 personas_per_scenario = {pps}
 "#,
-        db = database.display(),
+        name = spec.name,
+        db = spec
+            .database
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", database.display())),
         max_turns = spec.max_turns,
         extra = spec.extra,
         policy = spec.policy_model,
@@ -99,7 +109,11 @@ pub fn write_job(dir: &Path, spec: &JobSpec) -> (PathBuf, String) {
     let db = dir.join("test.db");
     let path = dir.join("job.toml");
     std::fs::write(&path, job_toml(spec, &db)).unwrap();
-    (path, format!("sqlite://{}", db.display()))
+    let url = spec
+        .database
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}", db.display()));
+    (path, url)
 }
 
 /// Run the `usersim` binary with `args` from `cwd`.
@@ -127,4 +141,39 @@ pub fn first_scenarios(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("scenarios.jsonl");
     std::fs::write(&path, some.join("\n") + "\n").unwrap();
     path
+}
+
+/// The database URLs a store-level test should run on: a SQLite file in `dir`,
+/// and Postgres when `USERSIM_TEST_POSTGRES` names one (else says it is skipped).
+pub fn databases(dir: &Path, test: &str) -> Vec<Option<String>> {
+    let mut urls = vec![None];
+    match std::env::var("USERSIM_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => urls.push(Some(url)),
+        _ => println!(
+            "SKIPPED: {test} on Postgres: USERSIM_TEST_POSTGRES is not set (e.g. postgres://postgres@127.0.0.1:5432/test)"
+        ),
+    }
+    let _ = dir;
+    urls
+}
+
+/// A name no other run of the tests uses (Postgres databases outlive a run).
+pub fn unique_name(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+/// The job id `usersim run`/`submit` printed ("job 12 'name' ...").
+pub fn job_id_from(stdout: &str) -> i64 {
+    let at = stdout
+        .find("job ")
+        .unwrap_or_else(|| panic!("no job id in {stdout}"));
+    stdout[at + 4..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no job id in {stdout}"))
 }

@@ -57,6 +57,33 @@ pub(super) async fn find_by_config_hash(
     .transpose()
 }
 
+pub(super) async fn find_by_name(pool: &PgPool, name: &str) -> Result<Option<JobRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        job_columns!(),
+        " FROM jobs WHERE name = $1 ORDER BY id DESC LIMIT 1"
+    ))
+    .bind(name)
+    .fetch_optional(pool)
+    .await?
+    .as_ref()
+    .map(decode::job)
+    .transpose()
+}
+
+pub(super) async fn open(pool: &PgPool) -> Result<Vec<JobRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        job_columns!(),
+        " FROM jobs WHERE status IN ('pending', 'running') ORDER BY id"
+    ))
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(decode::job)
+    .collect()
+}
+
 pub(super) async fn set_status(
     pool: &PgPool,
     id: i64,

@@ -55,6 +55,36 @@ pub(super) async fn find_by_config_hash(
     .transpose()
 }
 
+pub(super) async fn find_by_name(
+    reader: &SqlitePool,
+    name: &str,
+) -> Result<Option<JobRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        job_columns!(),
+        " FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1"
+    ))
+    .bind(name)
+    .fetch_optional(reader)
+    .await?
+    .as_ref()
+    .map(decode::job)
+    .transpose()
+}
+
+pub(super) async fn open(reader: &SqlitePool) -> Result<Vec<JobRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        job_columns!(),
+        " FROM jobs WHERE status IN ('pending', 'running') ORDER BY id"
+    ))
+    .fetch_all(reader)
+    .await?
+    .iter()
+    .map(decode::job)
+    .collect()
+}
+
 pub(super) async fn set_status(
     writer: &SqlitePool,
     id: i64,

@@ -1,0 +1,73 @@
+//! `usersim bench --latency-ms L --concurrency C --conversations N [--database URL]`
+
+use std::time::Duration;
+
+use crate::jobs::bench::{bench as run_bench, BenchOptions};
+
+pub async fn bench(
+    latency_ms: u64,
+    concurrency: usize,
+    conversations: u32,
+    database: Option<String>,
+) -> anyhow::Result<i32> {
+    let dir = tempfile_dir()?;
+    eprintln!(
+        "bench: {conversations} conversations, concurrency {concurrency}, mock latency {latency_ms} ms, {} …",
+        database.as_deref().unwrap_or("fresh SQLite file")
+    );
+    let f = run_bench(&BenchOptions {
+        exe: std::env::current_exe()?,
+        latency: Duration::from_millis(latency_ms),
+        concurrency,
+        conversations,
+        database,
+        workdir: dir.clone(),
+    })
+    .await?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("n/a".to_string(), |v| format!("{v:.digits$}"));
+    println!("backend                      {}", f.backend);
+    println!(
+        "latency / concurrency        {} ms / {}",
+        f.latency_ms, f.concurrency
+    );
+    println!(
+        "conversations / model calls  {} / {} in {:.2} s",
+        f.conversations, f.model_calls, f.seconds
+    );
+    println!(
+        "conversations/s              {:.1}",
+        f.conversations_per_sec
+    );
+    println!("model calls/s                {:.0}", f.calls_per_sec);
+    println!(
+        "calls per conversation       {:.2}",
+        f.calls_per_conversation
+    );
+    println!(
+        "ideal conversations/s        {}",
+        opt(f.ideal_conversations_per_sec, 1)
+    );
+    println!("ratio to ideal               {}", opt(f.ratio_to_ideal, 3));
+    println!(
+        "overhead per call p50 / p99  {:.2} / {:.2} ms",
+        f.overhead_per_call_ms_p50, f.overhead_per_call_ms_p99
+    );
+    println!(
+        "RSS baseline / peak          {:.1} / {:.1} MiB",
+        f.rss_baseline_mib, f.rss_peak_mib
+    );
+    println!(
+        "RSS per in-flight conv       {:.1} KiB (text {:.1} KiB, beyond text {:.1} KiB)",
+        f.rss_per_in_flight_kib, f.text_per_conversation_kib, f.rss_per_in_flight_beyond_text_kib
+    );
+    println!("json {}", serde_json::to_string(&f)?);
+    Ok(0)
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("usersim-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

@@ -1,0 +1,284 @@
+//! The benchmark harness behind `usersim bench`: a generated job against the
+//! mock model server (its own process) with latency L and concurrency C, and the
+//! figures issue 4's targets are judged by. Figures are printed, never asserted.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::config;
+
+use super::runner::{run, RunError, RunOptions};
+
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The `usersim` binary, run as `mock-llm` in its own process so that the
+    /// memory measured is the orchestrator's alone.
+    pub exe: PathBuf,
+    pub latency: Duration,
+    pub concurrency: usize,
+    pub conversations: u32,
+    /// `sqlite://…` or `postgres://…`; a fresh SQLite file when `None`.
+    pub database: Option<String>,
+    /// Where the generated config (and SQLite file) go.
+    pub workdir: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchFigures {
+    pub backend: String,
+    pub latency_ms: u64,
+    pub concurrency: usize,
+    pub conversations: i64,
+    pub model_calls: i64,
+    pub seconds: f64,
+    pub conversations_per_sec: f64,
+    pub calls_per_sec: f64,
+    pub calls_per_conversation: f64,
+    /// C ÷ (calls per conversation × L); `None` at L = 0.
+    pub ideal_conversations_per_sec: Option<f64>,
+    pub ratio_to_ideal: Option<f64>,
+    /// Per call: (conversation time − calls × L) ÷ calls, over conversations.
+    pub overhead_per_call_ms_p50: f64,
+    pub overhead_per_call_ms_p99: f64,
+    pub rss_baseline_mib: f64,
+    pub rss_peak_mib: f64,
+    pub rss_per_in_flight_kib: f64,
+    /// Average message text of a conversation (content + tool arguments).
+    pub text_per_conversation_kib: f64,
+    pub rss_per_in_flight_beyond_text_kib: f64,
+}
+
+/// Resident memory from /proc/self/status: (current, peak) in KiB.
+fn rss_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn config_text(
+    o: &BenchOptions,
+    database: &str,
+    repo: &Path,
+    personas: &Path,
+    mock_url: &str,
+) -> String {
+    let samples = o.conversations.div_ceil(27).max(1);
+    let in_flight = o.concurrency * 2 + 16;
+    format!(
+        r#"name = "bench-{stamp}"
+seed = 1
+database = "{database}"
+concurrency = {c}
+max_turns = 12
+lease_secs = 600.0
+
+[circuit_breaker]
+window = 1000
+
+[endpoints.policy]
+base_url = "{mock_url}"
+model = "mock-policy"
+max_in_flight = {in_flight}
+timeout_secs = 60.0
+max_retries = 0
+
+[endpoints.user]
+base_url = "{mock_url}"
+model = "mock-user"
+max_in_flight = {in_flight}
+timeout_secs = 60.0
+max_retries = 0
+
+[roles]
+policy = "policy"
+user = "user"
+
+[user_simulator]
+template = "{repo}/prompts/user_simulator.tera"
+
+[policy]
+template = "{repo}/prompts/policies/default.tera"
+
+[environment]
+name = "builtin:retail"
+
+[dataset]
+scenarios = "{repo}/data/retail/scenarios.jsonl"
+personas = "{personas}"
+samples_per_scenario = {samples}
+personas_per_scenario = 1
+"#,
+        stamp = crate::store::now_ms(),
+        c = o.concurrency,
+        repo = repo.display(),
+        personas = personas.display(),
+    )
+}
+
+/// The mock model server in a child process; killed when dropped.
+struct MockProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl MockProcess {
+    fn start(exe: &Path, scenarios: &Path, latency: Duration) -> std::io::Result<MockProcess> {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(exe)
+            .args(["mock-llm", "--port", "0", "--latency-ms"])
+            .arg(latency.as_millis().to_string())
+            .arg("--scenarios")
+            .arg(scenarios)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            BufReader::new(out).read_line(&mut line)?;
+        }
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .map(str::to_string);
+        match url {
+            Some(url) => Ok(MockProcess { child, url }),
+            None => {
+                let _ = child.kill();
+                Err(std::io::Error::other(format!(
+                    "the mock model server did not say where it listens: {line:?}"
+                )))
+            }
+        }
+    }
+}
+
+impl Drop for MockProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenarios = repo.join("data/retail/scenarios.jsonl");
+    let mock = MockProcess::start(&o.exe, &scenarios, o.latency).map_err(|e| {
+        RunError::Invalid(vec![config::Problem::in_file(
+            &o.exe,
+            format!("cannot start the mock model server: {e}"),
+        )])
+    })?;
+    let database = o.database.clone().unwrap_or_else(|| {
+        format!(
+            "sqlite://{}",
+            o.workdir
+                .join(format!("bench-{}.db", crate::store::now_ms()))
+                .display()
+        )
+    });
+    let path = o.workdir.join("bench.toml");
+    let write = std::fs::write(
+        &path,
+        config_text(
+            o,
+            &database,
+            repo,
+            &repo.join("personas/retired_teacher.toml"),
+            &mock.url,
+        ),
+    );
+    write.map_err(|e| {
+        RunError::Invalid(vec![config::Problem::in_file(
+            &path,
+            format!("cannot write: {e}"),
+        )])
+    })?;
+    let job = config::load(&path).map_err(RunError::Invalid)?;
+    let (baseline, _) = rss_kib();
+    let started = Instant::now();
+    let report = run(
+        &job,
+        &RunOptions {
+            quiet: true,
+            ..RunOptions::default()
+        },
+    )
+    .await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (_, peak) = rss_kib();
+
+    let store = crate::store::open(&database).await?;
+    let latency_ms = o.latency.as_millis() as f64;
+    let mut overheads = Vec::new();
+    let mut text_bytes = 0usize;
+    let mut after = 0;
+    loop {
+        let page = store.conversations_page(report.job.id, after, 500).await?;
+        let Some(last) = page.last() else { break };
+        after = last.conversation.id;
+        for c in &page {
+            let calls: i64 = c.usage.iter().map(|u| u.calls).sum();
+            let elapsed = (c.conversation.finished_at - c.conversation.started_at) as f64;
+            if calls > 0 {
+                overheads.push((elapsed - calls as f64 * latency_ms).max(0.0) / calls as f64);
+            }
+            text_bytes += c
+                .messages
+                .iter()
+                .map(|m| m.content.len() + m.tool_calls.as_ref().map_or(0, |t| t.to_string().len()))
+                .sum::<usize>();
+        }
+    }
+    overheads.sort_by(f64::total_cmp);
+    let conversations = report.summary.conversations;
+    let model_calls: i64 = report.summary.usage.iter().map(|u| u.calls).sum();
+    let per_conversation = model_calls as f64 / conversations.max(1) as f64;
+    let ideal =
+        (latency_ms > 0.0).then(|| o.concurrency as f64 / (per_conversation * latency_ms / 1000.0));
+    let conversations_per_sec = conversations as f64 / seconds;
+    let in_flight = o.concurrency.min(conversations.max(1) as usize) as f64;
+    let per_in_flight = peak.saturating_sub(baseline) as f64 / in_flight;
+    let text_kib = text_bytes as f64 / 1024.0 / conversations.max(1) as f64;
+    Ok(BenchFigures {
+        backend: if database.starts_with("postgres") {
+            "postgres"
+        } else {
+            "sqlite"
+        }
+        .into(),
+        latency_ms: o.latency.as_millis() as u64,
+        concurrency: o.concurrency,
+        conversations,
+        model_calls,
+        seconds,
+        conversations_per_sec,
+        calls_per_sec: model_calls as f64 / seconds,
+        calls_per_conversation: per_conversation,
+        ideal_conversations_per_sec: ideal,
+        ratio_to_ideal: ideal.map(|i| conversations_per_sec / i),
+        overhead_per_call_ms_p50: percentile(&overheads, 50.0),
+        overhead_per_call_ms_p99: percentile(&overheads, 99.0),
+        rss_baseline_mib: baseline as f64 / 1024.0,
+        rss_peak_mib: peak as f64 / 1024.0,
+        rss_per_in_flight_kib: per_in_flight,
+        text_per_conversation_kib: text_kib,
+        rss_per_in_flight_beyond_text_kib: per_in_flight - text_kib,
+    })
+}
