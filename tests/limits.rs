@@ -297,3 +297,60 @@ async fn a_429_to_one_of_many_queued_callers_holds_back_all_of_them() {
     assert!(done[5] < Duration::from_secs(3), "{done:?}");
     assert_eq!(server.stats().by_model.get(model), Some(&(6 + 1)));
 }
+
+#[tokio::test]
+async fn the_rpm_limit_holds_under_injected_429s_and_500s_as_counted_by_the_mock() {
+    use usersim::config::MockFault;
+    let server = MockServer::start(
+        ([127, 0, 0, 1], 0).into(),
+        Vec::new(),
+        MockConfig {
+            fault_rate: 0.3,
+            faults: vec![MockFault::RateLimited, MockFault::ServerError],
+            ..MockConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let flaky = endpoint(
+        &server,
+        EndpointConfig {
+            requests_per_minute: Some(240),
+            max_retries: 8,
+            ..config(&server, "flaky", "mock-user")
+        },
+    );
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let flaky = flaky.clone();
+        tasks.spawn(async move { flaky.complete(hello()).await.is_ok() });
+    }
+    let succeeded = tasks.join_all().await.iter().filter(|ok| **ok).count();
+    let elapsed = start.elapsed();
+    let stats = server.stats();
+    assert_eq!(
+        succeeded, 16,
+        "retries carried every call through the faults"
+    );
+    assert!(
+        stats.faults_injected() >= 3,
+        "faults were injected: {:?}",
+        stats.faults
+    );
+    assert!(stats.requests > 16, "failed attempts were retried");
+    // 240 rpm is one request every 250 ms: retries go through the same pacing.
+    assert!(
+        elapsed >= Duration::from_millis(250) * (stats.requests as u32 - 1),
+        "{} requests in {elapsed:?}",
+        stats.requests
+    );
+    for (second, n) in &stats.per_second {
+        assert!(
+            *n <= 5,
+            "second {second} saw {n} requests: {:?}",
+            stats.per_second
+        );
+    }
+    assert!(stats.max_in_any_window(60) <= 240);
+}
