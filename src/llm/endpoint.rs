@@ -40,17 +40,27 @@ fn install_crypto_provider() {
     });
 }
 
+/// One HTTP client for the whole process, so endpoints on the same server share
+/// one pool of keep-alive connections (with one pool per endpoint, every
+/// conversation kept a connection open in each). Timeouts are set per request.
+fn shared_http_client() -> Result<reqwest::Client, LlmError> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
 impl Endpoint {
     /// `base_url` is where requests go (the config's URL, or the mock's address).
     /// Fails when the tpm limit is too small for any request to fit.
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<Self, LlmError> {
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
-            .pool_max_idle_per_host(config.max_in_flight)
-            .build()
-            .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
+        let http = shared_http_client()?;
         let openai = OpenAIConfig::new()
             .with_api_base(base_url)
             .with_api_key(config.api_key.clone().unwrap_or_default());

@@ -142,8 +142,8 @@ pub struct RetryService {
 }
 
 impl RetryService {
-    /// `client` must carry the per-request `timeout` (it is only named here in
-    /// errors). `limits` and `pause` are the endpoint's, shared by all its callers.
+    /// Every attempt is sent with `timeout` (the shared client has none of its
+    /// own). `limits` and `pause` are the endpoint's, shared by all its callers.
     pub fn new(
         client: reqwest::Client,
         policy: RetryPolicy,
@@ -168,7 +168,7 @@ impl RetryService {
         factory: &HttpRequestFactory,
         retry: u32,
     ) -> Result<reqwest::Response, LlmError> {
-        let request = factory
+        let mut request = factory
             .build()
             .await
             .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
@@ -182,6 +182,7 @@ impl RetryService {
             }
             Some(None) => 0,
         };
+        *request.timeout_mut() = Some(self.timeout);
         let estimate = self.limits.estimate_tokens(body_bytes);
         // Held until the body is read: until then the request is in flight.
         let _admission = self.limits.admit(estimate, &self.pause).await?;
