@@ -6,7 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use usersim::config::{EndpointConfig, MockConfig, Target};
+mod common;
+
+use common::{endpoint_config, hello};
+use usersim::config::{EndpointConfig, MockConfig};
 use usersim::llm::message::Message;
 use usersim::llm::{ChatModel, ChatRequest, Endpoint};
 use usersim::mock_llm::MockServer;
@@ -23,31 +26,14 @@ async fn mock() -> MockServer {
 
 fn config(server: &MockServer, name: &str, model: &str) -> EndpointConfig {
     EndpointConfig {
-        name: name.into(),
-        target: Target::Url(server.base_url()),
-        model: model.into(),
-        api_key: None,
-        temperature: Some(0.0),
-        top_p: None,
-        max_tokens: 64,
-        timeout: Duration::from_secs(5),
         max_in_flight: 16,
         max_retries: 1,
-        requests_per_minute: None,
-        tokens_per_minute: None,
-        prices: None,
+        ..endpoint_config(name, &server.base_url(), model)
     }
 }
 
 fn endpoint(server: &MockServer, config: EndpointConfig) -> Arc<Endpoint> {
     Arc::new(Endpoint::new(&config, &server.base_url()).unwrap())
-}
-
-fn hello() -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::system("s"), Message::user("hello")],
-        ..ChatRequest::default()
-    }
 }
 
 /// `n` callers at once, as fast as they can; when each finished, since `start`, in order.

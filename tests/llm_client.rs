@@ -3,35 +3,19 @@
 
 use std::time::{Duration, Instant};
 
-use usersim::config::{EndpointConfig, Target};
-use usersim::llm::message::Message;
-use usersim::llm::{ChatModel, ChatRequest, Endpoint};
+mod common;
+
+use common::{endpoint_config, hello};
+use usersim::config::EndpointConfig;
+use usersim::llm::{ChatModel, Endpoint};
 use usersim::mock_llm::MockServer;
 
 fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
     let config = EndpointConfig {
-        name: "test".into(),
-        target: Target::Url(server.base_url()),
-        model: model.into(),
-        api_key: None,
-        temperature: Some(0.0),
-        top_p: None,
-        max_tokens: 64,
-        timeout: Duration::from_secs(5),
-        max_in_flight: 4,
         max_retries,
-        requests_per_minute: None,
-        tokens_per_minute: None,
-        prices: None,
+        ..endpoint_config("test", &server.base_url(), model)
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
-}
-
-fn hello() -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::system("s"), Message::user("hello")],
-        ..ChatRequest::default()
-    }
 }
 
 async fn mock() -> MockServer {
@@ -114,19 +98,10 @@ async fn a_refused_connection_is_a_connection_error() {
 async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
     let server = mock().await;
     let config = EndpointConfig {
-        name: "slow".into(),
-        target: Target::Url(server.base_url()),
-        model: "mock-user+slow".into(),
-        api_key: None,
-        temperature: None,
-        top_p: None,
-        max_tokens: 64,
         timeout: Duration::from_millis(300),
         max_in_flight: 1,
         max_retries: 1,
-        requests_per_minute: None,
-        tokens_per_minute: None,
-        prices: None,
+        ..endpoint_config("slow", &server.base_url(), "mock-user+slow")
     };
     let error = Endpoint::new(&config, &server.base_url())
         .unwrap()

@@ -4,9 +4,11 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use usersim::config::{EndpointConfig, MockConfig, MockFault, Target};
-use usersim::llm::message::Message;
-use usersim::llm::{ChatModel, ChatRequest, Endpoint};
+mod common;
+
+use common::{endpoint_config, hello};
+use usersim::config::{EndpointConfig, MockConfig, MockFault};
+use usersim::llm::{ChatModel, Endpoint};
 use usersim::mock_llm::{MockServer, MockStats};
 
 async fn mock(config: MockConfig) -> MockServer {
@@ -71,28 +73,11 @@ async fn outcome(client: &reqwest::Client, server: &MockServer, model: &str) -> 
 
 fn endpoint(server: &MockServer, timeout: Duration) -> Endpoint {
     let config = EndpointConfig {
-        name: "faults".into(),
-        target: Target::Url(server.base_url()),
-        model: "mock-user".into(),
-        api_key: None,
         temperature: None,
-        top_p: None,
-        max_tokens: 64,
         timeout,
-        max_in_flight: 4,
-        max_retries: 0,
-        requests_per_minute: None,
-        tokens_per_minute: None,
-        prices: None,
+        ..endpoint_config("faults", &server.base_url(), "mock-user")
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
-}
-
-fn hello() -> ChatRequest {
-    ChatRequest {
-        messages: vec![Message::system("s"), Message::user("hello")],
-        ..ChatRequest::default()
-    }
 }
 
 #[tokio::test]

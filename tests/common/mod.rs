@@ -177,3 +177,34 @@ pub fn job_id_from(stdout: &str) -> i64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no job id in {stdout}"))
 }
+
+/// An endpoint config for client-level tests against `base_url`: temperature 0,
+/// 64 tokens, a 5 s timeout, 4 in flight, no retries, no limits, no prices.
+pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::config::EndpointConfig {
+    usersim::config::EndpointConfig {
+        name: name.into(),
+        target: usersim::config::Target::Url(base_url.into()),
+        model: model.into(),
+        api_key: None,
+        temperature: Some(0.0),
+        top_p: None,
+        max_tokens: 64,
+        timeout: std::time::Duration::from_secs(5),
+        max_in_flight: 4,
+        max_retries: 0,
+        requests_per_minute: None,
+        tokens_per_minute: None,
+        prices: None,
+    }
+}
+
+/// A two-message request ("s" system, "hello" user).
+pub fn hello() -> usersim::llm::ChatRequest {
+    usersim::llm::ChatRequest {
+        messages: vec![
+            usersim::llm::message::Message::system("s"),
+            usersim::llm::message::Message::user("hello"),
+        ],
+        ..usersim::llm::ChatRequest::default()
+    }
+}
