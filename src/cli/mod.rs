@@ -56,7 +56,7 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
-    /// Benchmark a job against the in-process mock: throughput vs ideal, overhead, memory.
+    /// Benchmark a job against the mock model server: throughput vs ideal, overhead, memory.
     Bench {
         /// Mock model latency per call.
         #[arg(long, default_value_t = 200)]
