@@ -52,6 +52,8 @@ struct Worker {
     job_id: i64,
     owner: String,
     held: Mutex<HashSet<i64>>,
+    /// Whether one task already waits for items others hold (see `lease_loop`).
+    waiting: std::sync::atomic::AtomicBool,
     breaker: CircuitBreaker,
     progress: Progress,
     options: WorkOptions,
@@ -87,6 +89,7 @@ pub async fn work(
         job_id,
         owner,
         held: Mutex::new(HashSet::new()),
+        waiting: std::sync::atomic::AtomicBool::new(false),
         breaker: CircuitBreaker::new(job.circuit_breaker),
         progress: progress.clone(),
         options: options.clone(),
@@ -152,7 +155,13 @@ impl Worker {
                 .lease_items(self.job_id, &self.owner, 1, self.lease_ms())
                 .await?;
             let Some(item) = leased.into_iter().next() else {
-                if !self.options.wait_for_others {
+                // Nothing leasable now. One task per process stays to wait for
+                // items others hold (another worker's, or a dead one's whose
+                // lease will expire); the rest end. With every idle task polling,
+                // the tail of a 1,000-wide job flooded the store's one writer.
+                if !self.options.wait_for_others
+                    || self.waiting.swap(true, std::sync::atomic::Ordering::AcqRel)
+                {
                     return Ok(());
                 }
                 let counts = self.store.item_counts(self.job_id).await?;
@@ -160,6 +169,8 @@ impl Worker {
                     return Ok(());
                 }
                 tokio::time::sleep(self.options.poll).await;
+                self.waiting
+                    .store(false, std::sync::atomic::Ordering::Release);
                 continue;
             };
             self.hold(item.id, true);
