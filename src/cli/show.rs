@@ -1,7 +1,5 @@
 //! `usersim show CONVERSATION_ID`
 
-use anyhow::Context;
-
 use crate::store;
 
 pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
@@ -20,6 +18,15 @@ pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
         c.scenario_id, c.persona_id, c.sample, c.seed as u64
     );
     println!("policy {}  user {}", c.policy_model, c.user_model);
+    if let Some(knobs) = c.metadata.get("persona_knobs").and_then(|k| k.as_object()) {
+        let drawn: Vec<String> = knobs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("?")))
+            .collect();
+        if !drawn.is_empty() {
+            println!("persona knobs {}", drawn.join(", "));
+        }
+    }
     println!(
         "termination {}  reward {}",
         c.termination,
@@ -77,6 +84,5 @@ pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
             u.role, u.calls, u.prompt_tokens, u.completion_tokens, u.latency_ms
         );
     }
-    let _ = serde_json::to_string(&c.metadata).context("metadata")?;
     Ok(0)
 }
