@@ -85,8 +85,13 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             c.failed
         );
     }
+    let database_flag = if database == super::DEFAULT_DATABASE {
+        String::new()
+    } else {
+        format!(" --database {database}")
+    };
     println!(
-        "next: usersim export --job {} --format openai --out out/job{}.jsonl",
+        "next: usersim export --job {} --format openai --out out/job{}.jsonl{database_flag}",
         report.job.id, report.job.id
     );
     Ok(0)
