@@ -1,6 +1,7 @@
 //! Storage of jobs, items and conversations behind one [`Store`] trait, with one
 //! implementation per backend, chosen by the database URL.
 
+pub(crate) mod decode;
 pub mod postgres;
 pub mod rows;
 pub mod sqlite;

@@ -13,10 +13,11 @@
 
 mod connect;
 mod conversations;
-mod decode;
 mod items;
 mod jobs;
 
+// Children read rows with the shared decoders as `super::decode`.
+use super::decode;
 use async_trait::async_trait;
 use sqlx::postgres::PgPool;
 
