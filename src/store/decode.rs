@@ -4,11 +4,14 @@
 //! text that is not JSON) is `StoreError::Corrupt`, naming the table, the row
 //! and the column.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 use sqlx::Row;
 
 use super::{
-    ConversationRow, ItemRow, ItemStatus, JobRow, JobStatus, MessageRow, StoreError, UsageRow,
+    ConversationRow, ItemRow, ItemStatus, JobRow, JobStatus, MessageRow, StoreError,
+    StoredConversation, UsageRow,
 };
 
 /// One column of a stored row, read as the types the schema uses.
@@ -221,4 +224,37 @@ fn unknown_status(table: &str, id: i64, status: &str, expected: &str) -> StoreEr
     StoreError::Corrupt(format!(
         "{table} row {id}, column status: unknown status '{status}' (expected one of {expected})"
     ))
+}
+
+/// Conversations (in their order) with their messages and usage, which come
+/// ordered by conversation and then by idx / role.
+pub(crate) fn assemble<R: StoredRow>(
+    conversations: &[R],
+    messages: &[R],
+    usage: &[R],
+) -> Result<Vec<StoredConversation>, StoreError> {
+    let mut messages_of: HashMap<i64, Vec<MessageRow>> = HashMap::new();
+    for row in messages {
+        let (conversation_id, message) = self::message(row)?;
+        messages_of
+            .entry(conversation_id)
+            .or_default()
+            .push(message);
+    }
+    let mut usage_of: HashMap<i64, Vec<UsageRow>> = HashMap::new();
+    for row in usage {
+        let (conversation_id, usage) = self::usage(row)?;
+        usage_of.entry(conversation_id).or_default().push(usage);
+    }
+    conversations
+        .iter()
+        .map(|row| {
+            let conversation = self::conversation(row)?;
+            Ok(StoredConversation {
+                messages: messages_of.remove(&conversation.id).unwrap_or_default(),
+                usage: usage_of.remove(&conversation.id).unwrap_or_default(),
+                conversation,
+            })
+        })
+        .collect()
 }

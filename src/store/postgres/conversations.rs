@@ -4,16 +4,14 @@
 //! Text is ordered with `COLLATE "C"` (byte order), as SQLite orders it,
 //! whatever the database's locale says about underscores and case.
 
-use std::collections::HashMap;
-
-use sqlx::postgres::{PgPool, PgRow};
+use sqlx::postgres::PgPool;
 use sqlx::{Postgres, Row, Transaction};
 
 use super::decode::{self, conversation_columns, message_columns, usage_columns};
 use super::server_now_ms;
 use crate::store::{
-    JobSummary, LatencyHistogram, MessageRow, NewConversation, NewMessage, StoreError,
-    StoredConversation, UsageRow,
+    JobSummary, LatencyHistogram, NewConversation, NewMessage, StoreError, StoredConversation,
+    UsageRow,
 };
 
 /// Starts the transactions that read a conversation and its rows: one
@@ -208,7 +206,7 @@ pub(super) async fn get(pool: &PgPool, id: i64) -> Result<Option<StoredConversat
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    let mut page = assemble(&[row], &messages, &usage)?;
+    let mut page = decode::assemble(&[row], &messages, &usage)?;
     Ok(page.pop())
 }
 
@@ -264,40 +262,7 @@ pub(super) async fn page(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    assemble(&conversations, &messages, &usage)
-}
-
-/// Conversations (in their order) with their messages and usage, which come
-/// ordered by conversation and then by idx / role.
-fn assemble(
-    conversations: &[PgRow],
-    messages: &[PgRow],
-    usage: &[PgRow],
-) -> Result<Vec<StoredConversation>, StoreError> {
-    let mut messages_of: HashMap<i64, Vec<MessageRow>> = HashMap::new();
-    for row in messages {
-        let (conversation_id, message) = decode::message(row)?;
-        messages_of
-            .entry(conversation_id)
-            .or_default()
-            .push(message);
-    }
-    let mut usage_of: HashMap<i64, Vec<UsageRow>> = HashMap::new();
-    for row in usage {
-        let (conversation_id, usage) = decode::usage(row)?;
-        usage_of.entry(conversation_id).or_default().push(usage);
-    }
-    conversations
-        .iter()
-        .map(|row| {
-            let conversation = decode::conversation(row)?;
-            Ok(StoredConversation {
-                messages: messages_of.remove(&conversation.id).unwrap_or_default(),
-                usage: usage_of.remove(&conversation.id).unwrap_or_default(),
-                conversation,
-            })
-        })
-        .collect()
+    decode::assemble(&conversations, &messages, &usage)
 }
 
 pub(super) async fn summary(pool: &PgPool, job_id: i64) -> Result<JobSummary, StoreError> {

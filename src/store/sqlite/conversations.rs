@@ -1,15 +1,13 @@
 //! Conversations with their messages and usage: storing one as its item
 //! completes, reading them back, summing them up.
 
-use std::collections::HashMap;
-
-use sqlx::sqlite::{SqlitePool, SqliteRow};
+use sqlx::sqlite::SqlitePool;
 use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction};
 
 use super::decode::{self, conversation_columns, message_columns, usage_columns};
 use super::{multi_row_sql, rows_per_statement, BEGIN_WRITE};
 use crate::store::{
-    now_ms, JobSummary, LatencyHistogram, MessageRow, NewConversation, NewMessage, StoreError,
+    now_ms, JobSummary, LatencyHistogram, NewConversation, NewMessage, StoreError,
     StoredConversation, UsageRow,
 };
 
@@ -194,7 +192,7 @@ pub(super) async fn get(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    let mut page = assemble(&[row], &messages, &usage)?;
+    let mut page = decode::assemble(&[row], &messages, &usage)?;
     Ok(page.pop())
 }
 
@@ -250,40 +248,7 @@ pub(super) async fn page(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    assemble(&conversations, &messages, &usage)
-}
-
-/// Conversations (in their order) with their messages and usage, which come
-/// ordered by conversation and then by idx / role.
-fn assemble(
-    conversations: &[SqliteRow],
-    messages: &[SqliteRow],
-    usage: &[SqliteRow],
-) -> Result<Vec<StoredConversation>, StoreError> {
-    let mut messages_of: HashMap<i64, Vec<MessageRow>> = HashMap::new();
-    for row in messages {
-        let (conversation_id, message) = decode::message(row)?;
-        messages_of
-            .entry(conversation_id)
-            .or_default()
-            .push(message);
-    }
-    let mut usage_of: HashMap<i64, Vec<UsageRow>> = HashMap::new();
-    for row in usage {
-        let (conversation_id, usage) = decode::usage(row)?;
-        usage_of.entry(conversation_id).or_default().push(usage);
-    }
-    conversations
-        .iter()
-        .map(|row| {
-            let conversation = decode::conversation(row)?;
-            Ok(StoredConversation {
-                messages: messages_of.remove(&conversation.id).unwrap_or_default(),
-                usage: usage_of.remove(&conversation.id).unwrap_or_default(),
-                conversation,
-            })
-        })
-        .collect()
+    decode::assemble(&conversations, &messages, &usage)
 }
 
 pub(super) async fn summary(reader: &SqlitePool, job_id: i64) -> Result<JobSummary, StoreError> {
