@@ -43,21 +43,18 @@ pub fn load_personas(path: &Path) -> Result<Vec<Persona>, Vec<Problem>> {
         }
     } else if has_extension(path, "jsonl") {
         if let Some(text) = read(path, &mut problems) {
-            for (line, json) in jsonl_lines(&text) {
-                match parse_json_line::<Persona>(path, line, json) {
-                    Ok(persona) => {
-                        for issue in persona_issues(&persona) {
-                            problems.push(Problem::at_line(path, line, issue.message));
-                        }
-                        loaded.push(Located {
-                            item: persona,
-                            file: path.to_path_buf(),
-                            id_line: Some(line),
-                        });
-                    }
-                    Err(problem) => problems.push(problem),
-                }
-            }
+            load_jsonl(
+                path,
+                &text,
+                &mut loaded,
+                &mut problems,
+                |persona: &Persona| {
+                    persona_issues(persona)
+                        .into_iter()
+                        .map(|i| i.message)
+                        .collect()
+                },
+            );
             if text.trim().is_empty() {
                 problems.push(Problem::in_file(
                     path,
@@ -104,21 +101,7 @@ pub fn load_scenarios(path: &Path) -> Result<Vec<Scenario>, Vec<Problem>> {
     let Some(text) = read(path, &mut problems) else {
         return Err(problems);
     };
-    for (line, json) in jsonl_lines(&text) {
-        match parse_json_line::<Scenario>(path, line, json) {
-            Ok(scenario) => {
-                for issue in scenario_issues(&scenario) {
-                    problems.push(Problem::at_line(path, line, issue));
-                }
-                loaded.push(Located {
-                    item: scenario,
-                    file: path.to_path_buf(),
-                    id_line: Some(line),
-                });
-            }
-            Err(problem) => problems.push(problem),
-        }
-    }
+    load_jsonl(path, &text, &mut loaded, &mut problems, scenario_issues);
     if text.trim().is_empty() {
         problems.push(Problem::in_file(
             path,
@@ -355,6 +338,32 @@ fn jsonl_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .enumerate()
         .map(|(i, line)| (i + 1, line))
         .filter(|(_, line)| !line.trim().is_empty())
+}
+
+/// Every line of a JSONL text as a `T`, each with its semantic `issues`
+/// reported at its line; lines that do not parse become problems too.
+fn load_jsonl<T: DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    loaded: &mut Vec<Located<T>>,
+    problems: &mut Vec<Problem>,
+    issues: impl Fn(&T) -> Vec<String>,
+) {
+    for (line, json) in jsonl_lines(text) {
+        match parse_json_line::<T>(path, line, json) {
+            Ok(item) => {
+                for issue in issues(&item) {
+                    problems.push(Problem::at_line(path, line, issue));
+                }
+                loaded.push(Located {
+                    item,
+                    file: path.to_path_buf(),
+                    id_line: Some(line),
+                });
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
 }
 
 fn parse_json_line<T: DeserializeOwned>(
