@@ -215,10 +215,8 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let started = Instant::now();
     let report = run(
         &job,
-        &RunOptions {
-            quiet: true,
-            ..RunOptions::default()
-        },
+        // Progress goes to stderr; the figures are printed on stdout.
+        &RunOptions::default(),
     )
     .await?;
     let seconds = started.elapsed().as_secs_f64();
