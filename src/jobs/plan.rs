@@ -22,9 +22,20 @@ pub fn item_key(scenario: &str, persona: &str, sample: u32) -> String {
     format!("{scenario}/{persona}/{sample}")
 }
 
+/// How much work a scenario's conversations are expected to take, in gold
+/// actions: each is at least one policy step, and the user has to ask for it.
+fn expected_length(scenario: &Scenario) -> usize {
+    scenario.evaluation.actions.len()
+}
+
 /// Every item of the job. With `personas_per_scenario = Some(n)`, each scenario is
 /// paired with `n` personas chosen by the job seed (a rotation, so every persona
 /// gets used about equally); otherwise with every persona.
+///
+/// Items come longest expected conversation first, the order they are leased
+/// in (by id): a finite job then ends with its short conversations, and the
+/// slots that empty while the last ones finish empty sooner (the "drain" in
+/// `usersim bench`). Which persona a scenario gets does not depend on the order.
 pub fn plan_items(
     job_seed: u64,
     scenarios: &[Scenario],
@@ -37,7 +48,9 @@ pub fn plan_items(
         return items;
     }
     let offset = (job_seed % personas.len() as u64) as usize;
-    for (s_index, scenario) in scenarios.iter().enumerate() {
+    let mut order: Vec<(usize, &Scenario)> = scenarios.iter().enumerate().collect();
+    order.sort_by_key(|(_, scenario)| std::cmp::Reverse(expected_length(scenario)));
+    for (s_index, scenario) in order {
         let chosen: Vec<&Persona> = match personas_per_scenario {
             Some(n) => (0..(n as usize).min(personas.len()))
                 .map(|k| &personas[(offset + s_index * n as usize + k) % personas.len()])
@@ -83,6 +96,41 @@ mod tests {
             "user": {"reason_for_contact": "x", "known_info": "", "task_instructions": ""}
         }))
         .unwrap()
+    }
+
+    fn scenario_with_actions(id: &str, actions: usize) -> Scenario {
+        let actions: Vec<_> = (0..actions)
+            .map(|k| serde_json::json!({"name": "get_order_details", "arguments": {"order_id": k}}))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "id": id,
+            "user": {"reason_for_contact": "x", "known_info": "", "task_instructions": ""},
+            "evaluation": {"actions": actions}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn longest_expected_conversations_come_first_with_the_same_personas() {
+        let scenarios = [
+            scenario_with_actions("short", 1),
+            scenario_with_actions("long", 5),
+            scenario_with_actions("none", 0),
+            scenario_with_actions("mid", 3),
+        ];
+        let personas = [persona("p1"), persona("p2"), persona("p3")];
+        let items = plan_items(9, &scenarios, &personas, 2, Some(1));
+        let order: Vec<&str> = items.iter().map(|i| i.scenario_id.as_str()).collect();
+        assert_eq!(
+            order,
+            ["long", "long", "mid", "mid", "short", "short", "none", "none"]
+        );
+        // The persona of each scenario is what the file order gives it.
+        let offset = 9 % 3;
+        for (s_index, s) in scenarios.iter().enumerate() {
+            let item = items.iter().find(|i| i.scenario_id == s.id).unwrap();
+            assert_eq!(item.persona_id, personas[(offset + s_index) % 3].id);
+        }
     }
 
     #[test]
