@@ -1,4 +1,4 @@
-//! `usersim bench --latency-ms L --concurrency C --conversations N [--database URL]`
+//! `usersim bench --latency-ms L --concurrency C --conversations N [--database URL] [--http2]`
 
 use std::time::Duration;
 
@@ -9,11 +9,13 @@ pub async fn bench(
     concurrency: usize,
     conversations: u32,
     database: Option<String>,
+    http2: bool,
 ) -> anyhow::Result<i32> {
     let dir = tempfile_dir()?;
     eprintln!(
-        "bench: {conversations} conversations, concurrency {concurrency}, mock latency {latency_ms} ms, {} …",
-        database.as_deref().unwrap_or("fresh SQLite file")
+        "bench: {conversations} conversations, concurrency {concurrency}, mock latency {latency_ms} ms, {}, {} …",
+        database.as_deref().unwrap_or("fresh SQLite file"),
+        if http2 { "HTTP/2" } else { "HTTP/1.1" }
     );
     let f = run_bench(&BenchOptions {
         exe: std::env::current_exe()?,
@@ -21,6 +23,7 @@ pub async fn bench(
         concurrency,
         conversations,
         database,
+        http2,
         workdir: dir.clone(),
     })
     .await?;
@@ -28,6 +31,7 @@ pub async fn bench(
     let opt =
         |v: Option<f64>, digits: usize| v.map_or("n/a".to_string(), |v| format!("{v:.digits$}"));
     println!("backend                      {}", f.backend);
+    println!("protocol to the model        {}", f.protocol);
     println!(
         "latency / concurrency        {} ms / {}",
         f.latency_ms, f.concurrency
@@ -77,8 +81,8 @@ pub async fn bench(
         t.slot_occupancy
     );
     println!(
-        "steady conversations/s       {} (ratio to ideal {})",
-        opt(t.steady_conversations_per_sec, 1),
+        "steady model calls/s         {} (ratio to ideal {})",
+        opt(t.steady_calls_per_sec, 0),
         opt(t.steady_ratio_to_ideal, 3)
     );
     println!("json {}", serde_json::to_string(&f)?);

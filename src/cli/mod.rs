@@ -73,6 +73,9 @@ enum Command {
         /// Store in this database instead of a fresh SQLite file.
         #[arg(long)]
         database: Option<String>,
+        /// Talk HTTP/2 (h2c) to the mock: one connection for every call in flight.
+        #[arg(long)]
+        http2: bool,
     },
     /// Judge a job's conversations (or two jobs' matched pairs) with the judges
     /// of a judges file, as a judging job: resumable, rate-limited, cached.
@@ -197,7 +200,8 @@ pub async fn main() -> i32 {
             concurrency,
             conversations,
             database,
-        } => bench::bench(latency_ms, concurrency, conversations, database).await,
+            http2,
+        } => bench::bench(latency_ms, concurrency, conversations, database, http2).await,
         Command::Judge {
             judges,
             job,

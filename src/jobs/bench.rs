@@ -21,6 +21,8 @@ pub struct BenchOptions {
     pub conversations: u32,
     /// `sqlite://…` or `postgres://…`; a fresh SQLite file when `None`.
     pub database: Option<String>,
+    /// The endpoints speak HTTP/2 to the mock (`http2 = true`).
+    pub http2: bool,
     /// Where the generated config (and SQLite file) go.
     pub workdir: PathBuf,
 }
@@ -28,6 +30,8 @@ pub struct BenchOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchFigures {
     pub backend: String,
+    /// `HTTP/1.1` or `HTTP/2`, between the orchestrator and the mock.
+    pub protocol: &'static str,
     pub latency_ms: u64,
     pub concurrency: usize,
     pub conversations: i64,
@@ -65,16 +69,20 @@ pub struct Timeline {
     pub drain_secs: f64,
     /// Conversation time ÷ (C × time) between the first and the last start.
     pub slot_occupancy: f64,
-    /// Conversations finished per second once the first wave has turned over,
-    /// until the last start; `None` when the run is too short to have one.
-    pub steady_conversations_per_sec: Option<f64>,
+    /// Model calls per second once the first wave has turned over, until the
+    /// last start (each conversation's calls counted evenly over its span);
+    /// `None` when the run is too short to have one. Calls, not conversations:
+    /// items start longest first, so the conversations that finish in a window
+    /// are not a fair sample of lengths, while a call is a call.
+    pub steady_calls_per_sec: Option<f64>,
+    /// Of `steady_calls_per_sec` to the ideal C ÷ L.
     pub steady_ratio_to_ideal: Option<f64>,
 }
 
 impl Timeline {
-    /// `spans` are (started, finished) in ms since the epoch; `t0` is when the
-    /// run was asked for, `end` when it returned.
-    fn of(spans: &[(i64, i64)], t0: i64, end: i64, concurrency: usize) -> Timeline {
+    /// `spans` are (started, finished, model calls), times in ms since the
+    /// epoch; `t0` is when the run was asked for, `end` when it returned.
+    fn of(spans: &[(i64, i64, i64)], t0: i64, end: i64, concurrency: usize) -> Timeline {
         let (Some(first), Some(last)) = (
             spans.iter().map(|s| s.0).min(),
             spans.iter().map(|s| s.0).max(),
@@ -83,22 +91,28 @@ impl Timeline {
         };
         let busy: i64 = spans
             .iter()
-            .map(|&(s, f)| (f.min(last) - s.max(first)).max(0))
+            .map(|&(s, f, _)| (f.min(last) - s.max(first)).max(0))
             .sum();
         let window = (last - first).max(1);
-        let mean = spans.iter().map(|&(s, f)| f - s).sum::<i64>() as f64 / spans.len() as f64;
+        let mean = spans.iter().map(|&(s, f, _)| f - s).sum::<i64>() as f64 / spans.len() as f64;
         // After two mean conversation lengths the first wave, which all
         // started together, has spread out and finishes at the steady rate.
         let from = first + (2.0 * mean) as i64;
         let steady = (last - from > 1000).then(|| {
-            let done = spans.iter().filter(|s| s.1 >= from && s.1 < last).count();
-            done as f64 * 1000.0 / (last - from) as f64
+            let calls: f64 = spans
+                .iter()
+                .map(|&(s, f, calls)| {
+                    let overlap = (f.min(last) - s.max(from)).max(0) as f64;
+                    calls as f64 * overlap / (f - s).max(1) as f64
+                })
+                .sum();
+            calls * 1000.0 / (last - from) as f64
         });
         Timeline {
             setup_secs: (first - t0) as f64 / 1000.0,
             drain_secs: (end - last) as f64 / 1000.0,
             slot_occupancy: busy as f64 / (concurrency as f64 * window as f64),
-            steady_conversations_per_sec: steady,
+            steady_calls_per_sec: steady,
             steady_ratio_to_ideal: None,
         }
     }
@@ -164,6 +178,7 @@ model = "mock-policy"
 max_in_flight = {in_flight}
 timeout_secs = 60.0
 max_retries = 0
+http2 = {http2}
 
 [endpoints.user]
 base_url = "{mock_url}"
@@ -171,6 +186,7 @@ model = "mock-user"
 max_in_flight = {in_flight}
 timeout_secs = 60.0
 max_retries = 0
+http2 = {http2}
 
 [roles]
 policy = "policy"
@@ -193,6 +209,7 @@ personas_per_scenario = 1
 "#,
         stamp = crate::store::now_ms(),
         c = o.concurrency,
+        http2 = o.http2,
         repo = repo.display(),
         personas = personas.display(),
     )
@@ -300,12 +317,12 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let mut spans = Vec::new();
     let mut after = 0;
     loop {
-        let page = store.conversations_page(report.job.id, after, 500).await?;
+        let page = store.conversations_page(report.job.id, after, 50).await?;
         let Some(last) = page.last() else { break };
         after = last.conversation.id;
         for c in &page {
             let calls: i64 = c.usage.iter().map(|u| u.calls).sum();
-            spans.push((c.conversation.started_at, c.conversation.finished_at));
+            spans.push((c.conversation.started_at, c.conversation.finished_at, calls));
             let elapsed = (c.conversation.finished_at - c.conversation.started_at) as f64;
             if calls > 0 {
                 overheads.push((elapsed - calls as f64 * latency_ms).max(0.0) / calls as f64);
@@ -330,9 +347,11 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let per_call = |secs: f64| secs * 1e6 / model_calls.max(1) as f64;
     let cpu = cpu_before.zip(cpu_after);
     let mut timeline = Timeline::of(&spans, t0, end, o.concurrency);
+    // The ideal in calls: every slot always waiting on one call of L.
+    let ideal_calls = (latency_ms > 0.0).then(|| o.concurrency as f64 * 1000.0 / latency_ms);
     timeline.steady_ratio_to_ideal = timeline
-        .steady_conversations_per_sec
-        .zip(ideal)
+        .steady_calls_per_sec
+        .zip(ideal_calls)
         .map(|(s, i)| s / i);
     Ok(BenchFigures {
         backend: if database.starts_with("postgres") {
@@ -341,6 +360,7 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
             "sqlite"
         }
         .into(),
+        protocol: if o.http2 { "HTTP/2" } else { "HTTP/1.1" },
         latency_ms: o.latency.as_millis() as u64,
         concurrency: o.concurrency,
         conversations,
