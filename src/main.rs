@@ -1,5 +1,8 @@
 use tracing_subscriber::EnvFilter;
 
+// Off (`--no-default-features`) only to profile the heap with heaptrack,
+// which sees the system allocator's calls.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

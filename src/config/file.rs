@@ -133,6 +133,10 @@ pub struct EndpointFile {
     pub max_in_flight: usize,
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
+    /// Speak HTTP/2 to this endpoint: h2c with prior knowledge on `http://`,
+    /// h2 on `https://`. One connection then carries every call in flight.
+    #[serde(default)]
+    pub http2: bool,
     /// Requests per minute this endpoint may receive (all roles using it together).
     #[serde(default)]
     pub requests_per_minute: Option<u32>,

@@ -26,6 +26,8 @@ pub struct EndpointConfig {
     pub timeout: Duration,
     pub max_in_flight: usize,
     pub max_retries: u32,
+    /// HTTP/2 (h2c with prior knowledge on `http://`) instead of HTTP/1.1.
+    pub http2: bool,
     pub requests_per_minute: Option<u32>,
     pub tokens_per_minute: Option<u32>,
     pub prices: Option<Prices>,

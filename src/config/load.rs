@@ -481,6 +481,7 @@ pub fn check_endpoint(
         timeout: Duration::from_secs_f64(e.timeout_secs),
         max_in_flight: e.max_in_flight,
         max_retries: e.max_retries,
+        http2: e.http2,
         requests_per_minute: e.requests_per_minute,
         tokens_per_minute: e.tokens_per_minute,
         prices,

@@ -162,16 +162,34 @@ impl RetryService {
         }
     }
 
-    /// Send attempt number `retry` (0: the first try).
-    async fn attempt(
-        &self,
-        factory: &HttpRequestFactory,
-        retry: u32,
-    ) -> Result<reqwest::Response, LlmError> {
+    /// The request every attempt sends a copy of. Its body is copied to an
+    /// exact-size buffer and the factory dropped: async-openai serializes into
+    /// a vector grown by doubling and keeps it until the call ends, and with a
+    /// thousand calls in flight that slack was a fifth of the process's memory.
+    async fn first_request(factory: HttpRequestFactory) -> Result<reqwest::Request, LlmError> {
         let mut request = factory
             .build()
             .await
             .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
+        let exact = request
+            .body()
+            .and_then(|body| body.as_bytes())
+            .map(bytes::Bytes::copy_from_slice);
+        if let Some(exact) = exact {
+            *request.body_mut() = Some(exact.into());
+        }
+        Ok(request)
+    }
+
+    /// Send attempt number `retry` (0: the first try) of `template`.
+    async fn attempt(
+        &self,
+        template: &reqwest::Request,
+        retry: u32,
+    ) -> Result<reqwest::Response, LlmError> {
+        let mut request = template.try_clone().ok_or_else(|| {
+            LlmError::InvalidRequest("a streamed request body cannot be sent again".into())
+        })?;
         let body_bytes = match request.body().map(|body| body.as_bytes()) {
             None => 0,
             Some(Some(bytes)) => bytes.len(),
@@ -227,9 +245,12 @@ impl RetryService {
     }
 
     async fn run(self, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
+        let template = Self::first_request(factory)
+            .await
+            .map_err(|e| OpenAIError::Boxed(Box::new(e)))?;
         let mut retry = 0;
         loop {
-            let error = match self.attempt(&factory, retry).await {
+            let error = match self.attempt(&template, retry).await {
                 Ok(response) => return Ok(response),
                 Err(error) => error,
             };

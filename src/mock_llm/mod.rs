@@ -14,6 +14,7 @@
 pub mod behaviour;
 pub mod faults;
 pub mod judge;
+mod listen;
 pub mod policy;
 pub mod server;
 pub mod stats;

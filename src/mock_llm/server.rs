@@ -72,17 +72,7 @@ impl MockServer {
             .with_state(state.clone());
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let mut stopped = stopping;
-        tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.changed().await;
-                })
-                .await;
-            if let Err(e) = served {
-                tracing::error!("mock model server stopped: {e}");
-            }
-        });
+        tokio::spawn(super::listen::serve(listener, app, stopping));
         Ok(MockServer {
             addr,
             state,
@@ -202,6 +192,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
 
 async fn chat_completions(
     State(state): State<Arc<MockState>>,
+    version: axum::http::Version,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -223,6 +214,10 @@ async fn chat_completions(
                 "server_error",
             );
         };
+        *stats
+            .by_http_version
+            .entry(format!("{version:?}"))
+            .or_default() += 1;
         stats.record_request(&request.model, unix_second())
     };
     let Arrival {

@@ -23,6 +23,9 @@ pub struct MockStats {
     /// `malformed`, `truncated`). Faults asked for by a model-name modifier are not counted.
     #[serde(default)]
     pub faults: BTreeMap<String, u64>,
+    /// Chat completion requests by HTTP version (`HTTP/1.1`, `HTTP/2.0`).
+    #[serde(default)]
+    pub by_http_version: BTreeMap<String, u64>,
 }
 
 /// How a request was counted.

@@ -134,6 +134,12 @@ impl PromptRegistry {
         };
         self.tera
             .render(name, ctx)
+            .map(|mut text| {
+                // Rendered prompts live as long as their conversation; tera's
+                // buffer grows by doubling, so keep only what was written.
+                text.shrink_to_fit();
+                text
+            })
             .map_err(|err| PromptError::Render {
                 name: name.to_string(),
                 file: file.clone(),

@@ -192,6 +192,7 @@ pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::conf
         timeout: std::time::Duration::from_secs(5),
         max_in_flight: 4,
         max_retries: 0,
+        http2: false,
         requests_per_minute: None,
         tokens_per_minute: None,
         prices: None,
