@@ -115,3 +115,44 @@ async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
         "timeouts are retried"
     );
 }
+
+#[tokio::test]
+async fn an_http2_endpoint_sends_every_call_over_http2_and_a_default_one_over_http1() {
+    let server = mock().await;
+    let h2 = Endpoint::new(
+        &EndpointConfig {
+            http2: true,
+            ..endpoint_config("h2", &server.base_url(), "mock-user")
+        },
+        &server.base_url(),
+    )
+    .unwrap();
+    let calls = (0..20).map(|_| h2.complete(hello()));
+    for response in futures_util::future::join_all(calls).await {
+        assert!(!response.unwrap().message.content.is_empty());
+    }
+    endpoint(&server, "mock-user", 0)
+        .complete(hello())
+        .await
+        .unwrap();
+    let versions = server.stats().by_http_version;
+    assert_eq!(versions.get("HTTP/2.0"), Some(&20), "{versions:?}");
+    assert_eq!(versions.get("HTTP/1.1"), Some(&1), "{versions:?}");
+}
+
+#[tokio::test]
+async fn an_error_read_over_http2_is_classified_as_over_http1() {
+    let server = mock().await;
+    let config = EndpointConfig {
+        http2: true,
+        max_retries: 0,
+        ..endpoint_config("h2", &server.base_url(), "mock-user+error500-once")
+    };
+    let endpoint = Endpoint::new(&config, &server.base_url()).unwrap();
+    let response = endpoint.complete(hello()).await.unwrap_err();
+    assert_eq!(
+        response.class(),
+        "server_error",
+        "a 500 is read over HTTP/2 too"
+    );
+}
