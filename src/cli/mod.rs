@@ -222,6 +222,7 @@ pub async fn main() -> i32 {
                     retry_failed,
                     new_job,
                     quiet,
+                    stop: None,
                 },
             })
             .await
