@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use crate::jobs::judging::{
-    judge as run_judging, job_name, JudgeOptions, JudgesSource, JudgingReport, JudgingSpec, JudgingTarget,
+    job_name, judge as run_judging, JudgeOptions, JudgesSource, JudgingReport, JudgingSpec,
+    JudgingTarget,
 };
 use crate::jobs::{RunError, WorkEnd};
 

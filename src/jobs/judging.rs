@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::config::{EndpointConfig, Job, Problem};
 use crate::judge::hash::sha256_hex;
 use crate::judge::{
-    judges_of_job, load_judges_file, load_judges_text, resolved_persona, run as run_judge, unknown_endpoints,
-    JudgeCall, JudgeInputs, JudgeStatus, Mode, Order, Other, Verdict,
+    judges_of_job, load_judges_file, load_judges_text, resolved_persona, run as run_judge,
+    unknown_endpoints, JudgeCall, JudgeInputs, JudgeStatus, Mode, Order, Other, Verdict,
 };
 use crate::judge::{Judge, JudgeOutcome};
 use crate::llm::{ChatModel, Usage};

@@ -26,8 +26,7 @@ pub use definition::{Aggregate, Judge, Mode, OnInconsistent, Parser, ScoreRange}
 pub use error::JudgeError;
 pub use file::{
     judges_from_tables, judges_in_job_config, judges_of_job, load_judges_file, load_judges_text,
-    unknown_endpoints,
-    JudgeFile, JudgeSet, JudgesFile,
+    unknown_endpoints, JudgeFile, JudgeSet, JudgesFile,
 };
 pub use render::{resolved_persona, JudgeInputs, Other};
 pub use run::{run, JudgeCall, JudgeOutcome, JudgeRun, JudgeStatus};

@@ -227,9 +227,7 @@ async fn export_job(
         .await?;
     let body = match kind {
         ExportKind::Lines(format) => stream_lines(state.store.clone(), id, format, filter),
-        ExportKind::Dpo { judge } => {
-            dpo_pairs(state.store.as_ref(), id, &judge, &filter).await?
-        }
+        ExportKind::Dpo { judge } => dpo_pairs(state.store.as_ref(), id, &judge, &filter).await?,
     };
     let file = format!(
         "attachment; filename=\"job{id}-{}.jsonl\"",
@@ -292,9 +290,13 @@ async fn dpo_pairs(
     let mut out = Vec::new();
     match dpo::write(store, id, judge, filter, &mut out, &mut |_| {}).await {
         Ok(_) => Ok(Body::from(out)),
-        Err(e @ ExportError::NoJudgments { .. }) => Err(ApiError::Invalid(vec![
-            Problem::at_field(filters::QUERY_LABEL, "judge", e.to_string()),
-        ])),
+        Err(e @ ExportError::NoJudgments { .. }) => {
+            Err(ApiError::Invalid(vec![Problem::at_field(
+                filters::QUERY_LABEL,
+                "judge",
+                e.to_string(),
+            )]))
+        }
         Err(e) => Err(e.into()),
     }
 }

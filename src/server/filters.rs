@@ -123,7 +123,9 @@ fn refuse_unjudged(
                 Problem::at_field(
                     QUERY_LABEL,
                     "min_judge",
-                    format!("no judgments by '{judge}', so no conversation would be kept; {listed}"),
+                    format!(
+                        "no judgments by '{judge}', so no conversation would be kept; {listed}"
+                    ),
                 )
             })
             .collect(),
@@ -140,10 +142,7 @@ pub async fn conversations_page(
     let judges = query.judge_filter()?;
     let judgments = judgments_for(store, job_id, &judges).await?;
     let keep = move |c: &crate::store::StoredConversation| {
-        filter.keeps(&c.conversation)
-            && judges
-                .check_judges(c.conversation.id, &judgments)
-                .is_ok()
+        filter.keeps(&c.conversation) && judges.check_judges(c.conversation.id, &judgments).is_ok()
     };
     Ok(filtered_page(
         store,

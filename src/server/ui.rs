@@ -428,7 +428,10 @@ async fn made_judgments_html(state: &AppState, job: i64) -> Result<String, ApiEr
                 "<a href=\"/conversations/{a}\">{a}</a> vs <a href=\"/conversations/{b}\">{b}</a>",
                 a = j.conversation_a
             ),
-            None => format!("<a href=\"/conversations/{a}\">{a}</a>", a = j.conversation_a),
+            None => format!(
+                "<a href=\"/conversations/{a}\">{a}</a>",
+                a = j.conversation_a
+            ),
         };
         let _ = write!(
             rows,
