@@ -1,6 +1,7 @@
 //! The jobs this service is working right now, each a background task running
-//! `jobs::work_stored` (the runner of `usersim run --resume`), with a signal
-//! to stop it.
+//! the runner of `usersim run --resume` for its kind (`jobs::work_stored` for a
+//! generation job, `jobs::judging::resume_judging_in` for a judging job), with
+//! a signal to stop it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
