@@ -314,3 +314,68 @@ async fn a_person_opens_the_job_and_reads_a_conversation_in_chromium() {
         started.elapsed()
     );
 }
+
+/// The bubbles of one side of the side-by-side judgment page.
+fn bubbles_of_side(dom: &str, side: &str) -> Vec<Bubble> {
+    let open = format!("<section class=\"side side-{side}\">");
+    let section =
+        between(dom, &open, "</section>").unwrap_or_else(|| panic!("no side {side} in {dom}"));
+    let chat = format!(
+        "<section class=\"chat\">{}</section>",
+        section
+            .split("<div class=\"chat\">")
+            .nth(1)
+            .expect("a chat")
+    );
+    bubbles_on_page(&chat)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_compares_two_conversations_of_a_pairwise_judgment_side_by_side_in_chromium() {
+    if chromium_is_missing() {
+        return;
+    }
+    let service = Service::start(TOKEN).await;
+    let a = service.submit("left", 2).await;
+    let b = service.submit("right", 2).await;
+    service.wait_until_done(a).await;
+    service.wait_until_done(b).await;
+    let judging = service.judge_pairwise(a, b).await;
+    let browser = Browser::new();
+    let with_token = |path: &str| format!("{}{path}?token={TOKEN}", service.url);
+
+    // The judging job's page links its judgments; a person opens the first.
+    let job_page = browser
+        .dump_dom(&with_token(&format!("/jobs/{judging}")))
+        .await;
+    let judgments = links_starting_with(&job_page, "/judgments/");
+    assert_eq!(judgments.len(), 2, "{job_page}");
+    let page = browser.dump_dom(&with_token(&judgments[0])).await;
+    let id: i64 = judgments[0]["/judgments/".len()..].parse().unwrap();
+    let judgment = service.json(&format!("/v1/judgments/{id}")).await;
+
+    for (side, key) in [("a", "conversation_a"), ("b", "conversation_b")] {
+        let conversation = service
+            .json(&format!("/v1/conversations/{}", judgment[key]))
+            .await;
+        assert_eq!(
+            bubbles_of_side(&page, side),
+            bubbles_of(&conversation),
+            "side {side} differs from the stored conversation"
+        );
+    }
+    assert!(page.contains("swap check: <b>"), "{page}");
+    // Each order's raw output is folded.
+    let raw: Vec<&str> = page.split("<details class=\"raw\"").skip(1).collect();
+    assert_eq!(raw.len(), 2, "{page}");
+    assert!(raw
+        .iter()
+        .all(|d| !d[..d.find('>').unwrap()].contains("open")));
+
+    // What it looks like: a PNG of the two columns.
+    let png = browser.dir.path().join("judgment.png");
+    browser.screenshot(&with_token(&judgments[0]), &png).await;
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    assert!(bytes.len() > 10_000, "an empty-looking PNG");
+}

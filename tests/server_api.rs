@@ -4,102 +4,16 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{first_scenarios, job_toml, JobSpec};
+use common::{JobSpec, Service};
 use serde_json::Value;
-use usersim::server::{self, AppState};
+use usersim::server;
 
 const TOKEN: &str = "test-token-123";
 
-struct Service {
-    url: String,
-    client: reqwest::Client,
-    dir: tempfile::TempDir,
-}
-
 async fn start_service(token: Option<&str>) -> Service {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().unwrap();
-    let database = format!("sqlite://{}", dir.path().join("service.db").display());
-    let store = usersim::store::open(&database).await.unwrap();
-    let mut state = AppState::new(store, &database, token.map(str::to_string));
-    state.event_interval = Duration::from_millis(100);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, server::router(state)).await });
-    Service {
-        url,
-        client: reqwest::Client::new(),
-        dir,
-    }
-}
-
-impl Service {
-    fn get(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client
-            .get(format!("{}{path}", self.url))
-            .bearer_auth(TOKEN)
-    }
-
-    fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client
-            .post(format!("{}{path}", self.url))
-            .bearer_auth(TOKEN)
-    }
-
-    async fn json(&self, path: &str) -> Value {
-        let response = self.get(path).send().await.unwrap();
-        assert_eq!(response.status(), 200, "GET {path}");
-        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
-    }
-
-    async fn text(&self, path: &str) -> String {
-        let response = self.get(path).send().await.unwrap();
-        assert_eq!(response.status(), 200, "GET {path}");
-        response.text().await.unwrap()
-    }
-
-    /// A quickstart-style job (retail, mock models) over `scenarios` scenarios.
-    fn job(&self, name: &str, scenarios: usize, extra: &str) -> String {
-        let spec = JobSpec {
-            name: name.into(),
-            scenarios: first_scenarios(self.dir.path(), scenarios),
-            extra: extra.into(),
-            ..JobSpec::default()
-        };
-        job_toml(&spec, &self.dir.path().join("ignored.db"))
-    }
-
-    async fn submit(&self, toml: String) -> Value {
-        let response = self
-            .post("/v1/jobs")
-            .header("content-type", "application/toml")
-            .body(toml)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let body = response.text().await.unwrap();
-        assert_eq!(status, 201, "{body}");
-        serde_json::from_str(&body).unwrap()
-    }
-
-    async fn wait_until(&self, job: i64, statuses: &[&str]) -> Value {
-        let started = Instant::now();
-        loop {
-            let view = self.json(&format!("/v1/jobs/{job}")).await;
-            let status = view["status"].as_str().unwrap().to_string();
-            if statuses.contains(&status.as_str()) && view["running_here"] == false {
-                return view;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "job {job} still {status}: {view}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
+    Service::start_with(token).await
 }
 
 fn html_escape(text: &str) -> String {
@@ -191,7 +105,7 @@ async fn a_bad_config_is_refused_with_422_and_the_field_paths_of_its_problems() 
 #[tokio::test]
 async fn a_submitted_job_runs_to_the_end_and_every_view_of_it_agrees() {
     let service = start_service(Some(TOKEN)).await;
-    let job = service.submit(service.job("served", 5, "")).await;
+    let job = service.submit_toml(service.job("served", 5, "")).await;
     let id = job["id"].as_i64().unwrap();
     assert_eq!(job["total"], 5);
 
@@ -322,7 +236,7 @@ async fn a_submitted_job_runs_to_the_end_and_every_view_of_it_agrees() {
 async fn a_cancelled_job_stops_and_resumes_to_the_end() {
     let service = start_service(Some(TOKEN)).await;
     let slow = "lease_secs = 1.0\n\n[mock]\nlatency_ms = 100\n";
-    let job = service.submit(service.job("slow", 10, slow)).await;
+    let job = service.submit_toml(service.job("slow", 10, slow)).await;
     let id = job["id"].as_i64().unwrap();
     let response = service
         .post(&format!("/v1/jobs/{id}/cancel"))
@@ -363,6 +277,9 @@ async fn the_openapi_document_describes_every_route() {
     assert_eq!(document["openapi"], "3.1.0");
     let paths = document["paths"].as_object().unwrap();
     for route in [
+        "/v1/judging-jobs",
+        "/v1/judgments/{id}",
+        "/judgments/{id}",
         "/healthz",
         "/metrics",
         "/v1/openapi.json",
@@ -412,4 +329,389 @@ fn serve_refuses_a_non_loopback_address_without_a_token() {
         "{err}"
     );
     assert!(!dir.path().join("never.db").exists());
+}
+
+const HELPFUL: &str =
+    "[[judges]]\nname = \"helpful\"\nendpoint = \"judge\"\nbuiltin = \"helpfulness\"\n";
+
+/// The scores judge `judge` gave each conversation of the page, by id, read
+/// from the conversation detail (judgments of either side).
+async fn scores_of(service: &Service, ids: &[i64], judge: &str) -> Vec<(i64, f64, bool)> {
+    let mut out = Vec::new();
+    for id in ids {
+        let c = service.json(&format!("/v1/conversations/{id}")).await;
+        let score = c["judgments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["judge_name"] == judge && j["status"] == "ok")
+            .and_then(|j| j["score"].as_f64())
+            .unwrap_or_else(|| panic!("conversation {id} has no ok '{judge}' score: {c}"));
+        out.push((*id, score, c["reward"].is_number()));
+    }
+    out
+}
+
+fn conversation_ids(page: &Value) -> Vec<i64> {
+    page["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect()
+}
+
+/// The `location`s of a 422's problems.
+fn locations(body: &Value) -> Vec<String> {
+    body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no errors in {body}"))
+        .iter()
+        .map(|e| e["location"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+async fn status_and_json(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judging_job_sent_over_http_scores_a_job_and_its_scores_filter_conversations_and_exports()
+{
+    let service = start_service(Some(TOKEN)).await;
+    let generated = service.submit("to-judge", 8).await;
+    service.wait_until_done(generated).await;
+
+    let body = serde_json::json!({
+        "judges": common::mock_judges(HELPFUL),
+        "target": {"job": generated},
+    });
+    let (status, job) = service.post_judging(&body).await;
+    assert_eq!(status, 201, "{job}");
+    assert_eq!(job["kind"], "judging");
+    let judging = job["id"].as_i64().unwrap();
+    let listed = service.json("/v1/jobs").await;
+    assert!(
+        listed["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["id"] == judging && j["kind"] == "judging"),
+        "{listed}"
+    );
+    let done = service.wait_until_done(judging).await;
+    assert_eq!(done["counts"]["done"], 8, "{done}");
+    let events = service.text(&format!("/v1/jobs/{judging}/events")).await;
+    assert!(events.contains("event: done"), "{events}");
+
+    // The same request again is the same job.
+    let (again, same) = service.post_judging(&body).await;
+    assert_eq!((again, same["id"].as_i64()), (200, Some(judging)));
+
+    // The inline judges were stored with the job: resuming it reads them again.
+    let resumed = service
+        .post(&format!("/v1/jobs/{judging}/resume?retry_failed=true"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 202);
+    let after = service.wait_until(judging, &["done", "failed"]).await;
+    assert_eq!(after["status"], "done", "{after}");
+
+    // Filter by score: the highest score keeps some conversations, not all.
+    let all = service
+        .json(&format!("/v1/jobs/{generated}/conversations?limit=500"))
+        .await;
+    let ids = conversation_ids(&all);
+    assert_eq!(ids.len(), 8);
+    let scores = scores_of(&service, &ids, "helpful").await;
+    let best = scores.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+    let expected: Vec<i64> = scores.iter().filter(|s| s.1 >= best).map(|s| s.0).collect();
+    assert!(
+        !expected.is_empty() && expected.len() < ids.len(),
+        "the mock judge gave every conversation the same score: {scores:?}"
+    );
+    let filtered = service
+        .json(&format!(
+            "/v1/jobs/{generated}/conversations?limit=500&min_judge=helpful={best}"
+        ))
+        .await;
+    assert_eq!(conversation_ids(&filtered), expected);
+
+    // The export keeps the same conversations (those that are scored).
+    let export = service
+        .text(&format!(
+            "/v1/jobs/{generated}/export?format=openai&min_judge=helpful={best}"
+        ))
+        .await;
+    let exported = scores.iter().filter(|s| s.1 >= best && s.2).count();
+    assert_eq!(export.lines().count(), exported, "{export}");
+    let everything = service
+        .text(&format!("/v1/jobs/{generated}/export?format=openai"))
+        .await;
+    assert!(everything.lines().count() > exported);
+
+    // A bad filter is a 422 naming the query field.
+    for (path, says) in [
+        (
+            format!("/v1/jobs/{generated}/conversations?min_judge=helpful"),
+            "expected NAME=SCORE",
+        ),
+        (
+            format!("/v1/jobs/{generated}/conversations?min_judge=nobody=1"),
+            "judges with judgments of job",
+        ),
+        (
+            format!("/v1/jobs/{generated}/export?min_judge=helpful=high"),
+            "expected NAME=SCORE",
+        ),
+        (
+            format!("/v1/jobs/{generated}/export?format=openai&judge=helpful"),
+            "format=dpo only",
+        ),
+    ] {
+        let (status, body) = status_and_json(service.get(&path).send().await.unwrap()).await;
+        assert_eq!(status, 422, "{path}: {body}");
+        let field = if path.contains("judge=helpful") && !path.contains("min_judge") {
+            "judge"
+        } else {
+            "min_judge"
+        };
+        assert_eq!(locations(&body), [field], "{path}: {body}");
+        assert!(body.to_string().contains(says), "{path}: {body}");
+    }
+
+    // The UI: the judging job lists its judgments; a conversation links its own.
+    let job_page = service.text(&format!("/jobs/{judging}")).await;
+    assert_eq!(
+        job_page.matches("href=\"/judgments/").count(),
+        8,
+        "{job_page}"
+    );
+    let conversation_page = service.text(&format!("/conversations/{}", ids[0])).await;
+    assert!(
+        conversation_page.contains(">helpful</a>"),
+        "{conversation_page}"
+    );
+    let filtered_page = service
+        .text(&format!("/jobs/{generated}?min_judge=helpful%3D{best}"))
+        .await;
+    assert_eq!(
+        filtered_page.matches("href=\"/conversations/").count(),
+        expected.len(),
+        "{filtered_page}"
+    );
+}
+
+#[tokio::test]
+async fn bad_judges_are_a_422_with_the_field_paths_usersim_judge_reports() {
+    let service = start_service(Some(TOKEN)).await;
+    let generated = service.submit("judged-badly", 1).await;
+    service.wait_until_done(generated).await;
+
+    let bad = common::mock_judges("[[judges]]\nname = \"\"\nendpoint = \"nowhere\"\n");
+    let (status, body) = service
+        .post_judging(&serde_json::json!({"judges": bad, "target": {"job": generated}}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    let found = locations(&body);
+    assert_eq!(found, ["judges[0].name", "judges[0].template"], "{body}");
+    assert!(body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["file"] == "judges"));
+
+    // `usersim judge` says the same of the same TOML in a file.
+    let file = service.dir.path().join("bad-judges.toml");
+    std::fs::write(&file, &bad).unwrap();
+    let database = format!(
+        "sqlite://{}",
+        service.dir.path().join("service.db").display()
+    );
+    let out = common::usersim(
+        service.dir.path(),
+        &[
+            "judge",
+            file.to_str().unwrap(),
+            "--job",
+            &generated.to_string(),
+            "--database",
+            &database,
+        ],
+    );
+    assert!(!out.status.success());
+    let said = common::text(&out.stderr);
+    for error in body["errors"].as_array().unwrap() {
+        let message = error["message"].as_str().unwrap();
+        assert!(said.contains(message), "{message} not in {said}");
+    }
+
+    // A judge naming an endpoint nobody defines.
+    let (status, body) = service
+        .post_judging(&serde_json::json!({
+            "judges": common::mock_judges(&HELPFUL.replace("endpoint = \"judge\"", "endpoint = \"nowhere\"")),
+            "target": {"job": generated},
+        }))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(locations(&body), ["judges[0].endpoint"], "{body}");
+    assert!(body.to_string().contains("'nowhere'"), "{body}");
+
+    // A TOML syntax error names its line; a wrong request shape names the fields.
+    let (status, body) = service
+        .post_judging(&serde_json::json!({"judges": "[[judges]\n", "target": {"job": generated}}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(locations(&body)[0].starts_with("line 1"), "{body}");
+    let (status, body) = service
+        .post_judging(&serde_json::json!({"judges": 7, "target": {"a": 1}}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(locations(&body), ["judges", "target"]);
+    let (status, body) = service
+        .post_judging(
+            &serde_json::json!({"judges": {"from_job": generated}, "target": {"job": 999}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(locations(&body), ["target.job"]);
+    assert!(body.to_string().contains("job 999 does not exist"));
+    let (status, body) = service
+        .post_judging(&serde_json::json!({"judges": "", "target": {"job": generated}, "colour": 1}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.to_string().contains("unknown field `colour`"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairwise_judging_job_shows_both_conversations_side_by_side_with_the_verdict() {
+    let service = start_service(Some(TOKEN)).await;
+    let a = service.submit("side-a", 3).await;
+    let b = service
+        .submit_toml(service.job_with(JobSpec {
+            name: "side-b".into(),
+            policy_model: "mock-policy+perfect".into(),
+            scenarios: common::first_scenarios(service.dir.path(), 3),
+            ..JobSpec::default()
+        }))
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    service.wait_until_done(a).await;
+    service.wait_until_done(b).await;
+    let judging = service.judge_pairwise(a, b).await;
+
+    // The judging job's page links each judgment.
+    let job_page = service.text(&format!("/jobs/{judging}")).await;
+    let links: Vec<i64> = job_page
+        .split("href=\"/judgments/")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+        .collect();
+    assert_eq!(links.len(), 3, "{job_page}");
+
+    let judgment = service.json(&format!("/v1/judgments/{}", links[0])).await;
+    let (ca, cb) = (
+        judgment["conversation_a"].as_i64().unwrap(),
+        judgment["conversation_b"]
+            .as_i64()
+            .expect("a pairwise judgment"),
+    );
+    assert_eq!(judgment["a"]["job_id"].as_i64(), Some(a));
+    assert_eq!(judgment["b"]["job_id"].as_i64(), Some(b));
+    let orders: Vec<&str> = judgment["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["call"]["order"].as_str().unwrap())
+        .collect();
+    assert_eq!(orders, ["ab", "ba"], "{judgment}");
+
+    // Side B's conversation shows the judgment too, linked.
+    let side_b = service.json(&format!("/v1/conversations/{cb}")).await;
+    assert!(
+        side_b["judgments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["id"] == judgment["id"]),
+        "{side_b}"
+    );
+    let side_b_page = service.text(&format!("/conversations/{cb}")).await;
+    assert!(side_b_page.contains(&format!("href=\"/judgments/{}\"", links[0])));
+    assert!(side_b_page.contains(&format!("B, against <a href=\"/conversations/{ca}\">")));
+
+    // The side-by-side page: both chats, the verdict, both orders' raw output folded.
+    let page = service.text(&format!("/judgments/{}", links[0])).await;
+    let column = |side: &str| {
+        let start = page
+            .find(&format!("<section class=\"side side-{side}\">"))
+            .unwrap_or_else(|| panic!("no side {side} in {page}"));
+        let end = start + page[start..].find("</section>").unwrap();
+        page[start..end].to_string()
+    };
+    for (side, id) in [("a", ca), ("b", cb)] {
+        let shown = column(side);
+        let stored = service.json(&format!("/v1/conversations/{id}")).await;
+        for m in stored["messages"].as_array().unwrap() {
+            let content = m["content"].as_str().unwrap();
+            if m["role"] == "user" || m["role"] == "assistant" {
+                assert!(
+                    shown.contains(&html_escape(content)),
+                    "side {side}: {content} is not shown"
+                );
+            }
+        }
+    }
+    let preference = judgment["verdict"]["preference"].as_str().unwrap();
+    let verdict = match preference {
+        "A" => format!("verdict <b>A (conversation {ca})</b>"),
+        "B" => format!("verdict <b>B (conversation {cb})</b>"),
+        _ => "verdict <b>neither: a tie</b>".to_string(),
+    };
+    assert!(page.contains(&verdict), "{verdict} not in {page}");
+    let consistency = if judgment["consistent"] == true {
+        "both orders agreed"
+    } else {
+        "the two orders disagreed"
+    };
+    assert!(page.contains(&format!("swap check: <b>{consistency}</b>")));
+    assert_eq!(page.matches("<details class=\"raw\">").count(), 2);
+    for call in judgment["calls"].as_array().unwrap() {
+        let raw = call["call"]["raw_output"].as_str().unwrap();
+        assert!(page.contains(&html_escape(raw)), "{raw} not in {page}");
+    }
+
+    // DPO pairs over HTTP: only with a judge that has judgments.
+    let dpo = service
+        .text(&format!("/v1/jobs/{a}/export?format=dpo&judge=pref"))
+        .await;
+    for line in dpo.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        assert!(
+            row["chosen"].is_array() && row["rejected"].is_array(),
+            "{row}"
+        );
+    }
+    for (query, field) in [
+        ("format=dpo", "judge"),
+        ("format=dpo&judge=nobody", "judge"),
+    ] {
+        let (status, body) = status_and_json(
+            service
+                .get(&format!("/v1/jobs/{a}/export?{query}"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 422, "{query}: {body}");
+        assert_eq!(locations(&body), [field], "{body}");
+    }
 }

@@ -1251,6 +1251,37 @@ async fn a_jobs_judgments_are_those_whose_conversation_a_it_made(
         .await
         .unwrap()
         .is_empty());
+
+    // A conversation's judgments are those naming it as A or as B.
+    let of_conversation = store
+        .judgments_of_conversation(my_conversations[0])
+        .await
+        .unwrap();
+    let found: Vec<i64> = of_conversation.iter().map(|j| j.id).collect();
+    assert_eq!(found, vec![ids[0], ids[1]], "as A, then as B");
+    assert_judgment_as_given(&of_conversation[1], ids[1], &theirs_vs_mine);
+    let alone = store
+        .judgments_of_conversation(my_conversations[1])
+        .await
+        .unwrap();
+    assert_eq!(alone.len(), 1);
+
+    // One judgment by id; the judgments a job made, a page at a time.
+    let one = store.get_judgment(ids[2]).await.unwrap().unwrap();
+    assert_judgment_as_given(&one, ids[2], &mine_alone);
+    assert!(store.get_judgment(i64::MAX).await.unwrap().is_none());
+    let made = store.judgments_made_by(judging.id, 0, 10).await.unwrap();
+    assert_eq!(made.iter().map(|j| j.id).collect::<Vec<_>>(), ids[..2]);
+    let second = store
+        .judgments_made_by(judging.id, ids[0], 1)
+        .await
+        .unwrap();
+    assert_eq!(second.iter().map(|j| j.id).collect::<Vec<_>>(), ids[1..2]);
+    assert!(store
+        .judgments_made_by(judging.id, ids[1], 10)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn conversation_keys_name_each_conversation_by_scenario_persona_and_sample(

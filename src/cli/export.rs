@@ -85,7 +85,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     };
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
-        for name in job_drop_flagged_judges(&row, database) {
+        for name in crate::jobs::judging::drop_flagged_judges(&row, database) {
             if !drop_flagged.contains(&name) {
                 eprintln!("dropping conversations judge '{name}' flagged (the job's drop_flagged; --keep-flagged keeps them)");
                 drop_flagged.push(name);
@@ -125,33 +125,15 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
 /// `--min-judge` judge without any would leave nothing to export (an error),
 /// a `--drop-flagged` one drops nothing (a warning). Says which judges do.
 async fn judges_exist(store: &dyn Store, job: i64, filter: &Filter) -> anyhow::Result<bool> {
-    let mut present: Vec<String> = store
-        .judgments_of_job(job)
-        .await?
-        .into_iter()
-        .map(|j| j.judge_name)
-        .collect();
-    present.sort();
-    present.dedup();
-    let known = |name: &str| present.iter().any(|p| p == name);
-    let listed = if present.is_empty() {
-        "none of the job's conversations has been judged".to_string()
-    } else {
-        format!("judges with judgments of job {job}: {}", present.join(", "))
-    };
-    for judge in filter.drop_flagged.iter().filter(|j| !known(j)) {
+    let unjudged = filter.judges_without_judgments(&export::judged_by(store, job).await?);
+    let listed = unjudged.listed(job);
+    for judge in &unjudged.drop_flagged {
         eprintln!("warning: --drop-flagged {judge}: no judgments by '{judge}', so it drops nothing; {listed}");
     }
-    let missing: Vec<&str> = filter
-        .min_judge
-        .iter()
-        .map(|m| m.judge.as_str())
-        .filter(|j| !known(j))
-        .collect();
-    for judge in &missing {
+    for judge in &unjudged.min_judge {
         eprintln!("--min-judge {judge}=…: no judgments by '{judge}', so no conversation would be kept; {listed}");
     }
-    Ok(missing.is_empty())
+    Ok(unjudged.min_judge.is_empty())
 }
 
 async fn lines(
@@ -186,7 +168,7 @@ async fn pairs(
     job: i64,
     judge: &str,
     filter: &Filter,
-    writer: &mut dyn Write,
+    writer: &mut (dyn Write + Send),
     out: &Path,
 ) -> anyhow::Result<()> {
     let counts = dpo::write(store, job, judge, filter, writer, &mut |c| {
@@ -225,21 +207,4 @@ fn finish_partial(partial: &Path, out: &Path, result: anyhow::Result<()>) -> any
     }
     std::fs::rename(partial, out)
         .with_context(|| format!("cannot move the export to {}", out.display()))
-}
-
-/// The job's own judges configured with `drop_flagged = true` (none when its
-/// stored config cannot be read, e.g. a judging job).
-fn job_drop_flagged_judges(row: &crate::store::JobRow, database: &str) -> Vec<String> {
-    let Ok(job) = crate::jobs::runner::stored_job(row, database) else {
-        return Vec::new();
-    };
-    crate::judge::judges_of_job(&job)
-        .map(|judges| {
-            judges
-                .into_iter()
-                .filter(|j| j.drop_flagged)
-                .map(|j| j.name)
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use crate::jobs::judging::{
-    judge as run_judging, JudgeOptions, JudgesSource, JudgingReport, JudgingSpec, JudgingTarget,
+    job_name, judge as run_judging, JudgeOptions, JudgesSource, JudgingReport, JudgingSpec,
+    JudgingTarget,
 };
 use crate::jobs::{RunError, WorkEnd};
 
@@ -21,17 +22,15 @@ pub struct JudgeArgs<'a> {
 
 pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
     let path = std::path::absolute(args.judges)?;
-    let (target, name) = match (args.job, args.pair) {
-        (_, Some((a, b))) => (
-            JudgingTarget::Pairwise { a, b },
-            format!("judge-{a}-vs-{b}"),
-        ),
-        (Some(job_id), None) => (JudgingTarget::Job { job_id }, format!("judge-job-{job_id}")),
+    let target = match (args.job, args.pair) {
+        (_, Some((a, b))) => JudgingTarget::Pairwise { a, b },
+        (Some(job_id), None) => JudgingTarget::Job { job_id },
         (None, None) => {
             eprintln!("error: say what to judge: --job ID, or --pairwise --a JOB_A --b JOB_B");
             return Ok(EXIT_INVALID);
         }
     };
+    let name = job_name(&target);
     let spec = JudgingSpec {
         judges: JudgesSource::File { path },
         target,

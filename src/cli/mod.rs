@@ -226,6 +226,7 @@ pub async fn main() -> i32 {
                     retry_failed,
                     new_job,
                     quiet,
+                    stop: None,
                 },
             })
             .await

@@ -30,6 +30,7 @@ pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Re
                 retry_failed: options.retry_failed,
                 new_job: false,
                 quiet: options.quiet,
+                stop: None,
             };
             let report = jobs::judging::resume_judging(database, row, &options).await;
             return super::judge::print_report(report, database);

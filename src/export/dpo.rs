@@ -92,8 +92,8 @@ pub async fn write(
     job_id: i64,
     judge: &str,
     filter: &Filter,
-    out: &mut dyn Write,
-    on_progress: &mut dyn FnMut(DpoCounts),
+    out: &mut (dyn Write + Send),
+    on_progress: &mut (dyn FnMut(DpoCounts) + Send),
 ) -> Result<DpoCounts, ExportError> {
     let all = newest_judgments(store.judgments_of_job(job_id).await?);
     let mut mine: Vec<JudgmentRow> = all

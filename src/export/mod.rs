@@ -102,26 +102,104 @@ impl Filter {
         let Some(reward) = c.conversation.reward else {
             return Err(Skip::NotScored);
         };
-        let flagged = self
-            .drop_flagged
-            .iter()
-            .any(|judge| judgments.scores(id, judge).any(|s| s < 0.5));
-        if flagged {
+        if self.flagged(id, judgments) {
             return Err(Skip::Flagged);
         }
         if self.min_reward.is_some_and(|min| reward < min) {
             return Err(Skip::BelowMinReward);
         }
-        let judged_high_enough = self.min_judge.iter().all(|min| {
-            judgments
-                .scores(id, &min.judge)
-                .any(|score| score >= min.score)
-        });
-        if !judged_high_enough {
+        if !self.judged_high_enough(id, judgments) {
             return Err(Skip::BelowMinJudge);
         }
         Ok(())
     }
+
+    /// The judge conditions alone (`min_judge`, `drop_flagged`) for
+    /// conversation `id`: what a conversation browser filters by, where an
+    /// unscored conversation is still shown.
+    pub fn check_judges(&self, id: i64, judgments: &JudgmentIndex) -> Result<(), Skip> {
+        if self.flagged(id, judgments) {
+            return Err(Skip::Flagged);
+        }
+        if !self.judged_high_enough(id, judgments) {
+            return Err(Skip::BelowMinJudge);
+        }
+        Ok(())
+    }
+
+    fn flagged(&self, id: i64, judgments: &JudgmentIndex) -> bool {
+        self.drop_flagged
+            .iter()
+            .any(|judge| judgments.scores(id, judge).any(|s| s < 0.5))
+    }
+
+    fn judged_high_enough(&self, id: i64, judgments: &JudgmentIndex) -> bool {
+        self.min_judge.iter().all(|min| {
+            judgments
+                .scores(id, &min.judge)
+                .any(|score| score >= min.score)
+        })
+    }
+
+    /// The judges the filter names that have no judgments among `judged`
+    /// (the judge names with judgments of the job): a `min_judge` one keeps
+    /// nothing, a `drop_flagged` one drops nothing.
+    pub fn judges_without_judgments(&self, judged: &[String]) -> UnjudgedJudges {
+        let unknown = |name: &&str| !judged.iter().any(|j| j == name);
+        UnjudgedJudges {
+            min_judge: self
+                .min_judge
+                .iter()
+                .map(|m| m.judge.as_str())
+                .filter(unknown)
+                .map(str::to_string)
+                .collect(),
+            drop_flagged: self
+                .drop_flagged
+                .iter()
+                .map(String::as_str)
+                .filter(unknown)
+                .map(str::to_string)
+                .collect(),
+            judged: judged.to_vec(),
+        }
+    }
+}
+
+/// See [`Filter::judges_without_judgments`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UnjudgedJudges {
+    pub min_judge: Vec<String>,
+    pub drop_flagged: Vec<String>,
+    /// The judges that do have judgments of the job, sorted.
+    pub judged: Vec<String>,
+}
+
+impl UnjudgedJudges {
+    /// `judges with judgments of job 3: a, b`, or that there are none.
+    pub fn listed(&self, job: i64) -> String {
+        if self.judged.is_empty() {
+            "none of the job's conversations has been judged".to_string()
+        } else {
+            format!(
+                "judges with judgments of job {job}: {}",
+                self.judged.join(", ")
+            )
+        }
+    }
+}
+
+/// The names of the judges with judgments of job `job_id`'s conversations, sorted.
+pub async fn judged_by(store: &dyn Store, job_id: i64) -> Result<Vec<String>, StoreError> {
+    Ok(judge_names(&store.judgments_of_job(job_id).await?))
+}
+
+/// The judge names of `rows`, sorted, each once.
+pub fn judge_names(rows: &[crate::store::JudgmentRow]) -> Vec<String> {
+    let mut names: Vec<String> = rows.iter().map(|j| j.judge_name.clone()).collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// How many conversations were left out, by reason.

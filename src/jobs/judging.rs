@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::config::{EndpointConfig, Job, Problem};
 use crate::judge::hash::sha256_hex;
 use crate::judge::{
-    judges_of_job, load_judges_file, resolved_persona, run as run_judge, unknown_endpoints,
-    JudgeCall, JudgeInputs, JudgeStatus, Mode, Order, Other, Verdict,
+    judges_of_job, load_judges_file, load_judges_text, resolved_persona, run as run_judge,
+    unknown_endpoints, JudgeCall, JudgeInputs, JudgeStatus, Mode, Order, Other, Verdict,
 };
 use crate::judge::{Judge, JudgeOutcome};
 use crate::llm::{ChatModel, Usage};
@@ -40,7 +40,14 @@ pub enum JudgesSource {
     File { path: PathBuf },
     /// The `[[judges]]` of a generation job's stored config.
     Job { job_id: i64 },
+    /// Judges TOML sent with the job (the service), kept here so that a
+    /// resumed job judges with the same judges; template paths are relative
+    /// to `base`.
+    Inline { toml: String, base: PathBuf },
 }
+
+/// What problems in inline judges name as their file.
+pub const INLINE_JUDGES: &str = "judges";
 
 /// What a judging job judges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +78,8 @@ pub struct JudgeOptions {
     /// still reused from the cache).
     pub new_job: bool,
     pub quiet: bool,
+    /// Stop the run (as Ctrl-C does) once this turns true.
+    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// How a judging run went.
@@ -142,6 +151,11 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
             let judges = judges_of_job(&job).map_err(invalid)?;
             (judges, BTreeMap::new(), job.source.clone())
         }
+        JudgesSource::Inline { toml, base } => {
+            let label = PathBuf::from(INLINE_JUDGES);
+            let set = load_judges_text(&label, toml, base).map_err(invalid)?;
+            (set.judges, set.endpoints, label)
+        }
     };
     let mut endpoints = source.endpoints.clone();
     endpoints.extend(own_endpoints);
@@ -153,12 +167,12 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
                 &file,
                 if pairwise {
                     format!(
-                        "judge '{}' is not pairwise; --pairwise runs only pairwise judges (mode = \"pairwise\")",
+                        "judge '{}' is not pairwise; pairs (--pairwise, or a target with a and b) are judged only by pairwise judges (mode = \"pairwise\")",
                         judge.name
                     )
                 } else {
                     format!(
-                        "judge '{}' is pairwise; run it with --pairwise --a JOB_A --b JOB_B",
+                        "judge '{}' is pairwise; it judges pairs: --pairwise --a JOB_A --b JOB_B, or a target with a and b",
                         judge.name
                     )
                 },
@@ -306,9 +320,39 @@ pub async fn judge(
 ) -> Result<JudgingReport, RunError> {
     let started = Instant::now();
     let store = store::open(database).await?;
-    let loaded = load(store.as_ref(), database, &spec).await?;
-    let hash = spec_hash(&loaded, &spec);
-    let existing = if options.new_job {
+    let (row, resumed, loaded) =
+        submit_loaded(store.as_ref(), database, &spec, name, options.new_job).await?;
+    if options.retry_failed {
+        store.reset_failed_items(row.id).await?;
+    }
+    work_judging(store.clone(), row, resumed, loaded, options, started).await
+}
+
+/// Check `spec` (its judges, their endpoints, the jobs it names), then store
+/// the judging job with its items, or find the one with the same judges and
+/// target (adding items for conversations stored since). Returns the job and
+/// whether it existed; nothing is judged yet.
+pub async fn submit_judging(
+    store: &dyn Store,
+    database: &str,
+    spec: &JudgingSpec,
+    name: &str,
+    new_job: bool,
+) -> Result<(JobRow, bool), RunError> {
+    let (row, existed, _) = submit_loaded(store, database, spec, name, new_job).await?;
+    Ok((row, existed))
+}
+
+async fn submit_loaded(
+    store: &dyn Store,
+    database: &str,
+    spec: &JudgingSpec,
+    name: &str,
+    new_job: bool,
+) -> Result<(JobRow, bool, Loaded), RunError> {
+    let loaded = load(store, database, spec).await?;
+    let hash = spec_hash(&loaded, spec);
+    let existing = if new_job {
         None
     } else {
         store.find_job_by_config_hash(&hash).await?
@@ -321,19 +365,24 @@ pub async fn judge(
                 .create_job(&NewJob {
                     name: format!("{name}-{}", &hash[..8]),
                     kind: "judging".into(),
-                    config_snapshot: serde_json::to_string_pretty(&spec)
+                    config_snapshot: serde_json::to_string_pretty(spec)
                         .map_err(|e| store::StoreError::Corrupt(e.to_string()))?,
                     config_hash: hash,
                 })
                 .await?
         }
     };
-    let items = plan(store.as_ref(), &loaded, &spec).await?;
+    let items = plan(store, &loaded, spec).await?;
     store.add_items(row.id, &items).await?;
-    if options.retry_failed {
-        store.reset_failed_items(row.id).await?;
+    Ok((row, resumed, loaded))
+}
+
+/// A name for a judging job of `target` (the job's hash is appended).
+pub fn job_name(target: &JudgingTarget) -> String {
+    match target {
+        JudgingTarget::Job { job_id } => format!("judge-job-{job_id}"),
+        JudgingTarget::Pairwise { a, b } => format!("judge-{a}-vs-{b}"),
     }
-    work_judging(store.clone(), row, resumed, loaded, options, started).await
 }
 
 /// `usersim run`: judge a generation job with its own `[[judges]]`.
@@ -347,7 +396,8 @@ pub async fn judge_generation_job(
         target: JudgingTarget::Job { job_id },
         min_reward: None,
     };
-    judge(database, spec, &format!("judge-job-{job_id}"), options).await
+    let name = job_name(&spec.target);
+    judge(database, spec, &name, options).await
 }
 
 /// Rebuild a stored judging job (resume, workers).
@@ -356,8 +406,18 @@ pub async fn resume_judging(
     row: JobRow,
     options: &JudgeOptions,
 ) -> Result<JudgingReport, RunError> {
-    let started = Instant::now();
     let store = store::open(database).await?;
+    resume_judging_in(store, database, row, options).await
+}
+
+/// [`resume_judging`] over a store already open (the service's).
+pub async fn resume_judging_in(
+    store: Arc<dyn Store>,
+    database: &str,
+    row: JobRow,
+    options: &JudgeOptions,
+) -> Result<JudgingReport, RunError> {
+    let started = Instant::now();
     let spec: JudgingSpec = serde_json::from_str(&row.config_snapshot).map_err(|e| {
         problem(
             &format!("job {}", row.id),
@@ -402,7 +462,7 @@ async fn work_judging(
             wait_for_others: true,
             poll: Duration::from_millis(500).min(settings.lease / 2),
             quiet: options.quiet,
-            stop: None,
+            stop: options.stop.clone(),
         },
     )
     .await?;
@@ -421,6 +481,24 @@ async fn work_judging(
         calls_made: runner.calls_made.load(std::sync::atomic::Ordering::Relaxed),
         elapsed: started.elapsed(),
     })
+}
+
+/// The judges of a generation job configured with `drop_flagged = true`,
+/// whose failed conversations exports leave out unless told to keep them
+/// (none when its stored config cannot be read, e.g. a judging job).
+pub fn drop_flagged_judges(row: &JobRow, database: &str) -> Vec<String> {
+    let Ok(job) = stored_job(row, database) else {
+        return Vec::new();
+    };
+    judges_of_job(&job)
+        .map(|judges| {
+            judges
+                .into_iter()
+                .filter(|j| j.drop_flagged)
+                .map(|j| j.name)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The judging item runner.

@@ -221,6 +221,7 @@ async fn work_here(
             retry_failed: options.retry_failed,
             new_job: false,
             quiet: options.quiet,
+            stop: options.stop.clone(),
         };
         Some(super::judging::judge_generation_job(&job.database, row.id, &options).await?)
     } else {
@@ -268,6 +269,7 @@ pub async fn serve_worker(
                     retry_failed: false,
                     new_job: false,
                     quiet,
+                    stop: None,
                 };
                 let report = super::judging::resume_judging(database, row, &options).await?;
                 worked = true;

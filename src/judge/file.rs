@@ -105,8 +105,15 @@ pub fn load_judges_file(path: &Path) -> Result<JudgeSet, Vec<Problem>> {
             format!("cannot read the judges file: {e}"),
         )]
     })?;
-    let file: JudgesFile = parse_toml(path, &text)?;
-    let base = folder_of(path);
+    load_judges_text(path, &text, &folder_of(path))
+}
+
+/// [`load_judges_file`] for judges TOML that is not in a file (e.g. sent to
+/// the service): problems name `label` as their file; template paths are
+/// relative to `base`.
+pub fn load_judges_text(label: &Path, text: &str, base: &Path) -> Result<JudgeSet, Vec<Problem>> {
+    let path = label;
+    let file: JudgesFile = parse_toml(path, text)?;
     let mut problems = Vec::new();
     let mut endpoints = BTreeMap::new();
     for (name, e) in &file.endpoints {
@@ -121,7 +128,7 @@ pub fn load_judges_file(path: &Path) -> Result<JudgeSet, Vec<Problem>> {
              endpoint = \"judge\", builtin = \"helpfulness\"",
         ));
     }
-    let judges = validate_all(path, &base, &file.judges, &mut problems);
+    let judges = validate_all(path, base, &file.judges, &mut problems);
     if !file.endpoints.is_empty() {
         problems.extend(unknown_endpoints(path, &judges, |name| {
             file.endpoints.contains_key(name)

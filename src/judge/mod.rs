@@ -25,8 +25,8 @@ pub use builtin::Builtin;
 pub use definition::{Aggregate, Judge, Mode, OnInconsistent, Parser, ScoreRange};
 pub use error::JudgeError;
 pub use file::{
-    judges_from_tables, judges_in_job_config, judges_of_job, load_judges_file, unknown_endpoints,
-    JudgeFile, JudgeSet, JudgesFile,
+    judges_from_tables, judges_in_job_config, judges_of_job, load_judges_file, load_judges_text,
+    unknown_endpoints, JudgeFile, JudgeSet, JudgesFile,
 };
 pub use render::{resolved_persona, JudgeInputs, Other};
 pub use run::{run, JudgeCall, JudgeOutcome, JudgeRun, JudgeStatus};

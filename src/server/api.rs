@@ -14,10 +14,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::config::{self, Job, Problem};
-use crate::export::{self, Exporter, Format};
+use crate::export::{self, dpo, ExportError, Exporter, Format};
 use crate::jobs;
-use crate::store::browse::{filtered_page, ConversationFilter};
 
+use super::filters::{self, ConversationsQuery, ExportKind, ExportQuery};
 use super::views::{self, ConversationEntry};
 use super::{openapi, ApiError, AppState};
 
@@ -31,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/jobs/{id}/export", get(export_job))
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/conversations/{id}", get(get_conversation))
+        .merge(super::judging::router())
         .route(
             "/v1/openapi.json",
             get(|| async { Json(openapi::document()) }),
@@ -89,7 +90,16 @@ async fn create_job(
 ) -> Result<Response, ApiError> {
     let job = job_from_body(&state, &headers, &query, &body)?;
     let (row, existed) = jobs::check_and_submit(state.store.as_ref(), &job, query.new_job).await?;
-    let id = row.id;
+    start_submitted(&state, row.id, existed).await
+}
+
+/// Start working a job just submitted (unless nothing is left to do) and
+/// answer with it: 201 when new, 200 when it existed.
+pub(super) async fn start_submitted(
+    state: &AppState,
+    id: i64,
+    existed: bool,
+) -> Result<Response, ApiError> {
     let counts = state.store.item_counts(id).await?;
     if counts.pending + counts.leased > 0 {
         state
@@ -101,7 +111,7 @@ async fn create_job(
     } else {
         StatusCode::CREATED
     };
-    let view = views::job_view(&state, views::job_row(state.store.as_ref(), id).await?).await?;
+    let view = views::job_view(state, views::job_row(state.store.as_ref(), id).await?).await?;
     let location = format!("/v1/jobs/{id}");
     Ok((status, [(header::LOCATION, location)], Json(view)).into_response())
 }
@@ -174,50 +184,13 @@ async fn resume_job(
     Ok((StatusCode::ACCEPTED, Json(view)).into_response())
 }
 
-#[derive(Debug, Deserialize)]
-pub struct ConversationsQuery {
-    /// The `next` of the previous page.
-    pub after: Option<i64>,
-    pub limit: Option<u32>,
-    // Not a flattened ConversationFilter: serde's flatten reads numbers in a
-    // query string as strings and refuses them.
-    pub min_reward: Option<f64>,
-    pub max_reward: Option<f64>,
-    pub termination: Option<String>,
-    pub scenario: Option<String>,
-    pub persona: Option<String>,
-}
-
-impl ConversationsQuery {
-    pub fn filter(&self) -> ConversationFilter {
-        ConversationFilter {
-            min_reward: self.min_reward,
-            max_reward: self.max_reward,
-            termination: self.termination.clone(),
-            scenario: self.scenario.clone(),
-            persona: self.persona.clone(),
-        }
-    }
-}
-
-pub const DEFAULT_PAGE: u32 = 50;
-pub const MAX_PAGE: u32 = 500;
-
 async fn list_conversations(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<i64>,
     Query(query): Query<ConversationsQuery>,
 ) -> Result<Response, ApiError> {
     views::job_row(state.store.as_ref(), id).await?;
-    let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-    let page = filtered_page(
-        state.store.as_ref(),
-        id,
-        &query.filter(),
-        query.after.unwrap_or(0),
-        limit,
-    )
-    .await?;
+    let page = filters::conversations_page(state.store.as_ref(), id, &query).await?;
     let conversations: Vec<ConversationEntry> = page
         .conversations
         .iter()
@@ -237,12 +210,6 @@ async fn get_conversation(
     Ok(Json(views::conversation_detail(state.store.as_ref(), id).await?).into_response())
 }
 
-#[derive(Debug, Deserialize)]
-struct ExportQuery {
-    format: Option<String>,
-    min_reward: Option<f64>,
-}
-
 /// Chunks queued between the exporter and the connection at most: the
 /// export's memory is this many store pages, however big the job.
 const EXPORT_CHUNKS_IN_FLIGHT: usize = 2;
@@ -253,19 +220,37 @@ async fn export_job(
     UrlPath(id): UrlPath<i64>,
     Query(query): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    let name = query.format.as_deref().unwrap_or("openai");
-    let format = Format::parse(name).ok_or_else(|| {
-        ApiError::BadRequest(format!(
-            "format '{name}' is not supported; supported formats: openai"
-        ))
-    })?;
-    views::job_row(state.store.as_ref(), id).await?;
-    let filter = export::Filter {
-        min_reward: query.min_reward,
-        ..export::Filter::default()
+    let kind = query.kind()?;
+    let row = views::job_row(state.store.as_ref(), id).await?;
+    let filter = query
+        .filter(state.store.as_ref(), &row, &state.database)
+        .await?;
+    let body = match kind {
+        ExportKind::Lines(format) => stream_lines(state.store.clone(), id, format, filter),
+        ExportKind::Dpo { judge } => dpo_pairs(state.store.as_ref(), id, &judge, &filter).await?,
     };
+    let file = format!(
+        "attachment; filename=\"job{id}-{}.jsonl\"",
+        query.format_name()
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/jsonl".to_string()),
+            (header::CONTENT_DISPOSITION, file),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// The export's lines, streamed as the exporter reads them page by page.
+fn stream_lines(
+    store: std::sync::Arc<dyn crate::store::Store>,
+    id: i64,
+    format: Format,
+    filter: export::Filter,
+) -> Body {
     let (chunks, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_IN_FLIGHT);
-    let store = state.store.clone();
     tokio::spawn(async move {
         let mut exporter = Exporter::new(store.as_ref(), id, format, filter);
         loop {
@@ -290,15 +275,30 @@ async fn export_job(
     let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
         receiver.recv().await.map(|chunk| (chunk, receiver))
     });
-    let file = format!("attachment; filename=\"job{id}-{name}.jsonl\"");
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/jsonl".to_string()),
-            (header::CONTENT_DISPOSITION, file),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    Body::from_stream(stream)
+}
+
+/// DPO pairs of `judge`, written whole before the response starts: the
+/// writer holds the job's judgments of that judge in memory anyway, and a
+/// judge without judgments is then a 422 instead of a broken transfer.
+async fn dpo_pairs(
+    store: &dyn crate::store::Store,
+    id: i64,
+    judge: &str,
+    filter: &export::Filter,
+) -> Result<Body, ApiError> {
+    let mut out = Vec::new();
+    match dpo::write(store, id, judge, filter, &mut out, &mut |_| {}).await {
+        Ok(_) => Ok(Body::from(out)),
+        Err(e @ ExportError::NoJudgments { .. }) => {
+            Err(ApiError::Invalid(vec![Problem::at_field(
+                filters::QUERY_LABEL,
+                "judge",
+                e.to_string(),
+            )]))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Progress as server-sent events: a `progress` event with the job and its

@@ -6,6 +6,8 @@
 mod api;
 mod auth;
 mod error;
+mod filters;
+mod judging;
 mod metrics;
 mod openapi;
 mod runs;

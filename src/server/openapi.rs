@@ -106,20 +106,28 @@ pub fn document() -> Value {
                     query("max_reward", "number", "Reward at most this (unscored conversations are left out)"),
                     query("termination", "string", "Termination reason, e.g. user_stop"),
                     query("scenario", "string", "Scenario id"),
-                    query("persona", "string", "Persona id")
+                    query("persona", "string", "Persona id"),
+                    query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE, as `usersim export --min-judge`; a judge without judgments of the job is a 422"),
+                    query("drop_flagged", "string", "Judge names (comma-separated): leave out conversations these pass/fail judges failed")
                 ],
-                "responses": {"200": json_response("A page", "ConversationPage"), "404": error("No such job")}
+                "responses": {"200": json_response("A page", "ConversationPage"), "404": error("No such job"),
+                              "422": json_response("A malformed filter, named by its field", "Problems")}
             }},
             "/v1/jobs/{id}/export": {"get": {
                 "summary": "The job's conversations as training JSONL, streamed page by page",
                 "parameters": [
                     id_param("Job"),
-                    query("format", "string", "openai (default)"),
-                    query("min_reward", "number", "Keep conversations with at least this reward")
+                    query("format", "string", "openai (default; streamed) or dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`)"),
+                    query("min_reward", "number", "Keep conversations with at least this reward"),
+                    query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE"),
+                    query("drop_flagged", "string", "Judge names (comma-separated): drop conversations these pass/fail judges failed"),
+                    query("keep_flagged", "boolean", "Keep conversations the job's own drop_flagged judges failed (dropped by default)"),
+                    query("judge", "string", "format=dpo: the pairwise judge whose verdicts make the pairs")
                 ],
-                "responses": {"200": {"description": "JSONL, one conversation a line (chunked)",
+                "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},
-                              "400": error("Unknown format"), "404": error("No such job")}
+                              "400": error("Unknown format"), "404": error("No such job"),
+                              "422": json_response("A malformed filter, a min_judge judge without judgments, or dpo without a judge that has judgments", "Problems")}
             }},
             "/v1/jobs/{id}/events": {"get": {
                 "summary": "Server-sent events: `progress` (the Job) every second, then `done` once it is finished",
@@ -131,6 +139,31 @@ pub fn document() -> Value {
                 "summary": "A conversation: messages with tool calls, reward breakdown, usage and judgments",
                 "parameters": [id_param("Conversation")],
                 "responses": {"200": json_response("The conversation", "Conversation"), "404": error("No such conversation")}
+            }},
+            "/v1/judging-jobs": {"post": {
+                "summary": "Submit a judging job (as `usersim judge`); the server starts working it",
+                "description": "Judges are judges TOML text (what a judges.toml file holds: [[judges]] \
+                    and optional [endpoints]; checked as `usersim judge` checks a file, problems named by \
+                    field path such as judges[0].builtin) or {\"from_job\": ID} for a generation job's \
+                    [[judges]]. The job shows in /v1/jobs and has events, cancel and resume like any job. \
+                    The same judges and target again return the existing job (200).",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JudgingRequest"}}}},
+                "responses": {
+                    "201": json_response("The new judging job", "Job"),
+                    "200": json_response("The existing job with these judges and target", "Job"),
+                    "401": error("No or wrong token"),
+                    "422": json_response("The request or its judges have problems", "Problems")
+                }
+            }},
+            "/v1/judgments/{id}": {"get": {
+                "summary": "A judgment: verdict, swap-check consistency, the model calls per order with raw output, and its conversation(s)",
+                "parameters": [id_param("Judgment")],
+                "responses": {"200": json_response("The judgment", "Judgment"), "404": error("No such judgment")}
+            }},
+            "/judgments/{id}": {"get": {
+                "summary": "Web UI: a judgment; a pairwise one shows conversations A and B side by side",
+                "parameters": [id_param("Judgment")],
+                "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}
             }},
             "/": {"get": {"summary": "Web UI: jobs with progress", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}},
             "/jobs/{id}": {"get": {
@@ -183,6 +216,27 @@ pub fn document() -> Value {
                 "ConversationPage": {"type": "object", "properties": {
                     "conversations": {"type": "array", "items": {"$ref": "#/components/schemas/ConversationEntry"}},
                     "next": {"type": ["string", "null"], "description": "Pass as `after` for the next page; null at the end"}}},
+                "JudgingRequest": {"type": "object", "required": ["judges", "target"], "additionalProperties": false, "properties": {
+                    "judges": {"oneOf": [
+                        {"type": "string", "description": "Judges TOML text"},
+                        {"type": "object", "required": ["from_job"], "properties": {"from_job": {"type": "integer"}}}]},
+                    "target": {"oneOf": [
+                        {"type": "object", "required": ["job"], "properties": {"job": {"type": "integer", "description": "Judge this job's conversations"}}},
+                        {"type": "object", "required": ["a", "b"], "properties": {
+                            "a": {"type": "integer"}, "b": {"type": "integer", "description": "Pairwise: job A's conversations against job B's for the same scenario, persona and sample"}}}]},
+                    "min_reward": {"type": "number", "description": "Only conversations with at least this reward (A's, when pairwise)"},
+                    "new_job": {"type": "boolean", "description": "A new job even if one with these judges and target exists"}}},
+                "Judgment": {"type": "object", "properties": {
+                    "id": {"type": "integer"}, "job_id": {"type": "integer", "description": "The job that made it"},
+                    "judge_name": {"type": "string"}, "judge_hash": {"type": "string"},
+                    "conversation_a": {"type": "integer"}, "conversation_b": {"type": ["integer", "null"]},
+                    "status": {"enum": ["ok", "unparseable", "failed"]},
+                    "verdict": {"description": "{kind: score|preference|equivalence|assertions, ...}"},
+                    "score": {"type": ["number", "null"]}, "consistent": {"type": ["boolean", "null"]},
+                    "reason": {"type": ["string", "null"]},
+                    "calls": {"type": "array", "items": {"type": "object", "description": "One model call: call.order (single, ab, ba), call.raw_output, call.parsed, call.status"}},
+                    "a": {"$ref": "#/components/schemas/ConversationEntry"},
+                    "b": {"oneOf": [{"$ref": "#/components/schemas/ConversationEntry"}, {"type": "null"}]}}},
                 "Conversation": {"type": "object", "properties": {
                     "id": {"type": "integer"}, "job_id": {"type": "integer"}, "termination": {"type": "string"},
                     "reward": {"type": ["number", "null"]},
@@ -192,8 +246,54 @@ pub fn document() -> Value {
                         "tool_calls": {"type": ["array", "null"]}, "tool_call_id": {"type": ["string", "null"]},
                         "author": {"type": "string"}}}},
                     "usage": {"type": "array", "items": {"type": "object"}},
-                    "judgments": {"type": "array", "items": {"type": "object"}}}}
+                    "judgments": {"type": "array", "description": "Judgments where it is conversation A or B", "items": {"type": "object"}}}}
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paths the router registers, read from the files that register them.
+    fn registered_routes() -> Vec<String> {
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("api.rs"),
+            include_str!("judging.rs"),
+            include_str!("ui.rs"),
+        ];
+        let mut routes = Vec::new();
+        for source in sources {
+            for part in source.split(".route(").skip(1) {
+                let Some(path) = part.trim_start().strip_prefix('"') else {
+                    continue;
+                };
+                let end = path.find('"').unwrap();
+                routes.push(path[..end].to_string());
+            }
+        }
+        routes
+    }
+
+    #[test]
+    fn every_registered_route_is_in_the_document() {
+        let document = document();
+        let paths = document["paths"].as_object().unwrap();
+        let routes = registered_routes();
+        assert!(routes.len() >= 17, "too few routes found: {routes:?}");
+        for route in &routes {
+            assert!(
+                paths.contains_key(route),
+                "{route} is not in the OpenAPI document"
+            );
+        }
+        for path in paths.keys() {
+            assert!(
+                routes.contains(path),
+                "{path} is documented but not registered"
+            );
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The jobs this service is working right now, each a background task running
-//! `jobs::work_stored` (the runner of `usersim run --resume`), with a signal
-//! to stop it.
+//! the runner of `usersim run --resume` for its kind (`jobs::work_stored` for a
+//! generation job, `jobs::judging::resume_judging_in` for a judging job), with
+//! a signal to stop it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use crate::jobs::{self, RunOptions};
-use crate::store::{JobStatus, Store};
+use crate::jobs::judging::{resume_judging_in, JudgeOptions};
+use crate::jobs::{self, RunError, RunOptions};
+use crate::store::{ItemCounts, JobStatus, Store};
 
 #[derive(Clone, Default)]
 pub struct Runs {
@@ -43,17 +45,11 @@ impl Runs {
         let span = tracing::info_span!("job", id = job_id);
         let task = tokio::spawn(
             async move {
-                let options = RunOptions {
-                    retry_failed,
-                    quiet: true,
-                    stop: Some(stopped),
-                    ..RunOptions::default()
-                };
-                match jobs::work_stored(store.clone(), &database, job_id, &options).await {
-                    Ok(report) => tracing::info!(
-                        status = report.job.status.as_str(),
-                        done = report.counts.done,
-                        failed = report.counts.failed,
+                match work(store.clone(), &database, job_id, retry_failed, stopped).await {
+                    Ok((status, counts)) => tracing::info!(
+                        status = status.as_str(),
+                        done = counts.done,
+                        failed = counts.failed,
                         "job run ended"
                     ),
                     Err(e) => {
@@ -112,4 +108,37 @@ impl Runs {
             let _ = task.await;
         }
     }
+}
+
+/// Work a stored job with the runner of its kind (`usersim run --resume`'s):
+/// a generation job, or a judging job; its status and item counts after.
+async fn work(
+    store: Arc<dyn Store>,
+    database: &str,
+    job_id: i64,
+    retry_failed: bool,
+    stop: watch::Receiver<bool>,
+) -> Result<(JobStatus, ItemCounts), RunError> {
+    let row = store
+        .get_job(job_id)
+        .await?
+        .ok_or(RunError::NoSuchJob(job_id))?;
+    if row.kind == "judging" {
+        let options = JudgeOptions {
+            retry_failed,
+            quiet: true,
+            stop: Some(stop),
+            ..JudgeOptions::default()
+        };
+        let report = resume_judging_in(store, database, row, &options).await?;
+        return Ok((report.job.status, report.counts));
+    }
+    let options = RunOptions {
+        retry_failed,
+        quiet: true,
+        stop: Some(stop),
+        ..RunOptions::default()
+    };
+    let report = jobs::work_stored(store, database, job_id, &options).await?;
+    Ok((report.job.status, report.counts))
 }

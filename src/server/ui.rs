@@ -10,11 +10,11 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::Value;
 
-use crate::store::browse::filtered_page;
-use crate::store::{JudgmentRow, MessageRow};
+use crate::judge::{Order, Verdict};
+use crate::store::{JudgeCallRow, JudgmentRow, MessageRow, StoredConversation};
 
-use super::api::{ConversationsQuery, DEFAULT_PAGE, MAX_PAGE};
-use super::views::{self, ConversationEntry, JobView};
+use super::filters::{self, ConversationsQuery};
+use super::views::{self, ConversationEntry, JobView, JudgmentSides};
 use super::{ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -22,6 +22,7 @@ pub fn router() -> Router<AppState> {
         .route("/", get(jobs_page))
         .route("/jobs/{id}", get(job_page))
         .route("/conversations/{id}", get(conversation_page))
+        .route("/judgments/{id}", get(judgment_page))
 }
 
 const STYLE: &str = include_str!("ui.css");
@@ -65,6 +66,14 @@ fn error_page(e: ApiError) -> Response {
             tracing::error!("page failed: {detail}");
             "internal error; the server log has the detail".to_string()
         }
+        ApiError::Invalid(problems) => problems
+            .iter()
+            .map(|p| match &p.location {
+                Some(field) => format!("{field}: {}", p.message),
+                None => p.message.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
         other => other.to_string(),
     };
     (
@@ -166,16 +175,9 @@ async fn render_job(
 ) -> Result<Html<String>, ApiError> {
     let detail = views::job_detail(state, id).await?;
     let job = &detail.job;
-    let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let limit = query.limit();
     let filter = query.filter();
-    let page_of = filtered_page(
-        state.store.as_ref(),
-        id,
-        &filter,
-        query.after.unwrap_or(0),
-        limit,
-    )
-    .await?;
+    let page_of = filters::conversations_page(state.store.as_ref(), id, &query).await?;
     let f = &filter;
     let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -185,6 +187,8 @@ async fn render_job(
         ("termination", text(&f.termination)),
         ("scenario", text(&f.scenario)),
         ("persona", text(&f.persona)),
+        ("min_judge", text(&query.min_judge)),
+        ("drop_flagged", text(&query.drop_flagged)),
     ];
     let mut body = format!(
         "<h1>Job {id}: {name}</h1><p><span class=\"status {status}\">{status}</span> {progress}</p>",
@@ -192,6 +196,10 @@ async fn render_job(
         status = job.status.as_str(),
         progress = progress_cell(job),
     );
+    if job.kind == "judging" {
+        body.push_str(&made_judgments_html(state, id).await?);
+        return Ok(page(&format!("job {id}"), !job.finished(), &body));
+    }
     let terminations: Vec<String> = detail
         .summary
         .terminations
@@ -270,7 +278,7 @@ async fn conversation_page(State(state): State<AppState>, UrlPath(id): UrlPath<i
             }
             body.push_str("</section>");
             body.push_str(&breakdown_html(&c.conversation.reward_breakdown));
-            body.push_str(&judgments_html(&c.judgments));
+            body.push_str(&judgments_html(id, &c.judgments));
             page(&format!("conversation {id}"), false, &body).into_response()
         }
         Err(e) => error_page(e),
@@ -350,27 +358,196 @@ fn breakdown_html(breakdown: &Value) -> String {
     format!("<h2>Reward breakdown</h2><table class=\"breakdown\"><tbody>{rows}</tbody></table>")
 }
 
-fn judgments_html(judgments: &[JudgmentRow]) -> String {
+/// A verdict's short label (`7`, `A`, `tie`, `equal`, `2/3 met`).
+fn verdict_label(verdict: Option<&Value>) -> String {
+    verdict
+        .and_then(|v| serde_json::from_value::<Verdict>(v.clone()).ok())
+        .map_or("–".into(), |v| v.label())
+}
+
+fn consistent_label(consistent: Option<bool>) -> &'static str {
+    match consistent {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "–",
+    }
+}
+
+/// The judgments of conversation `id`, each linked to its page, with the
+/// other conversation of a pairwise judgment.
+fn judgments_html(id: i64, judgments: &[JudgmentRow]) -> String {
     if judgments.is_empty() {
         return "<h2>Judgments</h2><p>None.</p>".into();
     }
     let rows: String = judgments
         .iter()
         .map(|j| {
+            let side = match j.conversation_b {
+                None => "–".to_string(),
+                Some(b) if j.conversation_a == id => {
+                    format!("A, against <a href=\"/conversations/{b}\">{b}</a>")
+                }
+                Some(_) => format!(
+                    "B, against <a href=\"/conversations/{a}\">{a}</a>",
+                    a = j.conversation_a
+                ),
+            };
             format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&j.judge_name),
+                "<tr><td><a href=\"/judgments/{jid}\">{name}</a></td><td>{side}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&j.status),
                 j.score.map_or("–".into(), |s| s.to_string()),
-                j.verdict
-                    .as_ref()
-                    .map_or("–".into(), |v| esc(&v.to_string())),
-                j.consistent.map_or("–", |c| if c { "yes" } else { "no" }),
+                esc(&verdict_label(j.verdict.as_ref())),
+                consistent_label(j.consistent),
                 esc(j.reason.as_deref().unwrap_or("")),
+                jid = j.id,
+                name = esc(&j.judge_name),
             )
         })
         .collect();
     format!(
-        "<h2>Judgments</h2><table><thead><tr><th>judge</th><th>status</th><th>score</th><th>verdict</th><th>consistent</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<h2>Judgments</h2><table class=\"judgments\"><thead><tr><th>judge</th><th>side</th><th>status</th><th>score</th><th>verdict</th><th>consistent</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
     )
+}
+
+/// Judgments shown on a judging job's page at most.
+const JUDGMENTS_SHOWN: u32 = 500;
+
+/// The judgments a judging job made, linked.
+async fn made_judgments_html(state: &AppState, job: i64) -> Result<String, ApiError> {
+    let made = state
+        .store
+        .judgments_made_by(job, 0, JUDGMENTS_SHOWN + 1)
+        .await?;
+    if made.is_empty() {
+        return Ok("<h2>Judgments</h2><p>None yet.</p>".into());
+    }
+    let mut rows = String::new();
+    for j in made.iter().take(JUDGMENTS_SHOWN as usize) {
+        let conversations = match j.conversation_b {
+            Some(b) => format!(
+                "<a href=\"/conversations/{a}\">{a}</a> vs <a href=\"/conversations/{b}\">{b}</a>",
+                a = j.conversation_a
+            ),
+            None => format!(
+                "<a href=\"/conversations/{a}\">{a}</a>",
+                a = j.conversation_a
+            ),
+        };
+        let _ = write!(
+            rows,
+            "<tr><td><a href=\"/judgments/{id}\">{id}</a></td><td>{judge}</td><td>{conversations}</td><td>{status}</td><td>{verdict}</td><td>{consistent}</td></tr>",
+            id = j.id,
+            judge = esc(&j.judge_name),
+            status = esc(&j.status),
+            verdict = esc(&verdict_label(j.verdict.as_ref())),
+            consistent = consistent_label(j.consistent),
+        );
+    }
+    let more = if made.len() > JUDGMENTS_SHOWN as usize {
+        format!("<p class=\"muted\">The first {JUDGMENTS_SHOWN} are shown.</p>")
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "<h2>Judgments</h2><table class=\"judgments\"><thead><tr><th>id</th><th>judge</th><th>conversations</th><th>status</th><th>verdict</th><th>consistent</th></tr></thead><tbody>{rows}</tbody></table>{more}"
+    ))
+}
+
+async fn judgment_page(State(state): State<AppState>, UrlPath(id): UrlPath<i64>) -> Response {
+    match views::judgment_sides(state.store.as_ref(), id).await {
+        Ok(sides) => page(&format!("judgment {id}"), false, &judgment_html(&sides)).into_response(),
+        Err(e) => error_page(e),
+    }
+}
+
+/// One side of a judgment: its conversation as a chat.
+fn side_html(side: &str, c: &StoredConversation) -> String {
+    let r = &c.conversation;
+    let mut html = format!(
+        "<section class=\"side side-{lower}\"><h2>{side}: <a href=\"/conversations/{id}\">conversation {id}</a></h2>\
+         <p class=\"muted\">job {job} · ended by {termination} · reward {reward}</p><div class=\"chat\">",
+        lower = side.to_lowercase(),
+        id = r.id,
+        job = r.job_id,
+        termination = esc(&r.termination),
+        reward = reward(r.reward),
+    );
+    for m in &c.messages {
+        html.push_str(&message_html(m));
+    }
+    html.push_str("</div></section>");
+    html
+}
+
+/// What a call's verdict says about the two conversations: in order `ba` the
+/// call saw B first, so its "A" is conversation B.
+fn call_says(call: &JudgeCallRow, a: i64, b: Option<i64>) -> String {
+    let Some(verdict) = call
+        .call
+        .parsed
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<Verdict>(v.clone()).ok())
+    else {
+        return format!("no verdict ({})", esc(&call.call.status));
+    };
+    let (Some(preference), Some(b)) = (verdict.preference(), b) else {
+        return esc(&verdict.label());
+    };
+    let seen_as_original = match Order::parse(&call.call.order) {
+        Some(Order::Ba) => preference.swapped(),
+        _ => preference,
+    };
+    let which = match seen_as_original.as_str() {
+        "A" => format!("conversation {a} (A)"),
+        "B" => format!("conversation {b} (B)"),
+        _ => "neither (tie)".to_string(),
+    };
+    format!("{} → prefers {which}", esc(&verdict.label()))
+}
+
+fn judgment_html(sides: &JudgmentSides) -> String {
+    let j = &sides.judgment;
+    let verdict = verdict_label(j.verdict.as_ref());
+    let preferred = match (verdict.as_str(), j.conversation_b) {
+        ("A", _) => format!("A (conversation {})", j.conversation_a),
+        ("B", Some(b)) => format!("B (conversation {b})"),
+        ("tie", _) => "neither: a tie".to_string(),
+        (other, _) => other.to_string(),
+    };
+    let consistency = match j.consistent {
+        Some(true) => "both orders agreed",
+        Some(false) => "the two orders disagreed",
+        None => "not swap-checked",
+    };
+    let mut html = format!(
+        "<h1>Judgment {id}: {judge}</h1><p class=\"verdict\">status <b>{status}</b> · verdict <b>{preferred}</b> · swap check: <b>{consistency}</b>{reason}</p>",
+        id = j.id,
+        judge = esc(&j.judge_name),
+        status = esc(&j.status),
+        preferred = esc(&preferred),
+        reason = j
+            .reason
+            .as_deref()
+            .map_or(String::new(), |r| format!(" · {}", esc(r))),
+    );
+    html.push_str("<h2>Calls</h2><table class=\"calls\"><thead><tr><th>order</th><th>sample</th><th>status</th><th>says</th><th>output</th></tr></thead><tbody>");
+    for call in &sides.calls {
+        let _ = write!(
+            html,
+            "<tr><td>{order}</td><td>{sample}</td><td>{status}</td><td>{says}</td><td><details class=\"raw\"><summary>raw output ({model})</summary><pre>{raw}</pre></details></td></tr>",
+            order = esc(&call.call.order),
+            sample = call.call.sample,
+            status = esc(&call.call.status),
+            says = call_says(call, j.conversation_a, j.conversation_b),
+            model = esc(&call.call.model),
+            raw = esc(&call.call.raw_output),
+        );
+    }
+    html.push_str("</tbody></table><div class=\"sides\">");
+    html.push_str(&side_html("A", &sides.a));
+    if let Some(b) = &sides.b {
+        html.push_str(&side_html("B", b));
+    }
+    html.push_str("</div>");
+    html
 }

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::store::{
-    ConversationRow, ItemCounts, JobRow, JobStatus, JobSummary, JudgmentRow, MessageRow, Store,
-    StoredConversation, UsageRow,
+    ConversationRow, ItemCounts, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
+    MessageRow, Store, StoredConversation, UsageRow,
 };
 
 use super::{ApiError, AppState};
@@ -156,16 +156,75 @@ pub async fn conversation_detail(
         .get_conversation(id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))?;
-    let judgments = store
-        .judgments_of_job(stored.conversation.job_id)
-        .await?
-        .into_iter()
-        .filter(|j| j.conversation_a == id || j.conversation_b == Some(id))
-        .collect();
+    let judgments = store.judgments_of_conversation(id).await?;
     Ok(ConversationDetail {
         conversation: stored.conversation,
         messages: stored.messages,
         usage: stored.usage,
         judgments,
     })
+}
+
+/// A judgment with the model calls it was made of and the conversation(s) it
+/// judged, whole.
+pub struct JudgmentSides {
+    pub judgment: JudgmentRow,
+    /// By order, then sample: `single`, or `ab` and `ba` with a swap check.
+    pub calls: Vec<JudgeCallRow>,
+    pub a: StoredConversation,
+    /// `None` for a judgment of one conversation (or against a reference).
+    pub b: Option<StoredConversation>,
+}
+
+pub async fn judgment_sides(store: &dyn Store, id: i64) -> Result<JudgmentSides, ApiError> {
+    let judgment = store
+        .get_judgment(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("judgment {id} does not exist")))?;
+    let calls = store
+        .judge_calls(
+            &judgment.judge_hash,
+            judgment.conversation_a,
+            judgment.conversation_b,
+        )
+        .await?;
+    let stored = |cid: i64| async move {
+        store.get_conversation(cid).await?.ok_or_else(|| {
+            ApiError::Internal(format!(
+                "judgment {id} names conversation {cid}, which is not stored"
+            ))
+        })
+    };
+    let a = stored(judgment.conversation_a).await?;
+    let b = match judgment.conversation_b {
+        Some(b) => Some(stored(b).await?),
+        None => None,
+    };
+    Ok(JudgmentSides {
+        judgment,
+        calls,
+        a,
+        b,
+    })
+}
+
+/// A judgment as the API returns it: the conversations as list entries.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgmentView {
+    #[serde(flatten)]
+    pub judgment: JudgmentRow,
+    pub calls: Vec<JudgeCallRow>,
+    pub a: ConversationEntry,
+    pub b: Option<ConversationEntry>,
+}
+
+impl From<&JudgmentSides> for JudgmentView {
+    fn from(s: &JudgmentSides) -> Self {
+        JudgmentView {
+            judgment: s.judgment.clone(),
+            calls: s.calls.clone(),
+            a: ConversationEntry::from(&s.a),
+            b: s.b.as_ref().map(ConversationEntry::from),
+        }
+    }
 }

@@ -47,12 +47,13 @@ pub struct Page {
 /// whole job at once.
 const MAX_SCANNED_PAGES: usize = 10;
 
-/// Up to `limit` conversations of `job_id` with id > `after` that `filter`
-/// keeps, in id order.
+/// Up to `limit` conversations of `job_id` with id > `after` that `keep`
+/// keeps (e.g. a [`ConversationFilter`], and conditions on judgments the
+/// caller read), in id order.
 pub async fn filtered_page(
     store: &dyn Store,
     job_id: i64,
-    filter: &ConversationFilter,
+    keep: &(dyn Fn(&StoredConversation) -> bool + Send + Sync),
     after: i64,
     limit: u32,
 ) -> Result<Page, StoreError> {
@@ -65,7 +66,7 @@ pub async fn filtered_page(
         let exhausted = (page.len() as u32) < want;
         for c in page {
             cursor = c.conversation.id;
-            if filter.keeps(&c.conversation) {
+            if keep(&c) {
                 conversations.push(c);
             }
         }

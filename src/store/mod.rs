@@ -160,6 +160,18 @@ pub trait Store: Send + Sync {
     /// Every judgment whose conversation A belongs to `job_id` (whichever job
     /// made it), by id. For statistics, filters and exports.
     async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError>;
+    /// The judgment with this id.
+    async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError>;
+    /// Every judgment of conversation `id`, as conversation A or B, by id.
+    async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError>;
+    /// Judgments job `job_id` made (a judging job's work), by id, at most
+    /// `limit` after id `after`.
+    async fn judgments_made_by(
+        &self,
+        job_id: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<JudgmentRow>, StoreError>;
     /// Every call behind those judgments, by id (position-bias statistics).
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError>;
     /// Conversation ids of a job with their scenario, persona and sample, by

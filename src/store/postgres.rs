@@ -200,6 +200,23 @@ impl Store for PostgresStore {
         judgments::calls_of_job(&self.pool, job_id).await
     }
 
+    async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
+        judgments::get(&self.pool, id).await
+    }
+
+    async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
+        judgments::of_conversation(&self.pool, id).await
+    }
+
+    async fn judgments_made_by(
+        &self,
+        job_id: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<JudgmentRow>, StoreError> {
+        judgments::made_by(&self.pool, job_id, after, limit).await
+    }
+
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
         judgments::conversation_keys(&self.pool, job_id).await
     }

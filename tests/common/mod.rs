@@ -214,18 +214,23 @@ pub fn hello() -> usersim::llm::ChatRequest {
 /// SQLite file in a temp dir, with a reqwest client that sends the token.
 pub struct Service {
     pub url: String,
-    pub token: String,
+    /// `None`: the server asks for none and the client sends none.
+    pub token: Option<String>,
     pub client: reqwest::Client,
     pub dir: tempfile::TempDir,
 }
 
 impl Service {
     pub async fn start(token: &str) -> Service {
+        Service::start_with(Some(token)).await
+    }
+
+    pub async fn start_with(token: Option<&str>) -> Service {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().unwrap();
         let database = format!("sqlite://{}", dir.path().join("service.db").display());
         let store = usersim::store::open(&database).await.unwrap();
-        let mut state = usersim::server::AppState::new(store, &database, Some(token.into()));
+        let mut state = usersim::server::AppState::new(store, &database, token.map(str::to_string));
         state.event_interval = std::time::Duration::from_millis(100);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -233,61 +238,133 @@ impl Service {
         tokio::spawn(async move { axum::serve(listener, router).await });
         Service {
             url,
-            token: token.into(),
+            token: token.map(str::to_string),
             client: reqwest::Client::new(),
             dir,
         }
     }
 
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.authorized(self.client.get(format!("{}{path}", self.url)))
+    }
+
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.authorized(self.client.post(format!("{}{path}", self.url)))
+    }
+
     pub async fn json(&self, path: &str) -> serde_json::Value {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.url))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .unwrap();
+        let response = self.get(path).send().await.unwrap();
         assert_eq!(response.status(), 200, "GET {path}");
         serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
     }
 
-    /// Submit a quickstart-style job (retail, mock models) over the first
-    /// `scenarios` scenarios and return its id.
-    pub async fn submit(&self, name: &str, scenarios: usize) -> i64 {
-        let spec = JobSpec {
+    pub async fn text(&self, path: &str) -> String {
+        let response = self.get(path).send().await.unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    /// A quickstart-style job config (retail, mock models) over the first
+    /// `scenarios` scenarios, with `extra` top-level keys.
+    pub fn job(&self, name: &str, scenarios: usize, extra: &str) -> String {
+        self.job_with(JobSpec {
             name: name.into(),
             scenarios: first_scenarios(self.dir.path(), scenarios),
+            extra: extra.into(),
             ..JobSpec::default()
-        };
+        })
+    }
+
+    pub fn job_with(&self, spec: JobSpec) -> String {
+        job_toml(&spec, &self.dir.path().join("ignored.db"))
+    }
+
+    /// `POST /v1/jobs` with a TOML config; the new job (201 asserted).
+    pub async fn submit_toml(&self, toml: String) -> serde_json::Value {
         let response = self
-            .client
-            .post(format!("{}/v1/jobs", self.url))
-            .bearer_auth(&self.token)
+            .post("/v1/jobs")
             .header("content-type", "application/toml")
-            .body(job_toml(&spec, &self.dir.path().join("ignored.db")))
+            .body(toml)
             .send()
             .await
             .unwrap();
         let status = response.status();
         let body = response.text().await.unwrap();
         assert_eq!(status, 201, "{body}");
-        let job: serde_json::Value = serde_json::from_str(&body).unwrap();
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// Submit a quickstart-style job over the first `scenarios` scenarios
+    /// and return its id.
+    pub async fn submit(&self, name: &str, scenarios: usize) -> i64 {
+        let job = self.submit_toml(self.job(name, scenarios, "")).await;
         job["id"].as_i64().unwrap()
     }
 
-    /// Poll the job until it is done and no runner here holds it.
-    pub async fn wait_until_done(&self, job: i64) -> serde_json::Value {
+    /// Poll the job until its status is one of `statuses` and no runner here
+    /// holds it.
+    pub async fn wait_until(&self, job: i64, statuses: &[&str]) -> serde_json::Value {
         let started = std::time::Instant::now();
         loop {
             let view = self.json(&format!("/v1/jobs/{job}")).await;
-            if view["status"] == "done" && view["running_here"] == false {
+            let status = view["status"].as_str().unwrap().to_string();
+            if statuses.contains(&status.as_str()) && view["running_here"] == false {
                 return view;
             }
             assert!(
                 started.elapsed() < std::time::Duration::from_secs(120),
-                "job {job} is not done: {view}"
+                "job {job} still {status}: {view}"
             );
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
+    }
+
+    pub async fn wait_until_done(&self, job: i64) -> serde_json::Value {
+        self.wait_until(job, &["done"]).await
+    }
+}
+
+/// Judges TOML with its own endpoint on the in-process mock model.
+pub fn mock_judges(judges: &str) -> String {
+    format!("[endpoints.judge]\nmock = true\nmodel = \"mock-judge\"\nmax_retries = 0\n\n{judges}")
+}
+
+impl Service {
+    /// `POST /v1/judging-jobs` with `body`; the response's status and JSON.
+    pub async fn post_judging(&self, body: &serde_json::Value) -> (u16, serde_json::Value) {
+        let response = self
+            .post("/v1/judging-jobs")
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+        (status, value)
+    }
+
+    /// Judge job `a`'s conversations against job `b`'s with the mock's
+    /// swap-checked pairwise judge `pref`, to the end; the judging job's id.
+    pub async fn judge_pairwise(&self, a: i64, b: i64) -> i64 {
+        let judges = mock_judges(
+            "[[judges]]\nname = \"pref\"\nendpoint = \"judge\"\nbuiltin = \"pairwise_preference\"\n",
+        );
+        let (status, job) = self
+            .post_judging(&serde_json::json!({"judges": judges, "target": {"a": a, "b": b}}))
+            .await;
+        assert_eq!(status, 201, "{job}");
+        let id = job["id"].as_i64().unwrap();
+        self.wait_until_done(id).await;
+        id
     }
 }

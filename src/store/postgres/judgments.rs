@@ -179,6 +179,58 @@ pub(super) async fn calls_of_job(
     .collect()
 }
 
+pub(super) async fn get(reader: &PgPool, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(reader)
+    .await?
+    .as_ref()
+    .map(decode::judgment)
+    .transpose()
+}
+
+pub(super) async fn of_conversation(
+    reader: &PgPool,
+    id: i64,
+) -> Result<Vec<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE conversation_a = $1 OR conversation_b = $1 ORDER BY id"
+    ))
+    .bind(id)
+    .fetch_all(reader)
+    .await?
+    .iter()
+    .map(decode::judgment)
+    .collect()
+}
+
+pub(super) async fn made_by(
+    reader: &PgPool,
+    job_id: i64,
+    after: i64,
+    limit: u32,
+) -> Result<Vec<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3"
+    ))
+    .bind(job_id)
+    .bind(after)
+    .bind(i64::from(limit))
+    .fetch_all(reader)
+    .await?
+    .iter()
+    .map(decode::judgment)
+    .collect()
+}
+
 pub(super) async fn conversation_keys(
     pool: &PgPool,
     job_id: i64,

@@ -177,6 +177,59 @@ pub(super) async fn calls_of_job(
     .collect()
 }
 
+pub(super) async fn get(reader: &SqlitePool, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE id = ?"
+    ))
+    .bind(id)
+    .fetch_optional(reader)
+    .await?
+    .as_ref()
+    .map(decode::judgment)
+    .transpose()
+}
+
+pub(super) async fn of_conversation(
+    reader: &SqlitePool,
+    id: i64,
+) -> Result<Vec<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE conversation_a = ? OR conversation_b = ? ORDER BY id"
+    ))
+    .bind(id)
+    .bind(id)
+    .fetch_all(reader)
+    .await?
+    .iter()
+    .map(decode::judgment)
+    .collect()
+}
+
+pub(super) async fn made_by(
+    reader: &SqlitePool,
+    job_id: i64,
+    after: i64,
+    limit: u32,
+) -> Result<Vec<JudgmentRow>, StoreError> {
+    sqlx::query(concat!(
+        "SELECT ",
+        judgment_columns!(),
+        " FROM judgments WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?"
+    ))
+    .bind(job_id)
+    .bind(after)
+    .bind(i64::from(limit))
+    .fetch_all(reader)
+    .await?
+    .iter()
+    .map(decode::judgment)
+    .collect()
+}
+
 pub(super) async fn conversation_keys(
     reader: &SqlitePool,
     job_id: i64,
