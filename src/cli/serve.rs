@@ -37,7 +37,7 @@ pub async fn serve(database: &str, bind: &str, token: Option<String>) -> anyhow:
     );
     server::serve(listener, state).await?;
     eprintln!(
-        "usersim stopped: jobs that were running here were cancelled and their items in flight \
+        "usersim stopped: any jobs that were running here were cancelled and their items in flight \
          returned to pending; to finish them, start `usersim serve` again and POST \
          /v1/jobs/ID/resume, or run `usersim run --resume ID --database {database}`"
     );

@@ -129,7 +129,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         ),
         (
             "usersim_judging_items_total",
-            "Items of judging jobs (a conversation's judgments) finished here, by outcome.",
+            "Items of judging jobs (one judge over one conversation or pair) finished here, by outcome.",
             &totals::JUDGING_ITEMS,
         ),
     ] {
