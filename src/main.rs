@@ -1,15 +1,8 @@
-use tracing_subscriber::EnvFilter;
-
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("USERSIM_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    usersim::cli::logging::init_logging();
     std::process::exit(usersim::cli::main().await);
 }

@@ -158,7 +158,8 @@ pub async fn work(
         Some(row) => (row.name, row.kind),
         None => (String::new(), String::new()),
     };
-    let span = tracing::info_span!("job", id = job_id, name = %name, kind = %kind);
+    // `job_name`, not `name`: JSON logs already give each span a `name` key.
+    let span = tracing::info_span!("job", id = job_id, job_name = %name, kind = %kind);
     let totals = totals::of_kind(&kind);
     work_job(store, job_id, runner, settings, owner, options, totals)
         .instrument(span)

@@ -196,7 +196,7 @@ fn trace_call(result: &Result<ChatResponse, LlmError>, latency: Duration, measur
     span.record("waited_ms", measure.admission_wait.as_millis() as u64);
     match result {
         Ok(response) => {
-            span.record("outcome", telemetry::OK);
+            span.record("outcome", tracing::field::display(telemetry::OK));
             span.record("prompt_tokens", response.usage.prompt_tokens);
             span.record("completion_tokens", response.usage.completion_tokens);
             tracing::debug!(
@@ -208,7 +208,7 @@ fn trace_call(result: &Result<ChatResponse, LlmError>, latency: Duration, measur
             );
         }
         Err(e) => {
-            span.record("outcome", e.class());
+            span.record("outcome", tracing::field::display(e.class()));
             tracing::debug!(
                 latency_ms,
                 retries = measure.retries,
@@ -230,7 +230,7 @@ impl ChatModel for Endpoint {
         level = "debug",
         skip_all,
         fields(
-            role = req.role.as_str(),
+            role = %req.role.as_str(),
             endpoint = %self.name,
             model = %self.model,
             outcome = tracing::field::Empty,
