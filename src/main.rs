@@ -1,5 +1,3 @@
-use tracing_subscriber::EnvFilter;
-
 // Off (`--no-default-features`) only to profile the heap with heaptrack,
 // which sees the system allocator's calls.
 #[cfg(feature = "mimalloc")]
@@ -8,11 +6,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("USERSIM_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    usersim::cli::logging::init_logging();
     std::process::exit(usersim::cli::main().await);
 }

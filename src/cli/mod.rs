@@ -4,6 +4,7 @@
 mod bench;
 mod export;
 mod judge;
+pub mod logging;
 mod mock_llm;
 mod run;
 mod serve;

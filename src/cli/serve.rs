@@ -28,7 +28,7 @@ pub async fn serve(database: &str, bind: &str, token: Option<String>) -> anyhow:
     let local = listener.local_addr()?;
     let state = AppState::new(store, database, token);
     eprintln!(
-        "usersim serving on http://{local} (database {database}; auth {}); Ctrl-C stops it",
+        "usersim serving on http://{local} (database {database}; auth {}); Ctrl-C or SIGTERM stops it",
         if state.token.is_some() {
             "bearer token"
         } else {
@@ -36,5 +36,10 @@ pub async fn serve(database: &str, bind: &str, token: Option<String>) -> anyhow:
         }
     );
     server::serve(listener, state).await?;
+    eprintln!(
+        "usersim stopped: any jobs that were running here were cancelled and their items in flight \
+         returned to pending; to finish them, start `usersim serve` again and POST \
+         /v1/jobs/ID/resume, or run `usersim run --resume ID --database {database}`"
+    );
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `usersim worker --database URL [--job ID]`
 
-use crate::jobs::{self, RunError};
+use crate::jobs::{self, RunError, WorkEnd};
 
 use super::{report_problems, EXIT_INVALID};
 
@@ -11,7 +11,15 @@ pub async fn worker(
     quiet: bool,
 ) -> anyhow::Result<i32> {
     match jobs::serve_worker(database, job, concurrency, quiet).await {
-        Ok(()) => Ok(0),
+        Ok(WorkEnd::Interrupted { released }) => {
+            let job_flag = job.map_or(String::new(), |id| format!(" --job {id}"));
+            eprintln!(
+                "worker stopped: {released} items in flight were returned to pending; \
+                 start `usersim worker --database {database}{job_flag}` again to resume"
+            );
+            Ok(0)
+        }
+        Ok(WorkEnd::Finished | WorkEnd::Tripped { .. }) => Ok(0),
         Err(RunError::Invalid(problems)) => {
             report_problems(&problems);
             Ok(EXIT_INVALID)

@@ -12,11 +12,14 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod setup;
+pub mod shutdown;
 pub mod stats;
+pub mod totals;
 pub mod work;
 
 pub use runner::{
     check_and_submit, resume, run, serve_worker, submit, work_stored, RunError, RunOptions,
     RunReport,
 };
+pub use shutdown::{shutdown_signal, Shutdown};
 pub use work::WorkEnd;

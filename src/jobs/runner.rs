@@ -240,13 +240,14 @@ async fn work_here(
 }
 
 /// `usersim worker`: work open jobs in the database, or just `only_job`, until
-/// nothing is left (with `only_job`) or forever, polling for new jobs.
+/// nothing is left (with `only_job`) or forever, polling for new jobs, until
+/// Ctrl-C or SIGTERM (then `WorkEnd::Interrupted`).
 pub async fn serve_worker(
     database: &str,
     only_job: Option<i64>,
     concurrency: Option<usize>,
     quiet: bool,
-) -> Result<(), RunError> {
+) -> Result<WorkEnd, RunError> {
     let store = store::open(database).await?;
     let owner = owner_name("worker");
     loop {
@@ -274,7 +275,7 @@ pub async fn serve_worker(
                 let report = super::judging::resume_judging(database, row, &options).await?;
                 worked = true;
                 if let WorkEnd::Interrupted { .. } = report.end {
-                    return Ok(());
+                    return Ok(report.end);
                 }
                 continue;
             }
@@ -302,10 +303,7 @@ pub async fn serve_worker(
             .await?;
             worked = true;
             match end {
-                WorkEnd::Interrupted { released } => {
-                    eprintln!("worker {owner}: interrupted; {released} items returned to pending");
-                    return Ok(());
-                }
+                end @ WorkEnd::Interrupted { .. } => return Ok(end),
                 WorkEnd::Tripped { reason } => {
                     store.set_job_status(row.id, JobStatus::Failed).await?;
                     eprintln!(
@@ -322,12 +320,12 @@ pub async fn serve_worker(
             }
         }
         if only_job.is_some() {
-            return Ok(());
+            return Ok(WorkEnd::Finished);
         }
         if !worked {
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-                _ = tokio::signal::ctrl_c() => return Ok(()),
+                _ = super::shutdown_signal() => return Ok(WorkEnd::Interrupted { released: 0 }),
             }
         }
     }

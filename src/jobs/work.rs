@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tracing::Instrument;
 
 use crate::config::{CircuitBreakerConfig, Job};
 use crate::store::{self, ItemRow, NewConversation, Store, StoreError};
@@ -15,6 +16,7 @@ use crate::store::{self, ItemRow, NewConversation, Store, StoreError};
 use super::breaker::CircuitBreaker;
 use super::commit::Committer;
 use super::progress::Progress;
+use super::totals::{self, ItemTotals};
 
 #[derive(Debug, Clone)]
 pub struct WorkOptions {
@@ -44,7 +46,8 @@ async fn stop_requested(stop: Option<tokio::sync::watch::Receiver<bool>>) {
 pub enum WorkEnd {
     /// Nothing left that this process could do.
     Finished,
-    /// Ctrl-C: in-flight conversations were dropped and their items released.
+    /// Ctrl-C or SIGTERM (or a stop asked for by the service): in-flight
+    /// conversations were dropped and their items released.
     Interrupted { released: u64 },
     /// The circuit breaker stopped the job.
     Tripped { reason: String },
@@ -130,6 +133,8 @@ struct Worker {
     waiting: std::sync::atomic::AtomicBool,
     breaker: CircuitBreaker,
     progress: Progress,
+    /// This process's finished items of this kind of job, for `/metrics`.
+    totals: &'static ItemTotals,
     options: WorkOptions,
 }
 
@@ -139,6 +144,8 @@ pub fn owner_name(kind: &str) -> String {
     format!("{kind}-{host}-{}-{}", std::process::id(), store::now_ms())
 }
 
+/// Work job `job_id`'s items here until nothing is left for this process, the
+/// circuit breaker trips, or Ctrl-C, SIGTERM or `options.stop` asks to stop.
 pub async fn work(
     store: Arc<dyn Store>,
     job_id: i64,
@@ -146,6 +153,27 @@ pub async fn work(
     settings: WorkSettings,
     owner: String,
     options: WorkOptions,
+) -> Result<WorkEnd, StoreError> {
+    let (name, kind) = match store.get_job(job_id).await? {
+        Some(row) => (row.name, row.kind),
+        None => (String::new(), String::new()),
+    };
+    // `job_name`, not `name`: JSON logs already give each span a `name` key.
+    let span = tracing::info_span!("job", id = job_id, job_name = %name, kind = %kind);
+    let totals = totals::of_kind(&kind);
+    work_job(store, job_id, runner, settings, owner, options, totals)
+        .instrument(span)
+        .await
+}
+
+async fn work_job(
+    store: Arc<dyn Store>,
+    job_id: i64,
+    runner: Arc<dyn ItemRunner>,
+    settings: WorkSettings,
+    owner: String,
+    options: WorkOptions,
+    totals: &'static ItemTotals,
 ) -> Result<WorkEnd, StoreError> {
     let before = store.item_counts(job_id).await?;
     let progress = Progress::new(before.total() as u64, before.done as u64, options.quiet);
@@ -167,18 +195,19 @@ pub async fn work(
         waiting: std::sync::atomic::AtomicBool::new(false),
         breaker: CircuitBreaker::new(settings.circuit_breaker),
         progress: progress.clone(),
+        totals,
         options: options.clone(),
     });
 
-    let heartbeat = tokio::spawn(worker.clone().heartbeat());
+    let heartbeat = tokio::spawn(worker.clone().heartbeat().in_current_span());
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..concurrency {
         let worker = worker.clone();
-        tasks.spawn(async move { worker.lease_loop().await });
+        tasks.spawn(async move { worker.lease_loop().await }.in_current_span());
     }
     let mut first_error = None;
     let mut interrupted = false;
-    let interrupt = tokio::signal::ctrl_c();
+    let interrupt = super::shutdown_signal();
     tokio::pin!(interrupt);
     let stop = stop_requested(options.stop.clone());
     tokio::pin!(stop);
@@ -194,9 +223,10 @@ pub async fn work(
                 Some(Err(e)) if e.is_cancelled() => {}
                 Some(Err(e)) => tracing::error!("a worker task panicked: {e}"),
             },
-            _ = &mut interrupt, if !interrupted => {
+            signal = &mut interrupt, if !interrupted => {
                 // Conversations in flight are dropped unfinished: nothing of them
                 // is stored, and their items are released below.
+                tracing::info!(signal = signal.name(), "stopping: no new leases, items in flight released");
                 interrupted = true;
                 tasks.abort_all();
             }
@@ -359,6 +389,7 @@ impl Worker {
         {
             Ok(()) => {
                 self.progress.item_failed();
+                self.totals.failed();
                 if let Some(reason) = self.breaker.record(Some(&format!("{class}: {message}"))) {
                     tracing::error!("circuit breaker tripped: {reason}");
                 }
@@ -372,7 +403,7 @@ impl Worker {
         }
     }
 
-    #[tracing::instrument(skip_all, fields(item = %item.key))]
+    #[tracing::instrument(name = "item", skip_all, fields(id = item.id, key = %item.key))]
     async fn run_item(&self, item: &ItemRow) -> Result<(), StoreError> {
         let stored = match self.runner.run(item).await {
             Outcome::Failed { class, message } => {
@@ -389,6 +420,7 @@ impl Worker {
         match stored {
             Ok(()) => {
                 self.progress.item_done();
+                self.totals.completed();
                 self.breaker.record(None);
                 Ok(())
             }

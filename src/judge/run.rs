@@ -15,7 +15,7 @@ use super::parse::{parse, ParseRules};
 use super::render::{render_prompt, JudgeInputs};
 use super::verdict::{Order, Verdict};
 use crate::llm::message::Message;
-use crate::llm::{ChatModel, ChatRequest, Usage};
+use crate::llm::{ChatModel, ChatRequest, Role, Usage};
 
 /// The status of a call or a judgment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -258,6 +258,7 @@ impl Ctx<'_> {
         let seed =
             (self.inputs.conversation.conversation.seed as u64).wrapping_add(u64::from(sample));
         let request = ChatRequest {
+            role: Role::Judge,
             messages: vec![Message::user(prompt)],
             seed: Some(seed),
             temperature: self.judge.temperature,

@@ -9,8 +9,46 @@ use serde::Serialize;
 use super::error::LlmError;
 use super::message::{Message, ToolSpec};
 
+/// What a call is for. Several roles may share one endpoint (and its limits);
+/// the role is known by the caller only, so it travels with the request, for
+/// telemetry and logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Role {
+    Policy,
+    User,
+    Judge,
+    /// A caller that did not say (a test, a one-off check).
+    #[default]
+    Unspecified,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Policy, Role::User, Role::Judge, Role::Unspecified];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Policy => "policy",
+            Role::User => "user",
+            Role::Judge => "judge",
+            Role::Unspecified => "unspecified",
+        }
+    }
+
+    /// The position in [`Role::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Role::Policy => 0,
+            Role::User => 1,
+            Role::Judge => 2,
+            Role::Unspecified => 3,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ChatRequest {
+    /// Who is calling; the endpoint counts its calls by role.
+    pub role: Role,
     pub messages: Vec<Message>,
     /// Tools offered (empty: none).
     pub tools: Arc<[ToolSpec]>,

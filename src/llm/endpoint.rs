@@ -14,8 +14,9 @@ use async_trait::async_trait;
 
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
-use super::limiter::{self, LimitStats, Limits};
+use super::limiter::{LimitStats, Limits};
 use super::retry::{Pause, RetryPolicy, RetryService};
+use super::telemetry::{self, CallMeasure, EndpointTelemetry};
 use super::wire::{self, Sampling, WireResponse};
 use crate::config::EndpointConfig;
 
@@ -30,6 +31,9 @@ pub struct Endpoint {
     limits: Arc<Limits>,
     pause: Arc<Pause>,
     calls: AtomicU64,
+    /// This process's counters for endpoints of this name, resolved once here
+    /// so a call never looks them up.
+    telemetry: Arc<EndpointTelemetry>,
 }
 
 fn install_crypto_provider() {
@@ -84,6 +88,7 @@ impl Endpoint {
         };
         let limits = Arc::new(Limits::new(config)?);
         let pause = Arc::new(Pause::default());
+        let telemetry = telemetry::endpoint(&config.name);
         let client =
             async_openai::Client::build(http.clone(), openai).with_http_service(RetryService::new(
                 http,
@@ -92,6 +97,7 @@ impl Endpoint {
                 &config.name,
                 limits.clone(),
                 pause.clone(),
+                telemetry.clone(),
             ));
         Ok(Endpoint {
             name: config.name.clone(),
@@ -105,6 +111,7 @@ impl Endpoint {
             limits,
             pause,
             calls: AtomicU64::new(0),
+            telemetry,
         })
     }
 
@@ -161,14 +168,10 @@ fn from_openai(error: OpenAIError) -> LlmError {
     }
 }
 
-#[async_trait]
-impl ChatModel for Endpoint {
-    fn model(&self) -> &str {
-        &self.model
-    }
-
-    #[tracing::instrument(skip_all, fields(endpoint = %self.name, model = %self.model))]
-    async fn complete(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+impl Endpoint {
+    /// One call, its limits, retries and parsing; latency is filled in by
+    /// `complete`, which knows how long the attempts waited for admission.
+    async fn send(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         // Serialized at once to an exact-size body and the request (a copy of
         // the transcript) dropped: the call may wait hundreds of milliseconds,
         // and a thousand calls in flight would each hold both.
@@ -181,7 +184,6 @@ impl ChatModel for Endpoint {
         let scenario = req.scenario.clone();
         drop(req);
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
         let mut chat = self.client.chat();
         if let Some(scenario) = &scenario {
             chat = chat
@@ -189,18 +191,95 @@ impl ChatModel for Endpoint {
                 .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
         }
         // The limits, the in-flight cap and the pause are waited for inside the
-        // HTTP service, before each attempt; that wait is not the model's latency.
-        let (response, admission_wait) =
-            limiter::measure_admission_wait(chat.create_byot::<_, WireResponse>(body)).await;
-        let response = response.map_err(from_openai)?;
-        let latency_ms = started.elapsed().saturating_sub(admission_wait).as_millis() as u64;
+        // HTTP service, before each attempt.
+        let response = chat
+            .create_byot::<_, WireResponse>(body)
+            .await
+            .map_err(from_openai)?;
         let (message, finish_reason, usage) =
             wire::from_response(response, &format!("call_{call_number}"))?;
         Ok(ChatResponse {
             message,
             finish_reason,
             usage,
-            latency_ms,
+            latency_ms: 0,
+        })
+    }
+}
+
+/// Put what a finished call cost on its span and in a debug event, when
+/// debug logging is on (the span is disabled otherwise, and this is skipped).
+fn trace_call(result: &Result<ChatResponse, LlmError>, latency: Duration, measure: &CallMeasure) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let span = tracing::Span::current();
+    let latency_ms = latency.as_millis() as u64;
+    span.record("latency_ms", latency_ms);
+    span.record("retries", measure.retries);
+    span.record("waited_ms", measure.admission_wait.as_millis() as u64);
+    match result {
+        Ok(response) => {
+            span.record("outcome", tracing::field::display(telemetry::OK));
+            span.record("prompt_tokens", response.usage.prompt_tokens);
+            span.record("completion_tokens", response.usage.completion_tokens);
+            tracing::debug!(
+                latency_ms,
+                prompt_tokens = response.usage.prompt_tokens,
+                completion_tokens = response.usage.completion_tokens,
+                retries = measure.retries,
+                "model call ok"
+            );
+        }
+        Err(e) => {
+            span.record("outcome", tracing::field::display(e.class()));
+            tracing::debug!(
+                latency_ms,
+                retries = measure.retries,
+                outcome = e.class(),
+                "model call failed: {e}"
+            );
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for Endpoint {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    #[tracing::instrument(
+        name = "model_call",
+        level = "debug",
+        skip_all,
+        fields(
+            role = %req.role.as_str(),
+            endpoint = %self.name,
+            model = %self.model,
+            outcome = tracing::field::Empty,
+            latency_ms = tracing::field::Empty,
+            waited_ms = tracing::field::Empty,
+            prompt_tokens = tracing::field::Empty,
+            completion_tokens = tracing::field::Empty,
+            retries = tracing::field::Empty,
+        )
+    )]
+    async fn complete(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
+        let role = req.role;
+        let started = Instant::now();
+        let (result, measure) = telemetry::measure_call(self.send(req)).await;
+        // Time waited for the endpoint's limits or a pause is not the model's.
+        let latency = started.elapsed().saturating_sub(measure.admission_wait);
+        self.telemetry.record_call(
+            role,
+            latency,
+            result.as_ref().map(|response| response.usage),
+        );
+        trace_call(&result, latency, &measure);
+        result.map(|response| ChatResponse {
+            latency_ms: latency.as_millis() as u64,
+            ..response
         })
     }
 }

@@ -42,18 +42,37 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Every failure class, in the order of [`LlmError::class_index`].
+    pub const CLASSES: [&'static str; 9] = [
+        "rate_limited",
+        "server_error",
+        "timeout",
+        "connection",
+        "malformed_response",
+        "rejected",
+        "quota_exhausted",
+        "invalid_request",
+        "exceeds_token_limit",
+    ];
+
     /// A short stable name for the failure class, stored with failed items.
     pub fn class(&self) -> &'static str {
+        Self::CLASSES[self.class_index()]
+    }
+
+    /// The position of this error's class in [`LlmError::CLASSES`], so a
+    /// counter per class is an array index.
+    pub fn class_index(&self) -> usize {
         match self {
-            LlmError::RateLimited { .. } => "rate_limited",
-            LlmError::Server { .. } => "server_error",
-            LlmError::Timeout(_) => "timeout",
-            LlmError::Connection(_) => "connection",
-            LlmError::Malformed(_) => "malformed_response",
-            LlmError::Rejected { .. } => "rejected",
-            LlmError::QuotaExhausted(_) => "quota_exhausted",
-            LlmError::InvalidRequest(_) => "invalid_request",
-            LlmError::ExceedsTokenLimit { .. } => "exceeds_token_limit",
+            LlmError::RateLimited { .. } => 0,
+            LlmError::Server { .. } => 1,
+            LlmError::Timeout(_) => 2,
+            LlmError::Connection(_) => 3,
+            LlmError::Malformed(_) => 4,
+            LlmError::Rejected { .. } => 5,
+            LlmError::QuotaExhausted(_) => 6,
+            LlmError::InvalidRequest(_) => 7,
+            LlmError::ExceedsTokenLimit { .. } => 8,
         }
     }
 

@@ -16,7 +16,6 @@
 //! let them through, never bunched up behind a slot or a pause. The requests
 //! queued behind the gate hold nothing.
 
-use std::future::Future;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -138,6 +137,10 @@ pub struct Limits {
 #[derive(Debug)]
 pub struct Admission {
     _slot: OwnedSemaphorePermit,
+    /// How long it waited for the rpm or tpm limit or a free in-flight slot.
+    pub waited: Duration,
+    /// How long it waited for the endpoint's pause after a 429.
+    pub paused: Duration,
 }
 
 impl Limits {
@@ -213,16 +216,19 @@ impl Limits {
             }
         };
         drop(gate);
-        let total = started.elapsed();
+        let waited = started.elapsed().saturating_sub(paused);
         self.admitted.fetch_add(1, Ordering::Relaxed);
         self.estimated_tokens
             .fetch_add(estimated_tokens, Ordering::Relaxed);
         self.waited_nanos
-            .fetch_add(nanos(total.saturating_sub(paused)), Ordering::Relaxed);
+            .fetch_add(nanos(waited), Ordering::Relaxed);
         self.paused_nanos
             .fetch_add(nanos(paused), Ordering::Relaxed);
-        note_admission_wait(total);
-        Ok(Admission { _slot: slot })
+        Ok(Admission {
+            _slot: slot,
+            waited,
+            paused,
+        })
     }
 
     async fn free_slot(&self) -> Result<OwnedSemaphorePermit, LlmError> {
@@ -278,25 +284,6 @@ impl Limits {
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-tokio::task_local! {
-    /// Nanoseconds the current model call has waited to be admitted.
-    static ADMISSION_WAIT: Arc<AtomicU64>;
-}
-
-fn note_admission_wait(waited: Duration) {
-    // Outside `measure_admission_wait` there is nobody to tell.
-    let _ = ADMISSION_WAIT.try_with(|total| total.fetch_add(nanos(waited), Ordering::Relaxed));
-}
-
-/// Run `call` and say how long its requests waited for admission (limits and
-/// pauses), so a call's latency can leave that time out. It works because the
-/// HTTP service runs inside the caller's task (async-openai drives it inline).
-pub async fn measure_admission_wait<F: Future>(call: F) -> (F::Output, Duration) {
-    let waited = Arc::new(AtomicU64::new(0));
-    let output = ADMISSION_WAIT.scope(waited.clone(), call).await;
-    (output, Duration::from_nanos(waited.load(Ordering::Relaxed)))
 }
 
 #[cfg(test)]

@@ -8,9 +8,10 @@ pub mod error;
 pub mod limiter;
 pub mod message;
 pub mod retry;
+pub mod telemetry;
 pub mod wire;
 
-pub use chat::{ChatModel, ChatRequest, ChatResponse, Usage};
+pub use chat::{ChatModel, ChatRequest, ChatResponse, Role, Usage};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use limiter::LimitStats;

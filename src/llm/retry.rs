@@ -17,6 +17,7 @@ use rand::Rng;
 
 use super::error::LlmError;
 use super::limiter::Limits;
+use super::telemetry::{self, EndpointTelemetry, RetryReason};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -139,11 +140,13 @@ pub struct RetryService {
     label: Arc<str>,
     limits: Arc<Limits>,
     pause: Arc<Pause>,
+    telemetry: Arc<EndpointTelemetry>,
 }
 
 impl RetryService {
     /// Every attempt is sent with `timeout` (the shared client has none of its
-    /// own). `limits` and `pause` are the endpoint's, shared by all its callers.
+    /// own). `limits`, `pause` and `telemetry` are the endpoint's, shared by
+    /// all its callers.
     pub fn new(
         client: reqwest::Client,
         policy: RetryPolicy,
@@ -151,6 +154,7 @@ impl RetryService {
         label: &str,
         limits: Arc<Limits>,
         pause: Arc<Pause>,
+        telemetry: Arc<EndpointTelemetry>,
     ) -> Self {
         RetryService {
             client,
@@ -159,6 +163,7 @@ impl RetryService {
             label: label.into(),
             limits,
             pause,
+            telemetry,
         }
     }
 
@@ -203,7 +208,11 @@ impl RetryService {
         *request.timeout_mut() = Some(self.timeout);
         let estimate = self.limits.estimate_tokens(body_bytes);
         // Held until the body is read: until then the request is in flight.
-        let _admission = self.limits.admit(estimate, &self.pause).await?;
+        let admission = self.limits.admit(estimate, &self.pause).await?;
+        let _in_flight = self.telemetry.in_flight();
+        self.telemetry
+            .record_admission(admission.waited, admission.paused);
+        telemetry::note_admission_wait(admission.waited + admission.paused);
         let timeout = Some(self.timeout);
         let response = self
             .client
@@ -257,6 +266,10 @@ impl RetryService {
             if !(error.is_retryable() && retry < self.policy.max_retries) {
                 return Err(OpenAIError::Boxed(Box::new(error)));
             }
+            if let Some(reason) = RetryReason::of(&error) {
+                self.telemetry.record_retry(reason);
+            }
+            telemetry::note_retries(retry + 1);
             // After a 429 the endpoint's pause is the wait (see `attempt`).
             let wait = match error {
                 LlmError::RateLimited { .. } => self.pause.remaining().unwrap_or_default(),

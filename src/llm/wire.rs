@@ -308,6 +308,7 @@ mod tests {
             arguments: "{\"order_id\":\"#1\"}".into(),
         });
         let req = ChatRequest {
+            role: crate::llm::Role::Policy,
             messages: vec![
                 Message::system("s"),
                 Message::user("u"),

@@ -10,6 +10,7 @@ mod filters;
 mod judging;
 mod metrics;
 mod openapi;
+mod prometheus;
 mod runs;
 mod ui;
 mod views;
@@ -114,13 +115,19 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serve `state` on `listener` until Ctrl-C; jobs running here are stopped
-/// (their items released) on the way out.
+/// Serve `state` on `listener` until Ctrl-C or SIGTERM. Jobs running here are
+/// stopped first (no new leases; items in flight released, to be redone when
+/// the job is resumed), then open connections are let finish.
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> Result<(), ServeError> {
     let runs = state.runs.clone();
+    let stopping = runs.clone();
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+        .with_graceful_shutdown(async move {
+            let signal = crate::jobs::shutdown_signal().await;
+            tracing::info!(signal = signal.name(), "stopping the jobs running here");
+            // Before the connections drain: a progress stream stays open
+            // until its job stops.
+            stopping.stop_all_and_wait().await;
         })
         .await?;
     runs.stop_all_and_wait().await;

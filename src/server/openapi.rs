@@ -39,7 +39,7 @@ pub fn document() -> Value {
                 "responses": {"200": {"description": "ok", "content": {"text/plain": {}}}}
             }},
             "/metrics": {"get": {
-                "summary": "Prometheus metrics: items by status per job, queue depth, judgments by status",
+                "summary": "Prometheus metrics: jobs, items, queue depth and judgments from the database; this process's model calls, tokens, latency, retries and rate-limit waits by role and endpoint, and conversations done or failed",
                 "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {}}}}
             }},
             "/v1/openapi.json": {"get": {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::env::{Session, ToolSpec};
 use crate::llm::message::Message;
-use crate::llm::{ChatModel, ChatRequest, LlmError};
+use crate::llm::{ChatModel, ChatRequest, LlmError, Role};
 
 use super::transcript::{Author, Transcript};
 
@@ -51,6 +51,7 @@ impl PolicyAgent {
             let response = self
                 .model
                 .complete(ChatRequest {
+                    role: Role::Policy,
                     messages: transcript.policy_view(),
                     tools: self.tools.clone(),
                     seed: Some(seed),

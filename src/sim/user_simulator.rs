@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::llm::{ChatModel, ChatRequest, LlmError, Usage};
+use crate::llm::{ChatModel, ChatRequest, LlmError, Role, Usage};
 
 use super::transcript::Transcript;
 
@@ -86,6 +86,7 @@ impl UserSimulator {
             let response = self
                 .model
                 .complete(ChatRequest {
+                    role: Role::User,
                     messages: transcript.user_view(&self.system_prompt),
                     tools: Arc::from([]),
                     seed: Some(seed.wrapping_add(attempt)),

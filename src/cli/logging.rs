@@ -1,0 +1,29 @@
+//! Logs: `tracing` to stderr, filtered by `USERSIM_LOG` (or `RUST_LOG`), e.g.
+//! `usersim=debug` for the tree of job, item and model-call spans; as text,
+//! or one JSON object per line with `USERSIM_LOG_FORMAT=json`.
+
+use tracing_subscriber::EnvFilter;
+
+pub fn init_logging() {
+    let filter = EnvFilter::try_from_env("USERSIM_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("error"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("USERSIM_LOG_FORMAT").as_deref() {
+        Ok("json") => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(true)
+            .init(),
+        Ok("text") | Err(_) => logs.init(),
+        Ok(other) => {
+            logs.init();
+            eprintln!(
+                "warning: USERSIM_LOG_FORMAT={other:?} is not a log format; use \"text\" \
+                 (the default) or \"json\". Logging as text."
+            );
+        }
+    }
+}
