@@ -1,6 +1,7 @@
 //! Resuming and sharing jobs: a changed config is refused, a stored job resumes by
 //! id, a process killed with SIGKILL at random points loses and duplicates
-//! nothing, and several worker processes share one job. Each runs on SQLite and,
+//! nothing, SIGTERM and a cancel in the service stop processes cleanly, and
+//! several worker processes share one job. Each runs on SQLite and,
 //! when `USERSIM_TEST_POSTGRES` is set, on Postgres.
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{databases, job_id_from, text, unique_name, usersim, write_job, JobSpec};
+use common::{databases, job_id_from, text, unique_name, usersim, write_job, JobSpec, Service};
 use usersim::store::{self, Store};
 
 /// Slow enough to be interrupted mid-job, short leases so dead owners' items
@@ -27,6 +28,7 @@ fn spawn(dir: &std::path::Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_usersim"))
         .args(args)
         .current_dir(dir)
+        .env_remove("USERSIM_DATABASE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -203,5 +205,152 @@ async fn three_workers_share_a_job_and_a_killed_workers_items_are_redone() {
             store.get_job(job).await.unwrap().unwrap().status.as_str(),
             "done"
         );
+    }
+}
+
+/// Wait until job `name` has a stored conversation (so the process is at work,
+/// its signal handler installed), then send SIGTERM and collect its output.
+async fn terminate_mid_job(store: &dyn Store, name: &str, child: Child) -> std::process::Output {
+    let started = Instant::now();
+    loop {
+        if let Some(job) = store.find_job_by_name(name).await.unwrap() {
+            if store.item_counts(job.id).await.unwrap().done > 0 {
+                break;
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test]
+async fn sigterm_stops_run_gracefully_and_the_job_resumes_to_every_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    for database in databases(dir.path(), "sigterm run") {
+        let name = unique_name("sigterm-run");
+        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
+        let config = path.to_str().unwrap().to_string();
+        let store = store::open(&db).await.unwrap();
+
+        let child = spawn(dir.path(), &["run", &config, "--quiet"]);
+        let out = terminate_mid_job(store.as_ref(), &name, child).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(said.contains("interrupted"), "{said}");
+        assert!(said.contains("run the same command to resume"), "{said}");
+        let job = store.find_job_by_name(&name).await.unwrap().unwrap();
+        let partial = store.item_counts(job.id).await.unwrap();
+        assert_eq!(partial.leased, 0, "items in flight were released");
+        assert!(
+            partial.done < partial.total(),
+            "stopped mid-job: {partial:?}"
+        );
+
+        let last = usersim(dir.path(), &["run", &config, "--quiet"]);
+        assert!(last.status.success(), "{}", text(&last.stderr));
+        assert_eq!(assert_done_exactly_once(store.as_ref(), job.id).await, 54);
+    }
+}
+
+#[tokio::test]
+async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    for database in databases(dir.path(), "sigterm worker") {
+        let name = unique_name("sigterm-worker");
+        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
+        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
+        assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+        let id = job_id_from(&text(&submitted.stdout));
+        let store = store::open(&db).await.unwrap();
+
+        let id_arg = id.to_string();
+        let args = ["worker", "--database", &db, "--job", &id_arg, "--quiet"];
+        let child = spawn(dir.path(), &args);
+        let out = terminate_mid_job(store.as_ref(), &name, child).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let said = text(&out.stderr);
+        assert!(said.contains("worker stopped"), "{said}");
+        assert!(said.contains("again to resume"), "{said}");
+        let partial = store.item_counts(id).await.unwrap();
+        assert_eq!(partial.leased, 0, "items in flight were released");
+        assert!(
+            partial.done < partial.total(),
+            "stopped mid-job: {partial:?}"
+        );
+
+        let last = usersim(
+            dir.path(),
+            &["run", "--resume", &id_arg, "--database", &db, "--quiet"],
+        );
+        assert!(last.status.success(), "{}", text(&last.stderr));
+        assert_eq!(assert_done_exactly_once(store.as_ref(), id).await, 54);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_cancelled_in_the_service_stops_its_worker_process_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    for database in databases(dir.path(), "cancel in the service") {
+        let name = unique_name("cancel-service");
+        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
+        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
+        assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+        let id = job_id_from(&text(&submitted.stdout));
+        let store = store::open(&db).await.unwrap();
+        let id_arg = id.to_string();
+        let worker = spawn(dir.path(), &["worker", "--database", &db, "--job", &id_arg]);
+        let started = Instant::now();
+        while store.item_counts(id).await.unwrap().done == 0 {
+            assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        // The service does not run this job itself: the cancel reaches the
+        // worker process through the store.
+        let service = Service::over(&db, None, tempfile::tempdir().unwrap()).await;
+        let cancelled = service
+            .post(&format!("/v1/jobs/{id}/cancel"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cancelled.status(), 202);
+        let out = tokio::time::timeout(
+            Duration::from_secs(30),
+            tokio::task::spawn_blocking(move || worker.wait_with_output()),
+        )
+        .await
+        .expect("the worker stops within seconds of the cancel")
+        .unwrap()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let said = text(&out.stderr);
+        assert!(said.contains("was cancelled"), "{said}");
+        let partial = store.item_counts(id).await.unwrap();
+        assert_eq!(partial.leased, 0, "items in flight were released");
+        assert!(
+            partial.done < partial.total(),
+            "stopped mid-job: {partial:?}"
+        );
+        let job = store.get_job(id).await.unwrap().unwrap();
+        assert_eq!(job.status, store::JobStatus::Cancelled);
+
+        let resumed = service
+            .post(&format!("/v1/jobs/{id}/resume"))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            resumed.status().is_success(),
+            "{}",
+            resumed.text().await.unwrap()
+        );
+        service.wait_until_done(id).await;
+        assert_eq!(assert_done_exactly_once(store.as_ref(), id).await, 54);
     }
 }

@@ -1,9 +1,7 @@
-//! Telemetry and stopping, through the `usersim` binary as a user runs it:
-//! `/metrics` of a `usersim serve` that ran the quickstart counts every model
-//! call by role as the store does, in valid Prometheus text; SIGTERM stops
-//! `usersim run` and `usersim worker` gracefully (exit 0, items in flight
-//! released) and the job resumes to exactly every conversation, on SQLite and,
-//! when `USERSIM_TEST_POSTGRES` is set, on Postgres.
+//! Telemetry, through the `usersim` binary as a user runs it: `/metrics` of a
+//! `usersim serve` that ran the quickstart counts every model call by role as
+//! the store does, in valid Prometheus text, and SIGTERM stops the server.
+//! (SIGTERM to `usersim run` and `usersim worker` is in resume.rs.)
 
 mod common;
 
@@ -12,9 +10,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{databases, job_id_from, repo, text, unique_name, usersim, write_job, JobSpec};
+use common::{repo, text, usersim};
 use serde_json::Value;
-use usersim::store::{self, Store};
 
 /// `usersim serve` started from `examples/` (so the quickstart's relative
 /// paths resolve) on a free loopback port; killed if the test fails.
@@ -355,129 +352,4 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
             .any(|l| l.contains("usersim stopped") && l.contains("resume")),
         "{said:?}"
     );
-}
-
-/// Slow enough to be stopped mid-job: 27 scenarios × 2 personas.
-fn slow_job(name: &str, database: Option<String>) -> JobSpec {
-    JobSpec {
-        name: name.to_string(),
-        database,
-        personas_per_scenario: 2,
-        extra: "[mock]\nlatency_ms = 25\n".into(),
-        ..JobSpec::default()
-    }
-}
-
-fn spawn(dir: &std::path::Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_usersim"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("USERSIM_DATABASE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Wait until job `name` has a stored conversation (so the process is at work,
-/// its signal handler installed), then send SIGTERM and collect its output.
-async fn terminate_mid_job(store: &dyn Store, name: &str, child: Child) -> std::process::Output {
-    let started = Instant::now();
-    loop {
-        if let Some(job) = store.find_job_by_name(name).await.unwrap() {
-            if store.item_counts(job.id).await.unwrap().done > 0 {
-                break;
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    child.wait_with_output().unwrap()
-}
-
-/// Every item done once, one conversation each, none leased.
-async fn assert_done_exactly_once(store: &dyn Store, job: i64) -> i64 {
-    let counts = store.item_counts(job).await.unwrap();
-    assert_eq!(
-        counts.pending + counts.leased + counts.failed,
-        0,
-        "{counts:?}"
-    );
-    let conversations = store.conversations_page(job, 0, 100_000).await.unwrap();
-    let items: HashSet<i64> = conversations
-        .iter()
-        .map(|c| c.conversation.item_id)
-        .collect();
-    assert_eq!(items.len(), conversations.len(), "an item was stored twice");
-    assert_eq!(conversations.len() as i64, counts.done);
-    counts.done
-}
-
-#[tokio::test]
-async fn sigterm_stops_run_gracefully_and_the_job_resumes_to_every_conversation() {
-    let dir = tempfile::tempdir().unwrap();
-    for database in databases(dir.path(), "sigterm run") {
-        let name = unique_name("sigterm-run");
-        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
-        let config = path.to_str().unwrap().to_string();
-        let store = store::open(&db).await.unwrap();
-
-        let child = spawn(dir.path(), &["run", &config, "--quiet"]);
-        let out = terminate_mid_job(store.as_ref(), &name, child).await;
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        let said = text(&out.stdout);
-        assert!(said.contains("interrupted"), "{said}");
-        assert!(said.contains("run the same command to resume"), "{said}");
-        let job = store.find_job_by_name(&name).await.unwrap().unwrap();
-        let partial = store.item_counts(job.id).await.unwrap();
-        assert_eq!(partial.leased, 0, "items in flight were released");
-        assert!(
-            partial.done < partial.total(),
-            "stopped mid-job: {partial:?}"
-        );
-
-        let last = usersim(dir.path(), &["run", &config, "--quiet"]);
-        assert!(last.status.success(), "{}", text(&last.stderr));
-        assert_eq!(assert_done_exactly_once(store.as_ref(), job.id).await, 54);
-    }
-}
-
-#[tokio::test]
-async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversation() {
-    let dir = tempfile::tempdir().unwrap();
-    for database in databases(dir.path(), "sigterm worker") {
-        let name = unique_name("sigterm-worker");
-        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
-        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
-        assert!(submitted.status.success(), "{}", text(&submitted.stderr));
-        let id = job_id_from(&text(&submitted.stdout));
-        let store = store::open(&db).await.unwrap();
-
-        let id_arg = id.to_string();
-        let args = ["worker", "--database", &db, "--job", &id_arg, "--quiet"];
-        let child = spawn(dir.path(), &args);
-        let out = terminate_mid_job(store.as_ref(), &name, child).await;
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        let said = text(&out.stderr);
-        assert!(said.contains("worker stopped"), "{said}");
-        assert!(said.contains("again to resume"), "{said}");
-        let partial = store.item_counts(id).await.unwrap();
-        assert_eq!(partial.leased, 0, "items in flight were released");
-        assert!(
-            partial.done < partial.total(),
-            "stopped mid-job: {partial:?}"
-        );
-
-        let last = usersim(
-            dir.path(),
-            &["run", "--resume", &id_arg, "--database", &db, "--quiet"],
-        );
-        assert!(last.status.success(), "{}", text(&last.stderr));
-        assert_eq!(assert_done_exactly_once(store.as_ref(), id).await, 54);
-    }
 }

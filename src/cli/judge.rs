@@ -83,6 +83,10 @@ pub fn print_report(
         WorkEnd::Interrupted { released } => println!(
             "interrupted: {released} judgments in flight were dropped; run the same command to resume"
         ),
+        WorkEnd::Cancelled { released } => println!(
+            "cancelled (in the service): {released} judgments in flight were dropped; POST /v1/jobs/{}/resume or run the same command to resume",
+            report.job.id
+        ),
         WorkEnd::Tripped { reason } => {
             println!("stopped by the circuit breaker: {reason}");
             println!("fix the cause, then rerun with --retry-failed");

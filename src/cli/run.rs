@@ -87,6 +87,10 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
         WorkEnd::Interrupted { released } => println!(
             "interrupted: {released} conversations in flight were dropped and their items returned to pending; run the same command to resume"
         ),
+        WorkEnd::Cancelled { released } => println!(
+            "cancelled (in the service): {released} conversations in flight were dropped and their items returned to pending; `usersim run --resume {}` resumes it",
+            report.job.id
+        ),
         WorkEnd::Tripped { reason } => {
             println!("stopped by the circuit breaker: {reason}");
             println!("fix the cause, then rerun with --retry-failed");

@@ -19,7 +19,7 @@ pub async fn worker(
             );
             Ok(0)
         }
-        Ok(WorkEnd::Finished | WorkEnd::Tripped { .. }) => Ok(0),
+        Ok(WorkEnd::Finished | WorkEnd::Tripped { .. } | WorkEnd::Cancelled { .. }) => Ok(0),
         Err(RunError::Invalid(problems)) => {
             report_problems(&problems);
             Ok(EXIT_INVALID)

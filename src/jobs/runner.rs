@@ -257,6 +257,15 @@ pub async fn serve_worker(
         };
         let mut worked = false;
         for row in jobs {
+            if row.status == JobStatus::Cancelled {
+                if only_job.is_some() && !quiet {
+                    eprintln!(
+                        "worker {owner}: job {} is cancelled; resume it first (`usersim run --resume {}` or POST /v1/jobs/{}/resume)",
+                        row.id, row.id, row.id
+                    );
+                }
+                continue;
+            }
             let counts = store.item_counts(row.id).await?;
             if counts.pending + counts.leased == 0 {
                 continue;
@@ -272,10 +281,15 @@ pub async fn serve_worker(
                     quiet,
                     stop: None,
                 };
+                let job_id = row.id;
                 let report = super::judging::resume_judging(database, row, &options).await?;
                 worked = true;
-                if let WorkEnd::Interrupted { .. } = report.end {
-                    return Ok(report.end);
+                match report.end {
+                    WorkEnd::Interrupted { .. } => return Ok(report.end),
+                    WorkEnd::Cancelled { released } if !quiet => eprintln!(
+                        "worker {owner}: job {job_id} was cancelled; {released} items in flight were returned to pending"
+                    ),
+                    _ => {}
                 }
                 continue;
             }
@@ -304,6 +318,14 @@ pub async fn serve_worker(
             worked = true;
             match end {
                 end @ WorkEnd::Interrupted { .. } => return Ok(end),
+                WorkEnd::Cancelled { released } => {
+                    if !quiet {
+                        eprintln!(
+                            "worker {owner}: job {} was cancelled; {released} items in flight were returned to pending",
+                            row.id
+                        );
+                    }
+                }
                 WorkEnd::Tripped { reason } => {
                     store.set_job_status(row.id, JobStatus::Failed).await?;
                     eprintln!(

@@ -41,6 +41,23 @@ async fn stop_requested(stop: Option<tokio::sync::watch::Receiver<bool>>) {
     std::future::pending::<()>().await
 }
 
+/// How often a process working a job reads whether it was cancelled.
+const CANCEL_POLL: Duration = Duration::from_secs(2);
+
+/// Resolves once the job's status in the store is `cancelled`: the service
+/// cancels a job for every process working it by writing that status.
+/// Failing reads are logged and tried again at the next poll.
+async fn cancelled_in_store(store: Arc<dyn Store>, job_id: i64) {
+    loop {
+        tokio::time::sleep(CANCEL_POLL).await;
+        match store.get_job(job_id).await {
+            Ok(Some(job)) if job.status == store::JobStatus::Cancelled => return,
+            Ok(_) => {}
+            Err(e) => tracing::warn!("cannot read whether job {job_id} was cancelled: {e}"),
+        }
+    }
+}
+
 /// Why the work stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkEnd {
@@ -51,13 +68,17 @@ pub enum WorkEnd {
     Interrupted { released: u64 },
     /// The circuit breaker stopped the job.
     Tripped { reason: String },
+    /// The job was cancelled in the store (by the service, for every process
+    /// working it): in-flight conversations were dropped and their items
+    /// released, to be redone if the job is resumed.
+    Cancelled { released: u64 },
 }
 
 impl WorkEnd {
     /// The job's status after this end of the work, given its item counts.
     pub fn job_status(&self, counts: &store::ItemCounts) -> store::JobStatus {
         match self {
-            WorkEnd::Interrupted { .. } => store::JobStatus::Cancelled,
+            WorkEnd::Interrupted { .. } | WorkEnd::Cancelled { .. } => store::JobStatus::Cancelled,
             WorkEnd::Tripped { .. } => store::JobStatus::Failed,
             WorkEnd::Finished if counts.pending + counts.leased == 0 => store::JobStatus::Done,
             WorkEnd::Finished => store::JobStatus::Running,
@@ -211,6 +232,9 @@ async fn work_job(
     tokio::pin!(interrupt);
     let stop = stop_requested(options.stop.clone());
     tokio::pin!(stop);
+    let cancelled = cancelled_in_store(store.clone(), job_id);
+    tokio::pin!(cancelled);
+    let mut cancelled_here = false;
     loop {
         tokio::select! {
             joined = tasks.join_next() => match joined {
@@ -234,6 +258,12 @@ async fn work_job(
                 interrupted = true;
                 tasks.abort_all();
             }
+            () = &mut cancelled, if !interrupted => {
+                tracing::info!("the job was cancelled: no new leases, items in flight released");
+                interrupted = true;
+                cancelled_here = true;
+                tasks.abort_all();
+            }
         }
     }
     heartbeat.abort();
@@ -246,7 +276,9 @@ async fn work_job(
     if let Some(e) = first_error {
         return Err(e);
     }
-    Ok(if interrupted {
+    Ok(if cancelled_here {
+        WorkEnd::Cancelled { released }
+    } else if interrupted {
         WorkEnd::Interrupted { released }
     } else if let Some(reason) = worker.breaker.tripped() {
         WorkEnd::Tripped { reason }

@@ -42,7 +42,6 @@ impl Runs {
         let (stop, stopped) = watch::channel(false);
         running.insert(job_id, Run { stop, task: None });
         let runs = self.clone();
-        let span = tracing::info_span!("job", id = job_id);
         let task = tokio::spawn(
             async move {
                 match work(store.clone(), &database, job_id, retry_failed, stopped).await {
@@ -63,7 +62,8 @@ impl Runs {
                     running.remove(&job_id);
                 }
             }
-            .instrument(span),
+            // `work` opens the job's span (id, name, kind) itself.
+            .in_current_span(),
         );
         if let Some(run) = running.get_mut(&job_id) {
             run.task = Some(task);

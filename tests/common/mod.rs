@@ -226,9 +226,15 @@ impl Service {
     }
 
     pub async fn start_with(token: Option<&str>) -> Service {
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().unwrap();
         let database = format!("sqlite://{}", dir.path().join("service.db").display());
+        Service::over(&database, token, dir).await
+    }
+
+    /// The service over `database` (which other processes may share).
+    pub async fn over(database: &str, token: Option<&str>, dir: tempfile::TempDir) -> Service {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let database = database.to_string();
         let store = usersim::store::open(&database).await.unwrap();
         let mut state = usersim::server::AppState::new(store, &database, token.map(str::to_string));
         state.event_interval = std::time::Duration::from_millis(100);
