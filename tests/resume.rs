@@ -208,6 +208,30 @@ async fn three_workers_share_a_job_and_a_killed_workers_items_are_redone() {
     }
 }
 
+/// `usersim submit` a slow job; its id, database URL and store.
+async fn submit_slow_job(
+    dir: &std::path::Path,
+    name: &str,
+    database: Option<String>,
+) -> (i64, String, std::sync::Arc<dyn Store>) {
+    let (path, db) = write_job(dir, &slow_job(name, database));
+    let submitted = usersim(dir, &["submit", path.to_str().unwrap()]);
+    assert!(submitted.status.success(), "{}", text(&submitted.stderr));
+    let id = job_id_from(&text(&submitted.stdout));
+    let store = store::open(&db).await.unwrap();
+    (id, db, store)
+}
+
+/// Stopped part-way: some items left, none still leased.
+async fn assert_stopped_mid_job(store: &dyn Store, job: i64) {
+    let partial = store.item_counts(job).await.unwrap();
+    assert_eq!(partial.leased, 0, "items in flight were released");
+    assert!(
+        partial.done < partial.total(),
+        "stopped mid-job: {partial:?}"
+    );
+}
+
 /// Wait until job `name` has a stored conversation (so the process is at work,
 /// its signal handler installed), then send SIGTERM and collect its output.
 async fn terminate_mid_job(store: &dyn Store, name: &str, child: Child) -> std::process::Output {
@@ -245,12 +269,7 @@ async fn sigterm_stops_run_gracefully_and_the_job_resumes_to_every_conversation(
         assert!(said.contains("interrupted"), "{said}");
         assert!(said.contains("run the same command to resume"), "{said}");
         let job = store.find_job_by_name(&name).await.unwrap().unwrap();
-        let partial = store.item_counts(job.id).await.unwrap();
-        assert_eq!(partial.leased, 0, "items in flight were released");
-        assert!(
-            partial.done < partial.total(),
-            "stopped mid-job: {partial:?}"
-        );
+        assert_stopped_mid_job(store.as_ref(), job.id).await;
 
         let last = usersim(dir.path(), &["run", &config, "--quiet"]);
         assert!(last.status.success(), "{}", text(&last.stderr));
@@ -263,11 +282,7 @@ async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversa
     let dir = tempfile::tempdir().unwrap();
     for database in databases(dir.path(), "sigterm worker") {
         let name = unique_name("sigterm-worker");
-        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
-        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
-        assert!(submitted.status.success(), "{}", text(&submitted.stderr));
-        let id = job_id_from(&text(&submitted.stdout));
-        let store = store::open(&db).await.unwrap();
+        let (id, db, store) = submit_slow_job(dir.path(), &name, database).await;
 
         let id_arg = id.to_string();
         let args = ["worker", "--database", &db, "--job", &id_arg, "--quiet"];
@@ -277,12 +292,7 @@ async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversa
         let said = text(&out.stderr);
         assert!(said.contains("worker stopped"), "{said}");
         assert!(said.contains("again to resume"), "{said}");
-        let partial = store.item_counts(id).await.unwrap();
-        assert_eq!(partial.leased, 0, "items in flight were released");
-        assert!(
-            partial.done < partial.total(),
-            "stopped mid-job: {partial:?}"
-        );
+        assert_stopped_mid_job(store.as_ref(), id).await;
 
         let last = usersim(
             dir.path(),
@@ -298,11 +308,7 @@ async fn a_job_cancelled_in_the_service_stops_its_worker_process_and_resumes_exa
     let dir = tempfile::tempdir().unwrap();
     for database in databases(dir.path(), "cancel in the service") {
         let name = unique_name("cancel-service");
-        let (path, db) = write_job(dir.path(), &slow_job(&name, database));
-        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
-        assert!(submitted.status.success(), "{}", text(&submitted.stderr));
-        let id = job_id_from(&text(&submitted.stdout));
-        let store = store::open(&db).await.unwrap();
+        let (id, db, store) = submit_slow_job(dir.path(), &name, database).await;
         let id_arg = id.to_string();
         let worker = spawn(dir.path(), &["worker", "--database", &db, "--job", &id_arg]);
         let started = Instant::now();
@@ -331,12 +337,7 @@ async fn a_job_cancelled_in_the_service_stops_its_worker_process_and_resumes_exa
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let said = text(&out.stderr);
         assert!(said.contains("was cancelled"), "{said}");
-        let partial = store.item_counts(id).await.unwrap();
-        assert_eq!(partial.leased, 0, "items in flight were released");
-        assert!(
-            partial.done < partial.total(),
-            "stopped mid-job: {partial:?}"
-        );
+        assert_stopped_mid_job(store.as_ref(), id).await;
         let job = store.get_job(id).await.unwrap().unwrap();
         assert_eq!(job.status, store::JobStatus::Cancelled);
 
