@@ -1,6 +1,7 @@
 //! Telemetry, through the `usersim` binary as a user runs it: `/metrics` of a
 //! `usersim serve` that ran the quickstart counts every model call by role as
-//! the store does, in valid Prometheus text, and SIGTERM stops the server.
+//! the store does, in valid Prometheus text, and SIGTERM stops the server,
+//! mid-job too, releasing its items for the job to resume.
 //! (SIGTERM to `usersim run` and `usersim worker` is in resume.rs.)
 
 mod common;
@@ -10,7 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{repo, text, usersim};
+use common::{job_toml, repo, text, usersim, JobSpec};
 use serde_json::Value;
 
 /// `usersim serve` started from `examples/` (so the quickstart's relative
@@ -351,5 +352,74 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
         said.iter()
             .any(|l| l.contains("usersim stopped") && l.contains("resume")),
         "{said:?}"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_stops_serve_mid_job_releasing_its_items_and_the_job_resumes() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("served.db").display());
+    let mut served = Served::start(&database);
+    let slow = JobSpec {
+        name: "sigterm-serve".into(),
+        personas_per_scenario: 2,
+        extra: "[mock]\nlatency_ms = 25\n".into(),
+        ..JobSpec::default()
+    };
+    let created = reqwest::Client::new()
+        .post(format!("{}/v1/jobs", served.url))
+        .header("content-type", "application/toml")
+        .body(job_toml(&slow, &dir.path().join("ignored.db")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let id = serde_json::from_str::<Value>(&created.text().await.unwrap()).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let store = usersim::store::open(&database).await.unwrap();
+    let started = Instant::now();
+    while store.item_counts(id).await.unwrap().done == 0 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    assert!(Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(served.child.wait().unwrap().code(), Some(0));
+    let partial = store.item_counts(id).await.unwrap();
+    assert_eq!(partial.leased, 0, "items in flight were released");
+    assert!(
+        partial.done < partial.total(),
+        "stopped mid-job: {partial:?}"
+    );
+    let job = store.get_job(id).await.unwrap().unwrap();
+    assert_eq!(job.status, usersim::store::JobStatus::Cancelled);
+
+    let id_arg = id.to_string();
+    let resumed = usersim(
+        dir.path(),
+        &[
+            "run",
+            "--resume",
+            &id_arg,
+            "--database",
+            &database,
+            "--quiet",
+        ],
+    );
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let counts = store.item_counts(id).await.unwrap();
+    assert_eq!((counts.done, counts.total()), (54, 54), "{counts:?}");
+    let stored = store.conversations_page(id, 0, 1000).await.unwrap();
+    let items: HashSet<i64> = stored.iter().map(|c| c.conversation.item_id).collect();
+    assert_eq!(
+        (stored.len(), items.len()),
+        (54, 54),
+        "one conversation per item"
     );
 }
