@@ -167,23 +167,13 @@ impl RetryService {
         }
     }
 
-    /// The request every attempt sends a copy of. Its body is copied to an
-    /// exact-size buffer and the factory dropped: async-openai serializes into
-    /// a vector grown by doubling and keeps it until the call ends, and with a
-    /// thousand calls in flight that slack was a fifth of the process's memory.
+    /// The request every attempt sends a copy of (its body is shared, not
+    /// copied; `Endpoint` hands async-openai an exact-size body).
     async fn first_request(factory: HttpRequestFactory) -> Result<reqwest::Request, LlmError> {
-        let mut request = factory
+        factory
             .build()
             .await
-            .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
-        let exact = request
-            .body()
-            .and_then(|body| body.as_bytes())
-            .map(bytes::Bytes::copy_from_slice);
-        if let Some(exact) = exact {
-            *request.body_mut() = Some(exact.into());
-        }
-        Ok(request)
+            .map_err(|e| LlmError::InvalidRequest(e.to_string()))
     }
 
     /// Send attempt number `retry` (0: the first try) of `template`.
