@@ -72,11 +72,17 @@ impl ItemRunner for Generation {
         };
         let scenario = &p.scenarios[s];
         let seed = item.seed as u64;
-        let persona = knobs::resolve(&p.personas[pi], seed);
-        let user_prompt = match p.prompts.render(
-            USER_SIMULATOR,
-            &user_simulator_context(&persona, &scenario.user),
-        ) {
+        // The resolved persona (a copy of the persona) is only needed to
+        // render the prompt; of it, the conversation keeps its knobs.
+        let (user_prompt, persona_knobs) = {
+            let persona = knobs::resolve(&p.personas[pi], seed);
+            let rendered = p.prompts.render(
+                USER_SIMULATOR,
+                &user_simulator_context(&persona, &scenario.user),
+            );
+            (rendered, persona.resolved_knobs)
+        };
+        let user_prompt = match user_prompt {
             Ok(text) => text,
             Err(e) => return Outcome::failed("template", e.to_string()),
         };
@@ -114,7 +120,7 @@ impl ItemRunner for Generation {
                 .as_ref()
                 .map_or(serde_json::Value::Null, |v| json!(v.components)),
             metadata: json!({
-                "persona_knobs": persona.resolved_knobs,
+                "persona_knobs": persona_knobs,
                 "environment": p.environment.name(),
             }),
             tools: Arc::clone(&self.tools_json),
@@ -148,7 +154,7 @@ fn message_rows(episode: &Episode) -> Vec<NewMessage> {
         .iter()
         .map(|r| NewMessage {
             role: r.message.role.as_str().to_string(),
-            content: r.message.content.clone(),
+            content: r.message.content.to_string(),
             tool_calls: (!r.message.tool_calls.is_empty()).then(|| json!(r.message.tool_calls)),
             tool_call_id: r.message.tool_call_id.clone(),
             author: r.author.as_str().to_string(),

@@ -28,7 +28,7 @@ pub struct Prepared {
     pub tools: Arc<[ToolSpec]>,
     pub prompts: PromptRegistry,
     /// The policy's system prompt (the same for every item).
-    pub policy_prompt: String,
+    pub policy_prompt: Arc<str>,
     pub config_hash: String,
     /// The job's `[[judges]]`, checked (not yet run by the job).
     pub judges: Vec<Judge>,
@@ -143,7 +143,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         tools,
         prompts,
         judges,
-        policy_prompt,
+        policy_prompt: policy_prompt.into(),
         config_hash,
     })
 }

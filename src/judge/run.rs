@@ -292,7 +292,7 @@ impl Ctx<'_> {
                         call.error = Some(u.reason);
                     }
                 }
-                call.raw_output = response.message.content;
+                call.raw_output = response.message.content.to_string();
             }
         }
         call
@@ -340,7 +340,7 @@ mod tests {
             self.prompts
                 .lock()
                 .unwrap()
-                .push(req.messages[0].content.clone());
+                .push(req.messages[0].content.to_string());
             let reply = self
                 .replies
                 .lock()

@@ -1,6 +1,8 @@
 //! The chat vocabulary shared by the model client, the episode engine and the
 //! environments: messages, tool calls and tool specs, independent of any wire format.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message, in the policy's view of the conversation.
@@ -52,11 +54,15 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
-/// One message of a conversation.
+/// One message of a conversation. The text is shared, not copied: every
+/// model call sends the whole conversation so far, and a request holds its
+/// messages until the call ends (to rebuild the body for a retry), so a
+/// clone of a message must cost a reference count, not its text. The same
+/// holds for a job's system prompt, one text for every conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
-    pub content: String,
+    pub content: Arc<str>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// For `Role::Tool`: the id of the call this message answers.
@@ -65,16 +71,16 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Arc<str>>) -> Self {
         Self::text(Role::System, content)
     }
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Arc<str>>) -> Self {
         Self::text(Role::User, content)
     }
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub fn assistant(content: impl Into<Arc<str>>) -> Self {
         Self::text(Role::Assistant, content)
     }
-    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<Arc<str>>) -> Self {
         Message {
             role: Role::Tool,
             content: content.into(),
@@ -82,7 +88,7 @@ impl Message {
             tool_call_id: Some(call_id.into()),
         }
     }
-    pub fn text(role: Role, content: impl Into<String>) -> Self {
+    pub fn text(role: Role, content: impl Into<Arc<str>>) -> Self {
         Message {
             role,
             content: content.into(),

@@ -123,7 +123,7 @@ fn to_wire_message(m: &Message) -> WireMessageOut<'_> {
         .collect();
     // An assistant message that only calls tools has no content field.
     let content = (m.role != Role::Assistant || !m.content.is_empty() || tool_calls.is_empty())
-        .then_some(m.content.as_str());
+        .then_some(&*m.content);
     WireMessageOut {
         role: m.role.as_str(),
         content,
@@ -251,7 +251,7 @@ pub fn from_response(
     });
     let message = Message {
         role: Role::Assistant,
-        content,
+        content: content.into(),
         tool_calls,
         tool_call_id: None,
     };
@@ -273,7 +273,7 @@ mod tests {
             r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":"thinking"},"finish_reason":""}],"timings":{}}"#,
         )
         .unwrap();
-        assert_eq!(m.content, "hi");
+        assert_eq!(&*m.content, "hi");
         assert_eq!(finish, None);
         assert_eq!(usage, Usage::default());
         let (_, finish, _) =
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(m.tool_calls.len(), 1);
         assert_eq!(m.tool_calls[0].id, "call_0");
         assert_eq!(m.tool_calls[0].arguments, r##"{"order_id":"#1"}"##);
-        assert_eq!(m.content, "");
+        assert_eq!(&*m.content, "");
     }
 
     #[test]
@@ -380,6 +380,6 @@ mod tests {
             r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
         )
         .unwrap();
-        assert_eq!(m.content, "ab");
+        assert_eq!(&*m.content, "ab");
     }
 }

@@ -153,7 +153,7 @@ fn describe(action: &Action) -> String {
 fn tool_calls(calls: Vec<ToolCall>) -> Message {
     Message {
         role: Role::Assistant,
-        content: String::new(),
+        content: "".into(),
         tool_calls: calls,
         tool_call_id: None,
     }

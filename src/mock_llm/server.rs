@@ -176,7 +176,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
     };
     Some(Message {
         role: Role::parse(&m.role)?,
-        content,
+        content: content.into(),
         tool_calls: m
             .tool_calls
             .into_iter()
@@ -288,7 +288,7 @@ async fn chat_completions(
         MockRole::Policy => policy::respond(scenario, seed, &messages, m),
         MockRole::User => Message::assistant(user::respond(scenario, &messages, m)),
         MockRole::Judge => {
-            let prompt: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+            let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
             Message::assistant(judge::respond(&prompt.join("\n"), m, seen))
         }
     };

@@ -21,7 +21,7 @@ pub fn respond(scenario: Option<&Scenario>, messages: &[Message], modifiers: &Mo
         .iter()
         .rev()
         .find(|m| m.role == Role::User)
-        .map(|m| m.content.as_str())
+        .map(|m| &*m.content)
         .unwrap_or("");
     let Some(scenario) = scenario else {
         return if own == 0 {

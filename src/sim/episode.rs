@@ -2,6 +2,7 @@
 //! against a fresh environment session, verified at the end.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::config::Opener;
 use crate::env::{EnvError, Environment, InitialState};
@@ -19,8 +20,8 @@ use super::user_simulator::{Signal, UserSimulator, UserTurn};
 pub struct EpisodeSpec<'a> {
     pub scenario: &'a Scenario,
     pub seed: u64,
-    /// The policy's rendered system prompt.
-    pub policy_prompt: String,
+    /// The policy's rendered system prompt, one text for the whole job.
+    pub policy_prompt: Arc<str>,
     pub opener: Opener,
     pub greeting: &'a str,
     pub max_turns: u32,

@@ -1,6 +1,8 @@
 //! The transcript of an episode in the policy's view, with who wrote each
 //! message, and the flipped view the user simulator sees.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::llm::message::{Message, Role};
@@ -74,8 +76,9 @@ impl Transcript {
     /// What the user simulator sees: its own system prompt, then the dialogue with
     /// roles flipped (the agent's words arrive as `user`, its own as `assistant`).
     /// System prompts, tool calls and tool results are never shown to the user.
-    pub fn user_view(&self, system_prompt: &str) -> Vec<Message> {
-        let mut view = vec![Message::system(system_prompt)];
+    pub fn user_view(&self, system_prompt: &Arc<str>) -> Vec<Message> {
+        let mut view = Vec::with_capacity(self.messages.len() + 1);
+        view.push(Message::system(system_prompt.clone()));
         for r in &self.messages {
             match r.message.role {
                 Role::Assistant if !r.message.content.trim().is_empty() => {
@@ -121,8 +124,8 @@ mod tests {
         );
         t.push(Message::assistant("Cancelled."), Author::Policy);
 
-        let view = t.user_view("you are a customer");
-        let roles: Vec<(Role, &str)> = view.iter().map(|m| (m.role, m.content.as_str())).collect();
+        let view = t.user_view(&Arc::from("you are a customer"));
+        let roles: Vec<(Role, &str)> = view.iter().map(|m| (m.role, &*m.content)).collect();
         assert_eq!(
             roles,
             vec![

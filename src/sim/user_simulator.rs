@@ -57,14 +57,15 @@ pub fn parse_signal(raw: &str) -> (String, Option<Signal>) {
 
 pub struct UserSimulator {
     model: Arc<dyn ChatModel>,
-    system_prompt: String,
+    /// Rendered once per conversation and shared by each of its calls.
+    system_prompt: Arc<str>,
 }
 
 impl UserSimulator {
-    pub fn new(model: Arc<dyn ChatModel>, system_prompt: String) -> Self {
+    pub fn new(model: Arc<dyn ChatModel>, system_prompt: impl Into<Arc<str>>) -> Self {
         UserSimulator {
             model,
-            system_prompt,
+            system_prompt: system_prompt.into(),
         }
     }
 
