@@ -1,22 +1,28 @@
-//! `Endpoint`: an OpenAI-compatible server and model behind async-openai, with
-//! its limits (rpm, tpm, requests in flight), its pause after a 429, and the one
-//! retry policy. Roles naming the same endpoint share one `Endpoint`, so they
-//! share its limits; endpoints are independent of each other.
+//! `Endpoint`: an OpenAI-compatible server and model, with its limits (rpm,
+//! tpm, requests in flight), its pause after a 429, and the one retry policy.
+//! Roles naming the same endpoint share one `Endpoint`, so they share its
+//! limits; endpoints are independent of each other.
+//!
+//! async-openai's `OpenAIConfig` gives the URL and the headers (authorization,
+//! organization, project); the requests themselves go through
+//! [`super::transport`]. A call keeps its request (messages share their text,
+//! so that is cheap) and serializes the body for each attempt, so no body is
+//! held while the call waits for the model: async-openai's client kept one
+//! per call, 13 KiB each with a thousand calls in flight.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Once};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use async_openai::config::OpenAIConfig;
-use async_openai::error::OpenAIError;
-use async_openai::traits::RequestOptionsBuilder;
+use async_openai::config::{Config, OpenAIConfig};
 use async_trait::async_trait;
+use http::HeaderValue;
 
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
 use super::limiter::{LimitStats, Limits};
-use super::retry::{Pause, RetryPolicy, RetryService};
+use super::retry::{parse_retry_after, Pause, RetryPolicy};
 use super::telemetry::{self, CallMeasure, EndpointTelemetry};
+use super::transport::{Reply, Transport};
 use super::wire::{self, Sampling, WireResponse};
 use crate::config::EndpointConfig;
 
@@ -26,92 +32,59 @@ pub const SCENARIO_HEADER: &str = "x-usersim-scenario";
 pub struct Endpoint {
     name: String,
     model: String,
-    client: async_openai::Client<OpenAIConfig>,
+    transport: Transport,
     sampling: Sampling,
-    limits: Arc<Limits>,
-    pause: Arc<Pause>,
+    policy: RetryPolicy,
+    timeout: Duration,
+    limits: Limits,
+    pause: Pause,
     calls: AtomicU64,
     /// This process's counters for endpoints of this name, resolved once here
     /// so a call never looks them up.
-    telemetry: Arc<EndpointTelemetry>,
-}
-
-fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Fails only if another provider was installed first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
-/// One HTTP client for the whole process (per protocol), so endpoints on the
-/// same server share one pool of keep-alive connections (with one pool per
-/// endpoint, every conversation kept a connection open in each). Timeouts are
-/// set per request.
-///
-/// HTTP/1.1 unless the endpoint opts in to HTTP/2: over HTTP/1.1 every call
-/// in flight holds a connection of its own (about 30 KiB of buffers and
-/// channels in hyper), over HTTP/2 they share one. HTTP/2 is not the default
-/// because a server's stream limit (often 100 to 250) would then cap the calls
-/// in flight, and vLLM and llama.cpp servers speak only HTTP/1.1.
-fn shared_http_client(http2: bool) -> Result<reqwest::Client, LlmError> {
-    static HTTP1: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    static HTTP2: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    let cell = if http2 { &HTTP2 } else { &HTTP1 };
-    if let Some(client) = cell.get() {
-        return Ok(client.clone());
-    }
-    install_crypto_provider();
-    let builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(10));
-    let builder = if http2 {
-        builder.http2_prior_knowledge()
-    } else {
-        builder.http1_only()
-    };
-    let client = builder
-        .build()
-        .map_err(|e| LlmError::InvalidRequest(format!("cannot build the HTTP client: {e}")))?;
-    Ok(cell.get_or_init(|| client).clone())
+    telemetry: std::sync::Arc<EndpointTelemetry>,
 }
 
 impl Endpoint {
     /// `base_url` is where requests go (the config's URL, or the mock's address).
-    /// Fails when the tpm limit is too small for any request to fit.
+    /// Fails when the tpm limit is too small for any request to fit, or the
+    /// URL or API key cannot be sent.
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<Self, LlmError> {
-        let http = shared_http_client(config.http2)?;
+        let api_key = config.api_key.clone().unwrap_or_default();
+        // async-openai builds the header with `parse().unwrap()`: check first.
+        if HeaderValue::from_str(&format!("Bearer {api_key}")).is_err() {
+            return Err(LlmError::InvalidRequest(format!(
+                "endpoint '{}': api_key holds characters an HTTP header cannot carry \
+                 (a line break or a control character?)",
+                config.name
+            )));
+        }
         let openai = OpenAIConfig::new()
             .with_api_base(base_url)
-            .with_api_key(config.api_key.clone().unwrap_or_default());
-        let policy = RetryPolicy {
-            max_retries: config.max_retries,
-            ..RetryPolicy::default()
-        };
-        let limits = Arc::new(Limits::new(config)?);
-        let pause = Arc::new(Pause::default());
-        let telemetry = telemetry::endpoint(&config.name);
-        let client =
-            async_openai::Client::build(http.clone(), openai).with_http_service(RetryService::new(
-                http,
-                policy,
-                config.timeout,
-                &config.name,
-                limits.clone(),
-                pause.clone(),
-                telemetry.clone(),
-            ));
+            .with_api_key(api_key);
+        let transport = Transport::new(
+            &openai.url("/chat/completions"),
+            openai.headers(),
+            config.http2,
+        )?;
+        tracing::debug!(endpoint = %config.name, client = transport.client(), "endpoint ready");
         Ok(Endpoint {
             name: config.name.clone(),
             model: config.model.clone(),
-            client,
+            transport,
             sampling: Sampling {
                 temperature: config.temperature,
                 top_p: config.top_p,
                 max_tokens: Some(config.max_tokens),
             },
-            limits,
-            pause,
+            policy: RetryPolicy {
+                max_retries: config.max_retries,
+                ..RetryPolicy::default()
+            },
+            timeout: config.timeout,
+            limits: Limits::new(config)?,
+            pause: Pause::default(),
             calls: AtomicU64::new(0),
-            telemetry,
+            telemetry: telemetry::endpoint(&config.name),
         })
     }
 
@@ -122,9 +95,13 @@ impl Endpoint {
     /// The tokens the tpm limit will be charged for `req` (each attempt),
     /// by [`limiter::estimate_tokens`] over the JSON body sent.
     pub fn estimate_tokens(&self, req: &ChatRequest) -> u64 {
-        let body = wire::to_request(&self.model, &self.sampling, req);
-        let bytes = serde_json::to_vec(&body).map_or(0, |b| b.len());
+        let bytes = self.encode(req).map_or(0, |body| body.len());
         self.limits.estimate_tokens(bytes)
+    }
+
+    /// Which client carries this endpoint's requests (`http1` or `reqwest`).
+    pub fn client(&self) -> &'static str {
+        self.transport.client()
     }
 
     /// What this endpoint's limits and pauses have cost so far.
@@ -154,59 +131,113 @@ impl Drop for Endpoint {
     }
 }
 
-fn from_openai(error: OpenAIError) -> LlmError {
-    match error {
-        OpenAIError::Boxed(boxed) => match boxed.downcast::<LlmError>() {
-            Ok(e) => *e,
-            Err(other) => LlmError::InvalidRequest(other.to_string()),
-        },
-        OpenAIError::JSONDeserialize(e, _) => {
-            LlmError::Malformed(format!("unexpected response shape: {e}"))
-        }
-        OpenAIError::Reqwest(e) => LlmError::Connection(e.to_string()),
-        other => LlmError::InvalidRequest(other.to_string()),
-    }
-}
-
 impl Endpoint {
-    /// One call, its limits, retries and parsing; latency is filled in by
-    /// `complete`, which knows how long the attempts waited for admission.
-    async fn send(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
-        // Serialized at once and the request (a copy of the transcript)
-        // dropped: the call may wait hundreds of milliseconds, and a thousand
-        // calls in flight would each hold both. As a `RawValue` the body is
-        // written into async-openai's buffer in one piece, so that buffer,
-        // kept for retries until the call ends, is exactly its size (a body
-        // serialized field by field there grows by doubling: 28 KiB per call
-        // held where 15 were used).
-        let body = serde_json::value::to_raw_value(&wire::to_request(
-            &self.model,
-            &self.sampling,
-            &req,
-        ))
-        .map_err(|e| LlmError::InvalidRequest(format!("cannot serialize the request: {e}")))?;
-        let scenario = req.scenario.clone();
-        drop(req);
+    /// The JSON body of `req`, as sent.
+    fn encode(&self, req: &ChatRequest) -> Result<String, LlmError> {
+        serde_json::to_string(&wire::to_request(&self.model, &self.sampling, req))
+            .map_err(|e| LlmError::InvalidRequest(format!("cannot serialize the request: {e}")))
+    }
+
+    /// One call: its attempts, retries and parsing, and what they cost
+    /// beyond the model's time. Latency is filled in by `complete`.
+    async fn send(&self, req: &ChatRequest) -> (Result<ChatResponse, LlmError>, CallMeasure) {
+        let mut measure = CallMeasure::default();
+        let scenario = match req.scenario.as_deref().map(HeaderValue::from_str) {
+            None => None,
+            Some(Ok(value)) => Some(value),
+            Some(Err(_)) => {
+                let e = LlmError::InvalidRequest(format!(
+                    "the scenario id {:?} cannot be sent in the {SCENARIO_HEADER} header",
+                    req.scenario
+                ));
+                return (Err(e), measure);
+            }
+        };
+        let extra: Vec<(&str, &HeaderValue)> =
+            scenario.iter().map(|v| (SCENARIO_HEADER, v)).collect();
         let call_number = self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut chat = self.client.chat();
-        if let Some(scenario) = &scenario {
-            chat = chat
-                .header(SCENARIO_HEADER, scenario.as_str())
-                .map_err(|e| LlmError::InvalidRequest(e.to_string()))?;
+        let admission_wait = AtomicU64::new(0);
+        let (result, retries) = self
+            .policy
+            .run(&self.pause, &self.name, &self.telemetry, |retry| {
+                self.attempt(req, &extra, retry, &admission_wait)
+            })
+            .await;
+        measure.retries = u64::from(retries);
+        measure.admission_wait = Duration::from_nanos(admission_wait.into_inner());
+        let result = result.and_then(|response| {
+            let (message, finish_reason, usage) =
+                wire::from_response(response, &format!("call_{call_number}"))?;
+            Ok(ChatResponse {
+                message,
+                finish_reason,
+                usage,
+                latency_ms: 0,
+            })
+        });
+        (result, measure)
+    }
+
+    /// Attempt number `retry` (0: the first try): admitted by the limits,
+    /// sent, and read. A 429 pauses the endpoint for every caller.
+    async fn attempt(
+        &self,
+        req: &ChatRequest,
+        extra: &[(&str, &HeaderValue)],
+        retry: u32,
+        admission_wait: &AtomicU64,
+    ) -> Result<WireResponse, LlmError> {
+        let encode = || self.encode(req);
+        let body = encode()?;
+        let estimate = self.limits.estimate_tokens(body.len());
+        // Held until the response is read: until then the request is in flight.
+        let (admission, body) = match self.limits.try_admit(estimate, &self.pause)? {
+            Some(admission) => (admission, body),
+            None => {
+                // A queue of waiting calls holds no bodies; it is made again.
+                drop(body);
+                let admission = self.limits.admit(estimate, &self.pause).await?;
+                (admission, encode()?)
+            }
+        };
+        let _in_flight = self.telemetry.in_flight();
+        self.telemetry
+            .record_admission(admission.waited, admission.paused);
+        let waited = admission.waited + admission.paused;
+        admission_wait.fetch_add(
+            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        let Reply {
+            status,
+            retry_after,
+            body,
+        } = self
+            .transport
+            .post(body, extra, self.timeout, &encode)
+            .await?;
+        if !(200..300).contains(&status) {
+            let retry_after = retry_after
+                .as_deref()
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let error = LlmError::from_status(status, &body, retry_after);
+            if let LlmError::RateLimited { .. } = error {
+                // The server refuses the endpoint as a whole, not this request:
+                // pause every caller, this one included (its retry waits the
+                // pause in admission), even if it gives up. Paused while this
+                // request still holds its slot, so no caller queued for the
+                // slot can slip in before the pause.
+                self.pause.extend(self.policy.delay(retry, &error));
+            }
+            return Err(error);
         }
-        // The limits, the in-flight cap and the pause are waited for inside the
-        // HTTP service, before each attempt.
-        let response = chat
-            .create_byot::<_, WireResponse>(body)
-            .await
-            .map_err(from_openai)?;
-        let (message, finish_reason, usage) =
-            wire::from_response(response, &format!("call_{call_number}"))?;
-        Ok(ChatResponse {
-            message,
-            finish_reason,
-            usage,
-            latency_ms: 0,
+        // Not JSON, or not shaped like a chat completion: retried like any
+        // transient failure.
+        serde_json::from_slice::<WireResponse>(&body).map_err(|e| {
+            LlmError::Malformed(format!(
+                "the body is not a chat completion ({e}); it starts with {:?}",
+                String::from_utf8_lossy(&body[..body.len().min(120)])
+            ))
         })
     }
 }
@@ -272,7 +303,8 @@ impl ChatModel for Endpoint {
     async fn complete(&self, req: ChatRequest) -> Result<ChatResponse, LlmError> {
         let role = req.role;
         let started = Instant::now();
-        let (result, measure) = telemetry::measure_call(self.send(req)).await;
+        let (result, measure) = self.send(&req).await;
+        drop(req);
         // Time waited for the endpoint's limits or a pause is not the model's.
         let latency = started.elapsed().saturating_sub(measure.admission_wait);
         self.telemetry.record_call(

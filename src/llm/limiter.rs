@@ -192,6 +192,37 @@ impl Limits {
         }
     }
 
+    /// Admit a request at once if nothing stands in its way: no pause, nobody
+    /// queued at the gate, a free slot and the limiters' cells. `None` means
+    /// it must wait its turn in [`Limits::admit`]; a caller holding a large
+    /// body can drop it before waiting, instead of holding it in the queue.
+    pub fn try_admit(
+        &self,
+        estimated_tokens: u64,
+        pause: &Pause,
+    ) -> Result<Option<Admission>, LlmError> {
+        let cells = self.token_cells(estimated_tokens)?;
+        if pause.remaining().is_some() {
+            return Ok(None);
+        }
+        let Ok(gate) = self.gate.try_lock() else {
+            return Ok(None);
+        };
+        let Ok(slot) = self.in_flight.clone().try_acquire_owned() else {
+            return Ok(None);
+        };
+        if self.take_cells(cells)?.is_some() {
+            return Ok(None);
+        }
+        drop(gate);
+        Ok(Some(self.admitted(
+            slot,
+            estimated_tokens,
+            Duration::ZERO,
+            Duration::ZERO,
+        )))
+    }
+
     /// Wait until a request estimated at `estimated_tokens` may be sent (see the
     /// module docs). A request too large to ever fit the tpm limit fails at once.
     pub async fn admit(&self, estimated_tokens: u64, pause: &Pause) -> Result<Admission, LlmError> {
@@ -217,6 +248,16 @@ impl Limits {
         };
         drop(gate);
         let waited = started.elapsed().saturating_sub(paused);
+        Ok(self.admitted(slot, estimated_tokens, waited, paused))
+    }
+
+    fn admitted(
+        &self,
+        slot: OwnedSemaphorePermit,
+        estimated_tokens: u64,
+        waited: Duration,
+        paused: Duration,
+    ) -> Admission {
         self.admitted.fetch_add(1, Ordering::Relaxed);
         self.estimated_tokens
             .fetch_add(estimated_tokens, Ordering::Relaxed);
@@ -224,11 +265,11 @@ impl Limits {
             .fetch_add(nanos(waited), Ordering::Relaxed);
         self.paused_nanos
             .fetch_add(nanos(paused), Ordering::Relaxed);
-        Ok(Admission {
+        Admission {
             _slot: slot,
             waited,
             paused,
-        })
+        }
     }
 
     async fn free_slot(&self) -> Result<OwnedSemaphorePermit, LlmError> {

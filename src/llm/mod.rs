@@ -1,6 +1,6 @@
 //! Everything that talks to a model: the `ChatModel` trait, the `Endpoint`
-//! implementation on async-openai, its limits, the one retry policy, and the
-//! wire format.
+//! implementation, its limits, the one retry policy, the transports that
+//! carry its requests, and the wire format.
 
 pub mod chat;
 pub mod endpoint;
@@ -9,6 +9,7 @@ pub mod limiter;
 pub mod message;
 pub mod retry;
 pub mod telemetry;
+pub mod transport;
 pub mod wire;
 
 pub use chat::{ChatModel, ChatRequest, ChatResponse, Role, Usage};

@@ -1,23 +1,18 @@
 //! The one retry policy: exponential backoff with full jitter for transient
-//! failures, honouring `Retry-After`. It is installed as the HTTP service under
-//! async-openai's client, replacing the crate's own retry layer, so every request
-//! is retried by exactly this code and nothing else. Every attempt is admitted by
-//! the endpoint's [`Limits`] first, and a 429 pauses the whole endpoint.
+//! failures, honouring `Retry-After`. `Endpoint` runs every model call's
+//! attempts through [`RetryPolicy::run`], and nothing else retries (the
+//! transports do not), so every request is retried by exactly this code.
+//! Every attempt is admitted by the endpoint's limits first, and a 429 pauses
+//! the whole endpoint.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
-use async_openai::error::OpenAIError;
-use async_openai::middleware::HttpRequestFactory;
 use rand::Rng;
 
 use super::error::LlmError;
-use super::limiter::Limits;
-use super::telemetry::{self, EndpointTelemetry, RetryReason};
+use super::telemetry::{EndpointTelemetry, RetryReason};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -128,145 +123,43 @@ impl Pause {
     }
 }
 
-/// A tower service sending requests with `reqwest`, retrying by [`RetryPolicy`].
-/// It reads each body whole, so a body cut off mid-transfer or a success body that
-/// is not JSON is retried like any transient failure. The final failure is handed
-/// to async-openai as `OpenAIError::Boxed(LlmError)`.
-#[derive(Clone)]
-pub struct RetryService {
-    client: reqwest::Client,
-    policy: RetryPolicy,
-    timeout: Duration,
-    label: Arc<str>,
-    limits: Arc<Limits>,
-    pause: Arc<Pause>,
-    telemetry: Arc<EndpointTelemetry>,
-}
-
-impl RetryService {
-    /// Every attempt is sent with `timeout` (the shared client has none of its
-    /// own). `limits`, `pause` and `telemetry` are the endpoint's, shared by
-    /// all its callers.
-    pub fn new(
-        client: reqwest::Client,
-        policy: RetryPolicy,
-        timeout: Duration,
-        label: &str,
-        limits: Arc<Limits>,
-        pause: Arc<Pause>,
-        telemetry: Arc<EndpointTelemetry>,
-    ) -> Self {
-        RetryService {
-            client,
-            policy,
-            timeout,
-            label: label.into(),
-            limits,
-            pause,
-            telemetry,
-        }
-    }
-
-    /// The request every attempt sends a copy of (its body is shared, not
-    /// copied; `Endpoint` hands async-openai an exact-size body).
-    async fn first_request(factory: HttpRequestFactory) -> Result<reqwest::Request, LlmError> {
-        factory
-            .build()
-            .await
-            .map_err(|e| LlmError::InvalidRequest(e.to_string()))
-    }
-
-    /// Send attempt number `retry` (0: the first try) of `template`.
-    async fn attempt(
+impl RetryPolicy {
+    /// Run `attempt` (given the retry number, 0 for the first try) until it
+    /// succeeds, fails for good, or the retries run out; returns the result
+    /// and the retries made. A 429 waits out the endpoint's `pause` (which the
+    /// attempt that got it extended); other transient failures wait a jittered
+    /// backoff. `label` names the endpoint in logs.
+    pub async fn run<T, F, Fut>(
         &self,
-        template: &reqwest::Request,
-        retry: u32,
-    ) -> Result<reqwest::Response, LlmError> {
-        let mut request = template.try_clone().ok_or_else(|| {
-            LlmError::InvalidRequest("a streamed request body cannot be sent again".into())
-        })?;
-        let body_bytes = match request.body().map(|body| body.as_bytes()) {
-            None => 0,
-            Some(Some(bytes)) => bytes.len(),
-            Some(None) if self.limits.limits_tokens() => {
-                return Err(LlmError::InvalidRequest(
-                    "a streamed request body has no size to estimate its tokens by".into(),
-                ))
-            }
-            Some(None) => 0,
-        };
-        *request.timeout_mut() = Some(self.timeout);
-        let estimate = self.limits.estimate_tokens(body_bytes);
-        // Held until the body is read: until then the request is in flight.
-        let admission = self.limits.admit(estimate, &self.pause).await?;
-        let _in_flight = self.telemetry.in_flight();
-        self.telemetry
-            .record_admission(admission.waited, admission.paused);
-        telemetry::note_admission_wait(admission.waited + admission.paused);
-        let timeout = Some(self.timeout);
-        let response = self
-            .client
-            .execute(request)
-            .await
-            .map_err(|e| transport_error(e, timeout))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| transport_error(e, timeout))?;
-        if !status.is_success() {
-            let retry_after = headers
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| parse_retry_after(v, SystemTime::now()));
-            let error = LlmError::from_status(status.as_u16(), &body, retry_after);
-            if let LlmError::RateLimited { .. } = error {
-                // The server refuses the endpoint as a whole, not this request:
-                // pause every caller, this one included (its retry waits the
-                // pause in admission), even if it gives up. Paused while this
-                // request still holds its slot, so no caller queued for the
-                // slot can slip in before the pause.
-                self.pause.extend(self.policy.delay(retry, &error));
-            }
-            return Err(error);
-        }
-        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&body) {
-            return Err(LlmError::Malformed(format!(
-                "body is not JSON ({e}); it starts with {:?}",
-                String::from_utf8_lossy(&body[..body.len().min(120)])
-            )));
-        }
-        let mut rebuilt = http::Response::new(body);
-        *rebuilt.status_mut() = status;
-        *rebuilt.headers_mut() = headers;
-        Ok(reqwest::Response::from(rebuilt))
-    }
-
-    async fn run(self, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
-        let template = Self::first_request(factory)
-            .await
-            .map_err(|e| OpenAIError::Boxed(Box::new(e)))?;
+        pause: &Pause,
+        label: &str,
+        telemetry: &EndpointTelemetry,
+        mut attempt: F,
+    ) -> (Result<T, LlmError>, u32)
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<T, LlmError>>,
+    {
         let mut retry = 0;
         loop {
-            let error = match self.attempt(&template, retry).await {
-                Ok(response) => return Ok(response),
+            let error = match attempt(retry).await {
+                Ok(value) => return (Ok(value), retry),
                 Err(error) => error,
             };
-            if !(error.is_retryable() && retry < self.policy.max_retries) {
-                return Err(OpenAIError::Boxed(Box::new(error)));
+            if !(error.is_retryable() && retry < self.max_retries) {
+                return (Err(error), retry);
             }
             if let Some(reason) = RetryReason::of(&error) {
-                self.telemetry.record_retry(reason);
+                telemetry.record_retry(reason);
             }
-            telemetry::note_retries(retry + 1);
-            // After a 429 the endpoint's pause is the wait (see `attempt`).
+            // After a 429 the endpoint's pause is the wait; the next attempt
+            // waits it out in admission.
             let wait = match error {
-                LlmError::RateLimited { .. } => self.pause.remaining().unwrap_or_default(),
-                _ => self.policy.delay(retry, &error),
+                LlmError::RateLimited { .. } => pause.remaining().unwrap_or_default(),
+                _ => self.delay(retry, &error),
             };
             tracing::warn!(
-                endpoint = %self.label,
+                endpoint = %label,
                 retry = retry + 1,
                 wait_ms = wait.as_millis() as u64,
                 class = error.class(),
@@ -277,38 +170,6 @@ impl RetryService {
             }
             retry += 1;
         }
-    }
-}
-
-fn transport_error(e: reqwest::Error, timeout: Option<Duration>) -> LlmError {
-    if e.is_timeout() {
-        LlmError::Timeout(timeout.unwrap_or_default())
-    } else if e.is_builder() {
-        LlmError::InvalidRequest(e.to_string())
-    } else {
-        // Connection refused/reset, a body cut short, a protocol error: transient.
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
-        }
-        LlmError::Connection(message)
-    }
-}
-
-impl tower::Service<HttpRequestFactory> for RetryService {
-    type Response = reqwest::Response;
-    type Error = OpenAIError;
-    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
-        Box::pin(self.clone().run(factory))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Model-call telemetry for this process: calls by role, endpoint and outcome,
 //! tokens, latency, retries, time waited on limits and pauses, requests in
-//! flight. Recorded by `Endpoint::complete` and its retry service, the one
+//! flight. Recorded by `Endpoint::complete` and its attempts, the one
 //! path every model call takes, and read by the service's `/metrics`.
 //!
 //! Hand-written on atomics rather than the `metrics` crates: their Prometheus
@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-pub use call::{measure_call, note_admission_wait, note_retries, CallMeasure};
+pub use call::CallMeasure;
 pub use histogram::{HistogramSnapshot, LatencyHistogram, LATENCY_BUCKETS};
 
 use super::chat::{Role, Usage};

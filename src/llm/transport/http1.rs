@@ -1,0 +1,275 @@
+//! A lean HTTP/1.1 client for `http://` endpoints: one JSON POST per call over
+//! a pooled keep-alive connection, the response read whole.
+//!
+//! Why not hyper's client (through reqwest): every hyper HTTP/1.1 connection
+//! keeps a dispatch channel block (about 10 KiB), an 8 KiB header buffer and
+//! a read buffer of 8 KiB or more for as long as it lives, and a thousand
+//! calls in flight need a thousand connections; measured with heaptrack, that
+//! was half of the memory of an in-flight conversation. Here a call holds
+//! nothing while it waits for the server: the request is written and
+//! dropped, and the read buffer is only allocated once the answer arrives.
+//! What a model call needs of HTTP/1.1 is small (RFC 9112: a POST with a
+//! `Content-Length`, a response framed by length, chunks or close), and
+//! [`super::framing`] has it, tested case by case.
+
+use std::io::IoSlice;
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderValue};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use super::framing::{parse_head, Chunked, Framing, Head};
+use super::pool::{pool_for, Checkout, Pool};
+use super::{Encode, Reply};
+use crate::llm::LlmError;
+
+/// The first read buffer; a chat completion usually fits.
+const FIRST_READ: usize = 4096;
+
+pub struct Http1 {
+    pool: Arc<Pool>,
+    /// `host:port`, for messages.
+    origin: String,
+    /// The request line and the headers every request carries, each line
+    /// ended; `Content-Length` and the blank line are added per request.
+    head: Box<[u8]>,
+}
+
+/// Why an exchange failed.
+enum Failure {
+    /// Nothing of a response arrived before the connection failed. On a
+    /// reused connection that is a server that closed it while idle, and the
+    /// request is sent again on a new one.
+    NothingReceived(String),
+    Failed(LlmError),
+}
+
+impl Http1 {
+    /// Requests to `host:port`, `path_and_query` on it, with `headers` (the
+    /// endpoint's authorization and the like) on each.
+    pub fn new(
+        host: &str,
+        port: u16,
+        authority: &str,
+        path_and_query: &str,
+        headers: &HeaderMap,
+    ) -> Self {
+        let mut head =
+            format!("POST {path_and_query} HTTP/1.1\r\nHost: {authority}\r\n").into_bytes();
+        head.extend_from_slice(b"Content-Type: application/json\r\nAccept: */*\r\n");
+        for (name, value) in headers {
+            if name == http::header::CONTENT_TYPE || name == http::header::HOST {
+                continue;
+            }
+            head.extend_from_slice(name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        Http1 {
+            pool: pool_for(host, port),
+            origin: format!("{host}:{port}"),
+            head: head.into_boxed_slice(),
+        }
+    }
+
+    fn request_head(&self, content_length: usize, extra: &[(&str, &HeaderValue)]) -> Vec<u8> {
+        use std::io::Write;
+        let mut head = Vec::with_capacity(self.head.len() + 128);
+        head.extend_from_slice(&self.head);
+        for (name, value) in extra {
+            head.extend_from_slice(name.as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        // Writing to a Vec cannot fail.
+        let _ = write!(head, "Content-Length: {content_length}\r\n\r\n");
+        head
+    }
+
+    /// Send `body` and read the response. `encode` makes the body again if it
+    /// must be resent (a reused connection the server had closed).
+    pub async fn post(
+        &self,
+        body: String,
+        extra: &[(&str, &HeaderValue)],
+        encode: Encode<'_>,
+    ) -> Result<Reply, LlmError> {
+        let mut body = body;
+        let mut fresh_only = false;
+        loop {
+            let Checkout { mut stream, reused } = if fresh_only {
+                Checkout {
+                    stream: self.pool.connect().await?,
+                    reused: false,
+                }
+            } else {
+                self.pool.checkout().await?
+            };
+            let head = self.request_head(body.len(), extra);
+            let sent = write_all(&mut stream, &head, body.as_bytes()).await;
+            drop(head);
+            if let Err(e) = sent {
+                if reused {
+                    fresh_only = true;
+                    continue;
+                }
+                return Err(LlmError::Connection(format!(
+                    "cannot send the request to {}: {e}",
+                    self.origin
+                )));
+            }
+            // The call now waits for the model; it holds no copy of the request.
+            drop(std::mem::take(&mut body));
+            match read_response(&mut stream).await {
+                Ok((reply, keep_alive)) => {
+                    if keep_alive {
+                        self.pool.put_back(stream);
+                    }
+                    return Ok(reply);
+                }
+                Err(Failure::NothingReceived(_)) if reused => {
+                    fresh_only = true;
+                    body = encode()?;
+                }
+                Err(Failure::NothingReceived(why)) => {
+                    return Err(LlmError::Connection(format!(
+                        "{} closed the connection without answering ({why})",
+                        self.origin
+                    )))
+                }
+                Err(Failure::Failed(e)) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Write the head and the body, as one vectored write when the socket takes it.
+async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    let mut parts = [IoSlice::new(head), IoSlice::new(body)];
+    let mut parts: &mut [IoSlice<'_>] = &mut parts;
+    while !parts.is_empty() {
+        let n = stream.write_vectored(parts).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut parts, n);
+    }
+    Ok(())
+}
+
+fn failed(message: String) -> Failure {
+    Failure::Failed(LlmError::Connection(message))
+}
+
+/// Read one response: the reply and whether the connection may be reused.
+async fn read_response(stream: &mut TcpStream) -> Result<(Reply, bool), Failure> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut head: Option<Head> = None;
+    let mut chunked = Chunked::default();
+    let mut received = 0usize;
+    loop {
+        // Most of a call is spent here, waiting for the model; nothing is
+        // allocated for the answer until it starts to arrive.
+        if let Err(e) = stream.readable().await {
+            return Err(if received == 0 {
+                Failure::NothingReceived(e.to_string())
+            } else {
+                failed(format!("reading the response failed: {e}"))
+            });
+        }
+        let free = buf.capacity() - buf.len();
+        let wanted = match &head {
+            Some(h) => match h.framing {
+                Framing::Length(n) => (h.len + n).saturating_sub(buf.len()).max(1),
+                Framing::Chunked | Framing::UntilClose => FIRST_READ.max(buf.len()),
+            },
+            None => FIRST_READ.max(buf.len()),
+        };
+        if free < wanted.min(FIRST_READ) {
+            buf.reserve(wanted);
+        }
+        let n = match stream.try_read_buf(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if received == 0 => return Err(Failure::NothingReceived(e.to_string())),
+            Err(e) => return Err(failed(format!("reading the response failed: {e}"))),
+        };
+        received += n;
+        if n == 0 {
+            return match head {
+                Some(h) if h.framing == Framing::UntilClose => {
+                    buf.drain(..h.len);
+                    Ok((reply(&h, buf), false))
+                }
+                None if received == 0 => {
+                    Err(Failure::NothingReceived("the connection was closed".into()))
+                }
+                Some(h) => Err(failed(format!(
+                    "the server closed the connection before the response was complete \
+                     (HTTP {}, {} bytes of body received{})",
+                    h.status,
+                    buf.len().saturating_sub(h.len),
+                    match h.framing {
+                        Framing::Length(n) => format!(" of {n}"),
+                        _ => String::new(),
+                    }
+                ))),
+                None => Err(failed(format!(
+                    "the server closed the connection in the middle of the response head \
+                     ({} bytes received)",
+                    buf.len()
+                ))),
+            };
+        }
+        loop {
+            let h = match &head {
+                Some(h) => h,
+                None => match parse_head(&buf) {
+                    Ok(Some(h)) if h.is_interim() => {
+                        buf.drain(..h.len);
+                        continue;
+                    }
+                    Ok(Some(h)) => {
+                        buf.drain(..h.len);
+                        head = Some(Head { len: 0, ..h });
+                        continue;
+                    }
+                    Ok(None) => break,
+                    Err(e) => return Err(Failure::Failed(LlmError::Malformed(e))),
+                },
+            };
+            match h.framing {
+                Framing::Length(n) if buf.len() >= n => {
+                    // Bytes beyond the declared length: do not trust the connection.
+                    let exact = buf.len() == n;
+                    buf.truncate(n);
+                    return Ok((reply(h, buf), h.keep_alive && exact));
+                }
+                Framing::Length(_) | Framing::UntilClose => break,
+                Framing::Chunked => {
+                    let taken = chunked
+                        .feed(&buf)
+                        .map_err(|e| Failure::Failed(LlmError::Malformed(e)))?;
+                    buf.drain(..taken);
+                    if chunked.is_done() {
+                        let exact = buf.is_empty();
+                        let body = std::mem::take(&mut chunked).into_body();
+                        return Ok((reply(h, body), h.keep_alive && exact));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn reply(head: &Head, body: Vec<u8>) -> Reply {
+    Reply {
+        status: head.status,
+        retry_after: head.retry_after.clone(),
+        body,
+    }
+}
