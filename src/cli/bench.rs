@@ -63,8 +63,12 @@ pub async fn bench(
         f.rss_baseline_mib, f.rss_peak_mib
     );
     println!(
-        "RSS per in-flight conv       {:.1} KiB (text {:.1} KiB, beyond text {:.1} KiB)",
-        f.rss_per_in_flight_kib, f.text_per_conversation_kib, f.rss_per_in_flight_beyond_text_kib
+        "RSS per in-flight conv       {:.1} KiB (text {:.1} KiB, its own {:.1} KiB without the \
+         shared system prompt; beyond its own text {:.1} KiB)",
+        f.rss_per_in_flight_kib,
+        f.text_per_conversation_kib,
+        f.own_text_per_conversation_kib,
+        f.rss_per_in_flight_beyond_text_kib
     );
     println!(
         "CPU per call                 {} µs orchestrator, {} µs mock server",

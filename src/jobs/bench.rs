@@ -51,6 +51,11 @@ pub struct BenchFigures {
     pub rss_per_in_flight_kib: f64,
     /// Average message text of a conversation (content + tool arguments).
     pub text_per_conversation_kib: f64,
+    /// Of that, the text a conversation holds itself: all but the system
+    /// prompt, which is the job's and shared by every conversation.
+    pub own_text_per_conversation_kib: f64,
+    /// RSS per in-flight conversation less its own text (not the shared
+    /// system prompt: a conversation does not hold a copy of it).
     pub rss_per_in_flight_beyond_text_kib: f64,
     /// CPU time per model call: the orchestrator's, and the mock server's.
     /// Less sensitive than wall time to other load on the machine.
@@ -314,6 +319,7 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let latency_ms = o.latency.as_millis() as f64;
     let mut overheads = Vec::new();
     let mut text_bytes = 0usize;
+    let mut shared_bytes = 0usize;
     let mut spans = Vec::new();
     let mut after = 0;
     loop {
@@ -327,11 +333,14 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
             if calls > 0 {
                 overheads.push((elapsed - calls as f64 * latency_ms).max(0.0) / calls as f64);
             }
-            text_bytes += c
-                .messages
-                .iter()
-                .map(|m| m.content.len() + m.tool_calls.as_ref().map_or(0, |t| t.to_string().len()))
-                .sum::<usize>();
+            for m in &c.messages {
+                let bytes =
+                    m.content.len() + m.tool_calls.as_ref().map_or(0, |t| t.to_string().len());
+                text_bytes += bytes;
+                if m.role == "system" {
+                    shared_bytes += bytes;
+                }
+            }
         }
     }
     overheads.sort_by(f64::total_cmp);
@@ -344,6 +353,7 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let in_flight = o.concurrency.min(conversations.max(1) as usize) as f64;
     let per_in_flight = peak.saturating_sub(baseline) as f64 / in_flight;
     let text_kib = text_bytes as f64 / 1024.0 / conversations.max(1) as f64;
+    let own_text_kib = (text_bytes - shared_bytes) as f64 / 1024.0 / conversations.max(1) as f64;
     let per_call = |secs: f64| secs * 1e6 / model_calls.max(1) as f64;
     let cpu = cpu_before.zip(cpu_after);
     let mut timeline = Timeline::of(&spans, t0, end, o.concurrency);
@@ -377,7 +387,8 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
         rss_peak_mib: peak as f64 / 1024.0,
         rss_per_in_flight_kib: per_in_flight,
         text_per_conversation_kib: text_kib,
-        rss_per_in_flight_beyond_text_kib: per_in_flight - text_kib,
+        own_text_per_conversation_kib: own_text_kib,
+        rss_per_in_flight_beyond_text_kib: per_in_flight - own_text_kib,
         cpu_us_per_call: cpu.map(|((s0, _), (s1, _))| per_call(s1 - s0)),
         mock_cpu_us_per_call: cpu.map(|((_, m0), (_, m1))| per_call(m1 - m0)),
         timeline,
