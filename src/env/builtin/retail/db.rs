@@ -12,15 +12,20 @@ use sha2::{Digest, Sha256};
 
 use super::money::Money;
 
+/// Records by id, shared until written (see [`Database`]).
+pub type Table<T> = Arc<BTreeMap<Arc<str>, Arc<T>>>;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Database {
-    // Records are shared between a session's state and the seed it was
-    // copied from: a write copies the maps (pointers) and the one record it
-    // changes, not the whole store. See `Arc::make_mut` in writes.rs.
-    pub users: BTreeMap<String, Arc<User>>,
-    pub products: BTreeMap<String, Arc<Product>>,
-    pub orders: BTreeMap<String, Arc<Order>>,
+    // Tables and records are shared between a session's state and the seed
+    // it was copied from: a write copies the one table it changes (pointers,
+    // keys by reference count) and the one record, not the whole store. A
+    // thousand conversations in flight each hold a store. See `Arc::make_mut`
+    // in writes.rs.
+    pub users: Table<User>,
+    pub products: Table<Product>,
+    pub orders: Table<Order>,
     /// Handoffs to a human agent in this conversation. Part of the state so that a
     /// needed transfer that never happened (or one that was not needed) fails `db`.
     #[serde(default)]
@@ -218,8 +223,8 @@ impl Database {
     /// Every map key equals the id inside its entry, every order belongs to a
     /// user who lists it, every item of an order is a variant of its product.
     fn check_references(&self) -> Result<(), String> {
-        for (key, user) in &self.users {
-            if key != &user.user_id {
+        for (key, user) in self.users.iter() {
+            if **key != *user.user_id {
                 return Err(format!("users.{key} has user_id '{}'", user.user_id));
             }
             for (pm_key, pm) in &user.payment_methods {
@@ -231,8 +236,8 @@ impl Database {
                 }
             }
             for order_id in &user.orders {
-                match self.orders.get(order_id) {
-                    Some(order) if &order.user_id == key => {}
+                match self.orders.get(order_id.as_str()) {
+                    Some(order) if *order.user_id == **key => {}
                     Some(order) => {
                         return Err(format!(
                             "users.{key} lists order {order_id}, which belongs to '{}'",
@@ -245,8 +250,8 @@ impl Database {
                 }
             }
         }
-        for (key, product) in &self.products {
-            if key != &product.product_id {
+        for (key, product) in self.products.iter() {
+            if **key != *product.product_id {
                 return Err(format!(
                     "products.{key} has product_id '{}'",
                     product.product_id
@@ -261,17 +266,17 @@ impl Database {
                 }
             }
         }
-        for (key, order) in &self.orders {
-            if key != &order.order_id {
+        for (key, order) in self.orders.iter() {
+            if **key != *order.order_id {
                 return Err(format!("orders.{key} has order_id '{}'", order.order_id));
             }
-            let Some(user) = self.users.get(&order.user_id) else {
+            let Some(user) = self.users.get(order.user_id.as_str()) else {
                 return Err(format!(
                     "orders.{key} belongs to unknown user '{}'",
                     order.user_id
                 ));
             };
-            if !user.orders.contains(key) {
+            if !user.orders.iter().any(|o| **o == **key) {
                 return Err(format!(
                     "orders.{key} belongs to '{}', who does not list it",
                     order.user_id
@@ -280,7 +285,7 @@ impl Database {
             for item in &order.items {
                 let known = self
                     .products
-                    .get(&item.product_id)
+                    .get(item.product_id.as_str())
                     .is_some_and(|p| p.variants.contains_key(&item.item_id));
                 if !known {
                     return Err(format!(
@@ -362,7 +367,7 @@ impl Database {
 
 fn unknown_order_message(order_id: &str, db: &Database) -> String {
     let prefixed = format!("#{order_id}");
-    if !order_id.starts_with('#') && db.orders.contains_key(&prefixed) {
+    if !order_id.starts_with('#') && db.orders.contains_key(prefixed.as_str()) {
         format!(
             "order '{order_id}' not found; order ids start with '#', did you mean '{prefixed}'?"
         )
@@ -373,11 +378,11 @@ fn unknown_order_message(order_id: &str, db: &Database) -> String {
 
 fn diff_section<T: Serialize>(
     kind: &str,
-    mine: &BTreeMap<String, T>,
-    theirs: &BTreeMap<String, T>,
+    mine: &BTreeMap<Arc<str>, T>,
+    theirs: &BTreeMap<Arc<str>, T>,
     out: &mut Vec<String>,
 ) {
-    let keys: BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+    let keys: BTreeSet<&Arc<str>> = mine.keys().chain(theirs.keys()).collect();
     for key in keys {
         match (mine.get(key), theirs.get(key)) {
             (Some(a), Some(b)) => {
@@ -501,7 +506,7 @@ mod tests {
         let a = seed();
         let mut b = a.clone();
         let id = b.orders.keys().next().unwrap().clone();
-        if let Some(order) = b.orders.get_mut(&id).map(Arc::make_mut) {
+        if let Some(order) = Arc::make_mut(&mut b.orders).get_mut(&id).map(Arc::make_mut) {
             order.status = OrderStatus::Cancelled;
             order.cancel_reason = Some("no longer needed".into());
         }

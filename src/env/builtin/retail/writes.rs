@@ -81,8 +81,7 @@ pub fn modify_user_address(
 ) -> Result<Value, String> {
     check_address(&address)?;
     db.user(user_id)?;
-    let user = db
-        .users
+    let user = Arc::make_mut(&mut db.users)
         .get_mut(user_id)
         .map(Arc::make_mut)
         .ok_or_else(|| format!("user '{user_id}' not found"))?;
@@ -201,7 +200,7 @@ pub fn exchange_delivered_order_items(
 }
 
 fn order_mut<'a>(db: &'a mut Database, order_id: &str) -> Result<&'a mut Order, String> {
-    db.orders
+    Arc::make_mut(&mut db.orders)
         .get_mut(order_id)
         .map(Arc::make_mut)
         .ok_or_else(|| format!("order '{order_id}' not found"))
@@ -393,8 +392,7 @@ fn settle(
 /// Add `amount` (negative: take it) to the balance of the user's gift card
 /// `payment_method_id`; other payment methods keep no balance here.
 fn credit_gift_card(db: &mut Database, user_id: &str, payment_method_id: &str, amount: Money) {
-    let method = db
-        .users
+    let method = Arc::make_mut(&mut db.users)
         .get_mut(user_id)
         .map(Arc::make_mut)
         .and_then(|u| u.payment_methods.get_mut(payment_method_id));
