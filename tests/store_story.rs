@@ -1916,7 +1916,7 @@ fn new_items(scenario: &str, count: usize) -> Vec<NewItem> {
 fn message(role: &str, content: &str, author: &str) -> NewMessage {
     NewMessage {
         role: role.to_string(),
-        content: content.to_string(),
+        content: content.into(),
         tool_calls: None,
         tool_call_id: None,
         author: author.to_string(),
@@ -2017,7 +2017,7 @@ fn assert_stored_as_given(stored: &StoredConversation, id: i64, given: &NewConve
     for (n, (got, want)) in stored.messages.iter().zip(&given.messages).enumerate() {
         assert_eq!(got.idx, n as i64, "messages come back in order");
         assert_eq!(got.role, want.role);
-        assert_eq!(got.content, want.content);
+        assert_eq!(*got.content, *want.content);
         assert_eq!(got.tool_calls, want.tool_calls);
         assert_eq!(got.tool_call_id, want.tool_call_id);
         assert_eq!(got.author, want.author);

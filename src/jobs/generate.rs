@@ -154,7 +154,7 @@ fn message_rows(episode: &Episode) -> Vec<NewMessage> {
         .iter()
         .map(|r| NewMessage {
             role: r.message.role.as_str().to_string(),
-            content: r.message.content.to_string(),
+            content: r.message.content.clone(),
             tool_calls: (!r.message.tool_calls.is_empty()).then(|| json!(r.message.tool_calls)),
             tool_call_id: r.message.tool_call_id.clone(),
             author: r.author.as_str().to_string(),

@@ -1,6 +1,8 @@
 //! Row types the store reads and writes. The store knows rows, not engines:
 //! JSON-valued columns travel as `serde_json::Value` and are opaque here.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// Status of a job.
@@ -147,7 +149,10 @@ pub struct UsageRow {
 pub struct NewMessage {
     /// `system`, `user`, `assistant` or `tool` (the policy's view).
     pub role: String,
-    pub content: String,
+    /// Shared with the transcript it came from (and, for the system prompt,
+    /// with every conversation of the job): a finished conversation waiting
+    /// for its commit holds no second copy of its text.
+    pub content: Arc<str>,
     /// JSON array of `{id, name, arguments}`, or `None`.
     pub tool_calls: Option<serde_json::Value>,
     pub tool_call_id: Option<String>,
@@ -178,7 +183,7 @@ pub struct NewConversation {
     pub metadata: serde_json::Value,
     /// The tools offered to the policy (JSON array of specs), for export.
     /// Shared: every conversation of a job offers the same tools.
-    pub tools: std::sync::Arc<serde_json::Value>,
+    pub tools: Arc<serde_json::Value>,
     pub usage: Vec<UsageRow>,
     pub started_at: i64,
     pub finished_at: i64,

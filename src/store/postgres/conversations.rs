@@ -126,7 +126,7 @@ async fn insert_messages(
     }
     let idxs: Vec<i64> = (0..messages.len() as i64).collect();
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
-    let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    let contents: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
     let tool_calls: Vec<Option<String>> = messages
         .iter()
         .map(|m| m.tool_calls.as_ref().map(|calls| calls.to_string()))

@@ -5,7 +5,7 @@ use sqlx::sqlite::SqlitePool;
 use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction};
 
 use super::decode::{self, conversation_columns, message_columns, usage_columns};
-use super::{multi_row_sql, rows_per_statement, BEGIN_WRITE};
+use super::{multi_row_sql, power_of_two_chunks, BEGIN_WRITE};
 use crate::store::{
     now_ms, JobSummary, LatencyHistogram, NewConversation, NewMessage, StoreError,
     StoredConversation, UsageRow,
@@ -114,7 +114,7 @@ async fn insert_messages(
     messages: &[NewMessage],
 ) -> Result<(), StoreError> {
     let mut idx: i64 = 0;
-    for chunk in messages.chunks(rows_per_statement(MESSAGE_PARAMETERS)) {
+    for chunk in power_of_two_chunks(messages, MESSAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!("INSERT INTO messages (", message_columns!(), ") VALUES "),
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -127,7 +127,7 @@ async fn insert_messages(
                 .bind(conversation_id)
                 .bind(idx)
                 .bind(m.role.as_str())
-                .bind(m.content.as_str())
+                .bind(&*m.content)
                 .bind(m.tool_calls.as_ref().map(|calls| calls.to_string()))
                 .bind(m.tool_call_id.as_deref())
                 .bind(m.author.as_str())
@@ -146,7 +146,7 @@ async fn insert_usage(
     conversation_id: i64,
     usage: &[UsageRow],
 ) -> Result<(), StoreError> {
-    for chunk in usage.chunks(rows_per_statement(USAGE_PARAMETERS)) {
+    for chunk in power_of_two_chunks(usage, USAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!(
                 "INSERT INTO conversation_usage (",

@@ -31,7 +31,10 @@ pub(super) async fn add(
             chunk.len(),
             " ON CONFLICT (job_id, key) DO NOTHING",
         );
-        let mut insert = sqlx::query(AssertSqlSafe(sql));
+        // Not kept in the connection's statement cache: a job's items are
+        // added once, and a prepared INSERT of thousands of rows is
+        // megabytes that the writer would hold for the rest of the run.
+        let mut insert = sqlx::query(AssertSqlSafe(sql)).persistent(false);
         for item in chunk {
             insert = insert
                 .bind(job_id)
