@@ -20,7 +20,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::framing::{parse_head, Chunked, Framing, Head};
-use super::pool::{pool_for, Checkout, Pool};
+use super::pool::{pool_for, Pool};
 use super::{Encode, Reply};
 use crate::llm::LlmError;
 
@@ -100,13 +100,19 @@ impl Http1 {
         let mut body = body;
         let mut fresh_only = false;
         loop {
-            let Checkout { mut stream, reused } = if fresh_only {
-                Checkout {
-                    stream: self.pool.connect().await?,
-                    reused: false,
+            let idle = if fresh_only { None } else { self.pool.idle() };
+            let reused = idle.is_some();
+            let mut stream = match idle {
+                Some(stream) => stream,
+                None => {
+                    // Opening a connection takes a round trip or more, and
+                    // when a job starts, a thousand calls open theirs at once:
+                    // none holds its body meanwhile.
+                    drop(std::mem::take(&mut body));
+                    let stream = self.pool.connect().await?;
+                    body = encode()?;
+                    stream
                 }
-            } else {
-                self.pool.checkout().await?
             };
             let head = self.request_head(body.len(), extra);
             let sent = write_all(&mut stream, &head, body.as_bytes()).await;

@@ -37,12 +37,6 @@ pub struct Pool {
     idle: Mutex<VecDeque<Idle>>,
 }
 
-/// A connection for one request, and whether it carried one before.
-pub struct Checkout {
-    pub stream: TcpStream,
-    pub reused: bool,
-}
-
 /// Every origin's pool, by host and port.
 type Pools = Mutex<HashMap<(String, u16), Arc<Pool>>>;
 
@@ -80,22 +74,14 @@ impl Pool {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The most recently used idle connection still open, or a new one.
-    pub async fn checkout(&self) -> Result<Checkout, LlmError> {
+    /// The most recently used idle connection still open, if any.
+    pub fn idle(&self) -> Option<TcpStream> {
         loop {
-            let idle = self.lock().pop_back();
-            let Some(idle) = idle else { break };
+            let idle = self.lock().pop_back()?;
             if idle.since.elapsed() < IDLE_TIMEOUT && !is_closed(&idle.stream) {
-                return Ok(Checkout {
-                    stream: idle.stream,
-                    reused: true,
-                });
+                return Some(idle.stream);
             }
         }
-        Ok(Checkout {
-            stream: self.connect().await?,
-            reused: false,
-        })
     }
 
     /// A new connection, never a pooled one.
