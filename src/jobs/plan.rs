@@ -32,24 +32,33 @@ fn expected_length(scenario: &Scenario) -> usize {
 /// paired with `n` personas chosen by the job seed (a rotation, so every persona
 /// gets used about equally); otherwise with every persona.
 ///
-/// Items come longest expected conversation first, the order they are leased
-/// in (by id): a finite job then ends with its short conversations, and the
-/// slots that empty while the last ones finish empty sooner (the "drain" in
-/// `usersim bench`). Which persona a scenario gets does not depend on the order.
+/// Items are leased in the order given here (by id). They come in rounds:
+/// round `k` holds sample `k` of every (scenario, persona) pair, longest
+/// expected conversation first. So the conversations in flight at any time
+/// are a mix of every scenario, not a thousand copies of one script running
+/// in lockstep (writing, finishing and committing at the same moment), and a
+/// job stopped half way has covered every scenario evenly.
+///
+/// The last `tail` items (the caller passes twice the job's concurrency) are
+/// instead sorted longest first: a finite job then ends on its shortest
+/// conversations, and the slots that empty while the last ones finish empty
+/// sooner (the "drain" in `usersim bench`). Which persona a scenario gets
+/// does not depend on the order.
 pub fn plan_items(
     job_seed: u64,
     scenarios: &[Scenario],
     personas: &[Persona],
     samples: u32,
     personas_per_scenario: Option<u32>,
+    tail: usize,
 ) -> Vec<NewItem> {
-    let mut items = Vec::new();
     if personas.is_empty() {
-        return items;
+        return Vec::new();
     }
     let offset = (job_seed % personas.len() as u64) as usize;
     let mut order: Vec<(usize, &Scenario)> = scenarios.iter().enumerate().collect();
     order.sort_by_key(|(_, scenario)| std::cmp::Reverse(expected_length(scenario)));
+    let mut pairs: Vec<(&Scenario, &Persona)> = Vec::new();
     for (s_index, scenario) in order {
         let chosen: Vec<&Persona> = match personas_per_scenario {
             Some(n) => (0..(n as usize).min(personas.len()))
@@ -57,20 +66,28 @@ pub fn plan_items(
                 .collect(),
             None => personas.iter().collect(),
         };
-        for persona in chosen {
-            for sample in 0..samples {
-                let key = item_key(&scenario.id, &persona.id, sample);
-                items.push(NewItem {
+        pairs.extend(chosen.into_iter().map(|persona| (scenario, persona)));
+    }
+    let mut items: Vec<(usize, NewItem)> = Vec::with_capacity(pairs.len() * samples as usize);
+    for sample in 0..samples {
+        for (scenario, persona) in &pairs {
+            let key = item_key(&scenario.id, &persona.id, sample);
+            items.push((
+                expected_length(scenario),
+                NewItem {
                     seed: item_seed(job_seed, &key) as i64,
                     key,
                     scenario_id: scenario.id.clone(),
                     persona_id: persona.id.clone(),
                     sample: i64::from(sample),
-                });
-            }
+                },
+            ));
         }
     }
-    items
+    // Stable: within a length, the tail keeps the round order.
+    let start = items.len().saturating_sub(tail);
+    items[start..].sort_by_key(|(length, _)| std::cmp::Reverse(*length));
+    items.into_iter().map(|(_, item)| item).collect()
 }
 
 #[cfg(test)]
@@ -110,8 +127,15 @@ mod tests {
         .unwrap()
     }
 
+    fn order(items: &[NewItem]) -> Vec<String> {
+        items
+            .iter()
+            .map(|i| format!("{}/{}", i.scenario_id, i.sample))
+            .collect()
+    }
+
     #[test]
-    fn longest_expected_conversations_come_first_with_the_same_personas() {
+    fn rounds_mix_every_scenario_and_the_tail_ends_on_the_shortest() {
         let scenarios = [
             scenario_with_actions("short", 1),
             scenario_with_actions("long", 5),
@@ -119,11 +143,28 @@ mod tests {
             scenario_with_actions("mid", 3),
         ];
         let personas = [persona("p1"), persona("p2"), persona("p3")];
-        let items = plan_items(9, &scenarios, &personas, 2, Some(1));
-        let order: Vec<&str> = items.iter().map(|i| i.scenario_id.as_str()).collect();
+        let items = plan_items(9, &scenarios, &personas, 3, Some(1), 0);
         assert_eq!(
-            order,
-            ["long", "long", "mid", "mid", "short", "short", "none", "none"]
+            order(&items),
+            [
+                "long/0", "mid/0", "short/0", "none/0", "long/1", "mid/1", "short/1", "none/1",
+                "long/2", "mid/2", "short/2", "none/2"
+            ],
+            "round by round, longest first within a round"
+        );
+        let items = plan_items(9, &scenarios, &personas, 3, Some(1), 6);
+        assert_eq!(
+            order(&items),
+            [
+                "long/0", "mid/0", "short/0", "none/0", "long/1", "mid/1", "long/2", "mid/2",
+                "short/1", "short/2", "none/1", "none/2"
+            ],
+            "the last six sorted longest first, rounds kept within a length"
+        );
+        let items = plan_items(9, &scenarios, &personas, 2, Some(1), usize::MAX);
+        assert_eq!(
+            order(&items),
+            ["long/0", "long/1", "mid/0", "mid/1", "short/0", "short/1", "none/0", "none/1"]
         );
         // The persona of each scenario is what the file order gives it.
         let offset = 9 % 3;
@@ -144,9 +185,9 @@ mod tests {
     fn items_are_the_cross_product_or_a_rotation_of_personas() {
         let scenarios = [scenario("s1"), scenario("s2"), scenario("s3")];
         let personas = [persona("p1"), persona("p2"), persona("p3"), persona("p4")];
-        let all = plan_items(1, &scenarios, &personas, 2, None);
+        let all = plan_items(1, &scenarios, &personas, 2, None, 0);
         assert_eq!(all.len(), 3 * 4 * 2);
-        let some = plan_items(1, &scenarios, &personas, 1, Some(2));
+        let some = plan_items(1, &scenarios, &personas, 1, Some(2), 0);
         assert_eq!(some.len(), 3 * 2);
         let keys: std::collections::HashSet<_> = some.iter().map(|i| i.key.clone()).collect();
         assert_eq!(keys.len(), some.len(), "keys are unique");
