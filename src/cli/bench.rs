@@ -71,14 +71,32 @@ pub async fn bench(
         f.rss_per_in_flight_beyond_text_kib
     );
     println!(
+        "peak RSS by kind             anon {:.1}, file {:.1}, shmem {:.1} MiB (before: {:.1}, {:.1}, {:.1})",
+        f.rss_peak.anon as f64 / 1024.0,
+        f.rss_peak.file as f64 / 1024.0,
+        f.rss_peak.shmem as f64 / 1024.0,
+        f.rss_baseline.anon as f64 / 1024.0,
+        f.rss_baseline.file as f64 / 1024.0,
+        f.rss_baseline.shmem as f64 / 1024.0,
+    );
+    println!(
+        "anon per in-flight conv      {:.1} KiB beyond its own text",
+        f.anon_per_in_flight_beyond_text_kib
+    );
+    println!(
         "CPU per call                 {} µs orchestrator, {} µs mock server",
         opt(f.cpu_us_per_call, 0),
         opt(f.mock_cpu_us_per_call, 0)
     );
     let t = &f.timeline;
     println!(
-        "setup / drain                {:.2} s / {:.2} s",
-        t.setup_secs, t.drain_secs
+        "setup / drain / report       {:.2} s / {:.2} s / {:.2} s",
+        t.setup_secs, t.drain_secs, t.report_secs
+    );
+    println!(
+        "generation                   {:.2} s, ratio to ideal {} (the run less its final report)",
+        f.generation_seconds,
+        opt(f.generation_ratio_to_ideal, 3)
     );
     println!(
         "slot occupancy               {:.3} (between the first and the last start)",

@@ -11,6 +11,11 @@ use crate::config;
 
 use super::runner::{run, RunError, RunOptions};
 
+mod memory;
+
+pub use memory::Rss;
+use memory::{cpu_secs, peak_until, rss_now, rss_peak_total, Sampler};
+
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
     /// The `usersim` binary, run as `mock-llm` in its own process so that the
@@ -47,8 +52,19 @@ pub struct BenchFigures {
     pub overhead_per_call_ms_p50: f64,
     pub overhead_per_call_ms_p99: f64,
     pub rss_baseline_mib: f64,
+    /// The kernel's high-water mark, over the whole run and its report.
     pub rss_peak_mib: f64,
+    /// (Peak during generation − baseline) ÷ C, sampled every 10 ms: the
+    /// conversations' memory, not that of the job's summary after them.
     pub rss_per_in_flight_kib: f64,
+    /// RSS by kind (KiB) before the run and at each kind's sampled peak
+    /// while conversations ran.
+    pub rss_baseline: Rss,
+    pub rss_peak: Rss,
+    /// Anonymous memory (heap and stacks) per in-flight conversation,
+    /// beyond its own text: what conversations cost, without the binary's
+    /// code pages or SQLite's WAL index.
+    pub anon_per_in_flight_beyond_text_kib: f64,
     /// Average message text of a conversation (content + tool arguments).
     pub text_per_conversation_kib: f64,
     /// Of that, the text a conversation holds itself: all but the system
@@ -63,15 +79,22 @@ pub struct BenchFigures {
     pub mock_cpu_us_per_call: Option<f64>,
     /// Where the wall time went; see [`Timeline`].
     pub timeline: Timeline,
+    /// Until the last conversation finished (the run less its final
+    /// report), and the ratio to the ideal over that time.
+    pub generation_seconds: f64,
+    pub generation_ratio_to_ideal: Option<f64>,
 }
 
 /// The run's wall time split into setup (before the first conversation
-/// starts), the steady state (every slot refilled as soon as it frees) and
-/// the drain (after the last conversation starts, slots go idle one by one).
+/// starts), the steady state (every slot refilled as soon as it frees), the
+/// drain (after the last conversation starts, slots go idle one by one) and
+/// the report (after the last conversation finished: the last commit and the
+/// job's summary, which reads every stored message's latency).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timeline {
     pub setup_secs: f64,
     pub drain_secs: f64,
+    pub report_secs: f64,
     /// Conversation time ÷ (C × time) between the first and the last start.
     pub slot_occupancy: f64,
     /// Model calls per second once the first wave has turned over, until the
@@ -88,9 +111,10 @@ impl Timeline {
     /// `spans` are (started, finished, model calls), times in ms since the
     /// epoch; `t0` is when the run was asked for, `end` when it returned.
     fn of(spans: &[(i64, i64, i64)], t0: i64, end: i64, concurrency: usize) -> Timeline {
-        let (Some(first), Some(last)) = (
+        let (Some(first), Some(last), Some(finish)) = (
             spans.iter().map(|s| s.0).min(),
             spans.iter().map(|s| s.0).max(),
+            spans.iter().map(|s| s.1).max(),
         ) else {
             return Timeline::default();
         };
@@ -115,38 +139,13 @@ impl Timeline {
         });
         Timeline {
             setup_secs: (first - t0) as f64 / 1000.0,
-            drain_secs: (end - last) as f64 / 1000.0,
+            drain_secs: (finish - last) as f64 / 1000.0,
+            report_secs: (end - finish).max(0) as f64 / 1000.0,
             slot_occupancy: busy as f64 / (concurrency as f64 * window as f64),
             steady_calls_per_sec: steady,
             steady_ratio_to_ideal: None,
         }
     }
-}
-
-/// Resident memory from /proc/self/status: (current, peak) in KiB.
-fn rss_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// CPU seconds (user + system) a process has used so far, from
-/// `/proc/PID/stat`; `None` where that cannot be read.
-fn cpu_secs(pid: &str) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name; utime and stime are the
-    // 14th and 15th fields of the line, in clock ticks (100 per second here).
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -299,7 +298,8 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
         )])
     })?;
     let job = config::load(&path).map_err(RunError::Invalid)?;
-    let (baseline, _) = rss_kib();
+    let baseline = rss_now();
+    let sampler = Sampler::start(std::time::Duration::from_millis(10));
     let mock_pid = mock.child.id().to_string();
     let cpu_before = cpu_secs("self").zip(cpu_secs(&mock_pid));
     let started = Instant::now();
@@ -312,7 +312,8 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     .await?;
     let seconds = started.elapsed().as_secs_f64();
     let end = crate::store::now_ms();
-    let (_, peak) = rss_kib();
+    let peak = rss_peak_total();
+    let samples = sampler.stop();
     let cpu_after = cpu_secs("self").zip(cpu_secs(&mock_pid));
 
     let store = crate::store::open(&database).await?;
@@ -351,12 +352,15 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
         (latency_ms > 0.0).then(|| o.concurrency as f64 / (per_conversation * latency_ms / 1000.0));
     let conversations_per_sec = conversations as f64 / seconds;
     let in_flight = o.concurrency.min(conversations.max(1) as usize) as f64;
-    let per_in_flight = peak.saturating_sub(baseline) as f64 / in_flight;
+    let generation_end = spans.iter().map(|s| s.1).max().unwrap_or(end);
+    let peaks = peak_until(&samples, generation_end);
+    let per_in_flight = peaks.total.saturating_sub(baseline.total) as f64 / in_flight;
     let text_kib = text_bytes as f64 / 1024.0 / conversations.max(1) as f64;
     let own_text_kib = (text_bytes - shared_bytes) as f64 / 1024.0 / conversations.max(1) as f64;
     let per_call = |secs: f64| secs * 1e6 / model_calls.max(1) as f64;
     let cpu = cpu_before.zip(cpu_after);
     let mut timeline = Timeline::of(&spans, t0, end, o.concurrency);
+    let generation_seconds = seconds - timeline.report_secs;
     // The ideal in calls: every slot always waiting on one call of L.
     let ideal_calls = (latency_ms > 0.0).then(|| o.concurrency as f64 * 1000.0 / latency_ms);
     timeline.steady_ratio_to_ideal = timeline
@@ -383,14 +387,22 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
         ratio_to_ideal: ideal.map(|i| conversations_per_sec / i),
         overhead_per_call_ms_p50: percentile(&overheads, 50.0),
         overhead_per_call_ms_p99: percentile(&overheads, 99.0),
-        rss_baseline_mib: baseline as f64 / 1024.0,
+        rss_baseline_mib: baseline.total as f64 / 1024.0,
         rss_peak_mib: peak as f64 / 1024.0,
         rss_per_in_flight_kib: per_in_flight,
         text_per_conversation_kib: text_kib,
         own_text_per_conversation_kib: own_text_kib,
         rss_per_in_flight_beyond_text_kib: per_in_flight - own_text_kib,
+        anon_per_in_flight_beyond_text_kib: peaks.anon.saturating_sub(baseline.anon) as f64
+            / in_flight
+            - own_text_kib,
+        rss_baseline: baseline,
+        rss_peak: peaks,
         cpu_us_per_call: cpu.map(|((s0, _), (s1, _))| per_call(s1 - s0)),
         mock_cpu_us_per_call: cpu.map(|((_, m0), (_, m1))| per_call(m1 - m0)),
+        generation_seconds,
+        generation_ratio_to_ideal: ideal
+            .map(|i| conversations as f64 / generation_seconds.max(f64::MIN_POSITIVE) / i),
         timeline,
     })
 }
