@@ -89,8 +89,9 @@ impl Http1 {
         head
     }
 
-    /// Send `body` and read the response. `encode` makes the body again if it
-    /// must be resent (a reused connection the server had closed).
+    /// Send `body` and read the response. `encode` makes the body again when
+    /// it was dropped: while a new connection opened, or to resend it after a
+    /// reused connection turned out closed.
     pub async fn post(
         &self,
         body: String,
@@ -136,10 +137,8 @@ impl Http1 {
                     }
                     return Ok(reply);
                 }
-                Err(Failure::NothingReceived(_)) if reused => {
-                    fresh_only = true;
-                    body = encode()?;
-                }
+                // Sent again on a new connection, which encodes the body anew.
+                Err(Failure::NothingReceived(_)) if reused => fresh_only = true,
                 Err(Failure::NothingReceived(why)) => {
                     return Err(LlmError::Connection(format!(
                         "{} closed the connection without answering ({why})",
