@@ -52,13 +52,24 @@ impl Transport {
     /// Requests to `url` (the endpoint's chat completions URL) with `headers`
     /// on each.
     pub fn new(url: &str, headers: HeaderMap, http2: bool) -> Result<Transport, LlmError> {
+        Self::choose(url, headers, http2, proxy_configured())
+    }
+
+    /// [`Transport::new`], told whether a proxy is set.
+    fn choose(
+        url: &str,
+        headers: HeaderMap,
+        http2: bool,
+        proxy: bool,
+    ) -> Result<Transport, LlmError> {
         let uri: Uri = url
             .parse()
             .map_err(|e| LlmError::InvalidRequest(format!("invalid endpoint URL {url:?}: {e}")))?;
         let plain = uri.scheme_str() == Some("http");
+        // Credentials in the URL (`http://user:pass@host`) are reqwest's to send.
         let authority = uri.authority().filter(|a| !a.as_str().contains('@'));
         match authority {
-            Some(authority) if plain && !http2 && !proxy_configured() => {
+            Some(authority) if plain && !http2 && !proxy => {
                 let host = authority.host();
                 let host = host
                     .strip_prefix('[')
@@ -106,5 +117,61 @@ impl Transport {
             }
             Transport::Hyper(client) => client.post(body, extra, timeout).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(url: &str, http2: bool, proxy: bool) -> &'static str {
+        Transport::choose(url, HeaderMap::new(), http2, proxy)
+            .unwrap()
+            .client()
+    }
+
+    #[test]
+    fn plain_http_goes_through_the_lean_client_and_the_rest_through_reqwest() {
+        assert_eq!(
+            client("http://127.0.0.1:8000/v1/chat/completions", false, false),
+            "http1"
+        );
+        assert_eq!(
+            client("http://[::1]:8000/v1/chat/completions", false, false),
+            "http1"
+        );
+        assert_eq!(
+            client("http://vllm/v1/chat/completions", false, false),
+            "http1"
+        );
+        assert_eq!(
+            client("https://api.openai.com/v1/chat/completions", false, false),
+            "reqwest"
+        );
+        assert_eq!(
+            client("http://127.0.0.1:8000/v1/chat/completions", true, false),
+            "reqwest"
+        );
+        assert_eq!(
+            client("http://127.0.0.1:8000/v1/chat/completions", false, true),
+            "reqwest"
+        );
+        assert_eq!(
+            client(
+                "http://u:p@127.0.0.1:8000/v1/chat/completions",
+                false,
+                false
+            ),
+            "reqwest"
+        );
+    }
+
+    #[test]
+    fn an_unusable_url_is_an_invalid_request_naming_it() {
+        let Err(e) = Transport::choose("not a url", HeaderMap::new(), false, false) else {
+            panic!("accepted");
+        };
+        assert_eq!(e.class(), "invalid_request");
+        assert!(e.to_string().contains("not a url"), "{e}");
     }
 }
