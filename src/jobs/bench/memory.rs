@@ -4,8 +4,9 @@
 //! By kind, because the kinds mean different things here: anonymous memory
 //! is the heap and stacks (what conversations cost), file-backed memory is
 //! mostly the binary's code as it is first executed (a fixed cost that a run
-//! touches once), and shared memory is SQLite's WAL index (`-shm`), which
-//! grows with the write-ahead log, not with the conversations in flight.
+//! touches once) and SQLite's `-shm` index (a mapped file, which grows with
+//! the write-ahead log, not with the conversations in flight), and shared
+//! memory (shmem and tmpfs mappings) is none here.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -63,7 +63,7 @@ pub struct BenchFigures {
     pub rss_peak: Rss,
     /// Anonymous memory (heap and stacks) per in-flight conversation,
     /// beyond its own text: what conversations cost, without the binary's
-    /// code pages or SQLite's WAL index.
+    /// code pages or other file-backed mappings.
     pub anon_per_in_flight_beyond_text_kib: f64,
     /// Average message text of a conversation (content + tool arguments).
     pub text_per_conversation_kib: f64,
@@ -100,7 +100,8 @@ pub struct Timeline {
     /// Model calls per second once the first wave has turned over, until the
     /// last start (each conversation's calls counted evenly over its span);
     /// `None` when the run is too short to have one. Calls, not conversations:
-    /// items start longest first, so the conversations that finish in a window
+    /// items start in a planned order (rounds, longest first within each, and
+    /// the tail longest first), so the conversations that finish in a window
     /// are not a fair sample of lengths, while a call is a call.
     pub steady_calls_per_sec: Option<f64>,
     /// Of `steady_calls_per_sec` to the ideal C ÷ L.
