@@ -17,7 +17,8 @@ pub struct ExportArgs {
     #[arg(long)]
     job: i64,
     /// Output format: openai (chat fine-tuning: messages + tools, one line per
-    /// conversation) or dpo (preference pairs from --judge's pairwise
+    /// conversation), nemo_gym (NeMo Gym rollouts of a nemo_gym job: the row,
+    /// responses_create_params, response and the verify reply), or dpo (preference pairs from --judge's pairwise
     /// verdicts: prompt = the messages both conversations begin with, up to
     /// their last shared user message; chosen / rejected = the rest of the
     /// winner's / loser's messages, up to the policy's last reply; ties and
@@ -65,17 +66,19 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             );
             return Ok(EXIT_INVALID);
         }
-        (format, judge) => match Format::parse(format) {
-            Some(_) if judge.is_some() => {
-                eprintln!("--judge applies to --format dpo only; to filter by a judge's score use --min-judge NAME=SCORE");
-                return Ok(EXIT_INVALID);
+        (format, judge) => {
+            match Format::parse(format) {
+                Some(_) if judge.is_some() => {
+                    eprintln!("--judge applies to --format dpo only; to filter by a judge's score use --min-judge NAME=SCORE");
+                    return Ok(EXIT_INVALID);
+                }
+                Some(format) => Chosen::Lines(format),
+                None => {
+                    eprintln!("--format {format} is not supported; supported formats: openai, nemo_gym, dpo");
+                    return Ok(EXIT_INVALID);
+                }
             }
-            Some(format) => Chosen::Lines(format),
-            None => {
-                eprintln!("--format {format} is not supported; supported formats: openai, dpo");
-                return Ok(EXIT_INVALID);
-            }
-        },
+        }
     };
     let (database, job, out) = (&args.database, args.job, args.out.as_path());
     let store = store::open(database).await?;

@@ -12,6 +12,7 @@ mod show;
 mod stats;
 mod submit;
 mod validate;
+mod verify;
 mod worker;
 
 use std::path::PathBuf;
@@ -50,8 +51,8 @@ enum Command {
         /// Start a new job even if a job with this name or config exists.
         #[arg(long, conflicts_with = "resume")]
         new_job: bool,
-        /// Conversations in flight at once (overrides the config).
-        #[arg(long)]
+        /// Conversations in flight at once (overrides the config; 1 to 10,000).
+        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
         concurrency: Option<usize>,
         /// Retry the job's failed items.
         #[arg(long)]
@@ -65,8 +66,8 @@ enum Command {
         /// Mock model latency per call.
         #[arg(long, default_value_t = 200)]
         latency_ms: u64,
-        /// Conversations in flight.
-        #[arg(long, default_value_t = 100)]
+        /// Conversations in flight (1 to 10,000).
+        #[arg(long, default_value_t = 100, value_parser = crate::config::ranges::parse_concurrency)]
         concurrency: usize,
         /// Conversations to run.
         #[arg(long, default_value_t = 1000)]
@@ -96,12 +97,12 @@ enum Command {
         #[arg(long, value_name = "JOB_B")]
         b: Option<i64>,
         /// Judge only conversations with at least this reward (A's, pairwise).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::config::ranges::parse_finite)]
         min_reward: Option<f64>,
         #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
-        /// Judgments in flight at once (default: the judged job's concurrency).
-        #[arg(long)]
+        /// Judgments in flight at once (default: the judged job's concurrency; 1 to 10,000).
+        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
         concurrency: Option<usize>,
         /// Make the calls of failed and unparseable judgments again.
         #[arg(long)]
@@ -126,14 +127,26 @@ enum Command {
         /// Work only this job, and exit when it is finished.
         #[arg(long)]
         job: Option<i64>,
-        /// Conversations in flight in this worker (default: the job's config).
-        #[arg(long)]
+        /// Conversations in flight in this worker (default: the job's config; 1 to 10,000).
+        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
         concurrency: Option<usize>,
         #[arg(long)]
         quiet: bool,
     },
     /// Check a job config and every persona, scenario and template it uses.
     Validate { config: PathBuf },
+    /// Send recorded NeMo Gym rollouts to /verify again and report how many
+    /// recorded rewards are reproduced (exit 1 if any differs or fails).
+    Verify {
+        /// A job config with [environment] kind = "nemo_gym"; its
+        /// [dataset] rows (format nemo_gym) complete rollouts that lack
+        /// their verifier's fields.
+        #[arg(long)]
+        environment: PathBuf,
+        /// The rollouts JSONL, e.g. a resources server's data/example_rollouts.jsonl.
+        #[arg(long)]
+        rollouts: PathBuf,
+    },
     /// Print one stored conversation as a readable transcript.
     Show {
         conversation_id: i64,
@@ -155,6 +168,15 @@ enum Command {
         /// Bearer token every route but /healthz requires.
         #[arg(long, env = "USERSIM_API_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// Every path in a submitted config must resolve inside this folder
+        /// (after symlinks); `?base=` is relative to it. Default: the working directory.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        data_root: PathBuf,
+        /// Operator endpoints ([endpoints.NAME] with base_url, model,
+        /// api_key_env, limits): the only endpoints that get a key of this
+        /// server; submitted configs name them with `operator = "NAME"`.
+        #[arg(long, value_name = "FILE")]
+        endpoints: Option<PathBuf>,
     },
     /// Serve the mock OpenAI-compatible model server (a test double).
     MockLlm {
@@ -240,6 +262,10 @@ pub async fn main() -> i32 {
             quiet,
         } => worker::worker(&database, job, concurrency, quiet).await,
         Command::Validate { config } => validate::validate(&config).await,
+        Command::Verify {
+            environment,
+            rollouts,
+        } => verify::verify(&environment, &rollouts).await,
         Command::Show {
             conversation_id,
             database,
@@ -250,7 +276,15 @@ pub async fn main() -> i32 {
             database,
             bind,
             token,
-        } => serve::serve(&database, &bind, token).await,
+            data_root,
+            endpoints,
+        } => {
+            let boundary = serve::ServeBoundary {
+                data_root,
+                endpoints,
+            };
+            serve::serve(&database, &bind, token, boundary).await
+        }
         Command::MockLlm {
             port,
             host,

@@ -153,6 +153,19 @@ fn print_usage(summary: &JobSummary, row: &JobRow, database: &str) {
             r.role, r.calls, r.prompt_tokens, r.completion_tokens
         );
     }
+    // Requests to a remote environment (a NeMo Gym resources server).
+    if let Some(env) = summary
+        .usage
+        .iter()
+        .find(|u| u.role == crate::sim::episode::ENV_USAGE)
+    {
+        println!(
+            "environment: {} requests, {} ms waiting in all ({:.1} ms per request)",
+            env.calls,
+            env.latency_ms,
+            env.latency_ms as f64 / env.calls.max(1) as f64
+        );
+    }
     let unpriced: Vec<&str> = roles
         .iter()
         .filter(|r| r.cost == Cost::Unknown)

@@ -1,15 +1,30 @@
-//! `usersim serve --database URL --bind ADDR [--token TOKEN]`
+//! `usersim serve --database URL --bind ADDR [--token TOKEN] [--data-root DIR]
+//! [--endpoints FILE]`
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::config::{Boundary, OperatorEndpoints};
 use crate::server::{self, AppState};
 use crate::store;
 
-use super::EXIT_INVALID;
+use super::{report_problems, EXIT_INVALID};
 
-pub async fn serve(database: &str, bind: &str, token: Option<String>) -> anyhow::Result<i32> {
+/// What submitted configs may reach, as given on the command line.
+pub struct ServeBoundary {
+    pub data_root: PathBuf,
+    pub endpoints: Option<PathBuf>,
+}
+
+pub async fn serve(
+    database: &str,
+    bind: &str,
+    token: Option<String>,
+    boundary: ServeBoundary,
+) -> anyhow::Result<i32> {
     let addr: SocketAddr = match bind.parse() {
         Ok(addr) => addr,
         Err(_) => {
@@ -21,14 +36,36 @@ pub async fn serve(database: &str, bind: &str, token: Option<String>) -> anyhow:
         eprintln!("error: {e}");
         return Ok(EXIT_INVALID);
     }
+    if !boundary.data_root.is_dir() {
+        eprintln!(
+            "--data-root {} is not a folder; give the folder whose files submitted configs may use",
+            boundary.data_root.display()
+        );
+        return Ok(EXIT_INVALID);
+    }
+    let operators = match &boundary.endpoints {
+        None => OperatorEndpoints::default(),
+        Some(path) => match OperatorEndpoints::load(path) {
+            Ok(operators) => operators,
+            Err(problems) => {
+                report_problems(&problems);
+                return Ok(EXIT_INVALID);
+            }
+        },
+    };
+    let boundary = Boundary::new(boundary.data_root, operators);
     let store = store::open(database).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    let state = AppState::new(store, database, token);
+    let data_root = boundary.data_root().display().to_string();
+    let operators = boundary.operators.names();
+    let mut state = AppState::new(store, database, token);
+    state.boundary = Arc::new(boundary);
     eprintln!(
-        "usersim serving on http://{local} (database {database}; auth {}); Ctrl-C or SIGTERM stops it",
+        "usersim serving on http://{local} (database {database}; data root {data_root}; operator \
+         endpoints: {operators}; auth {}); Ctrl-C or SIGTERM stops it",
         if state.token.is_some() {
             "bearer token"
         } else {

@@ -13,13 +13,22 @@ pub async fn validate(path: &Path) -> anyhow::Result<i32> {
         Ok(job) => match prepare(&job).await {
             Err(problems) => problems,
             Ok(prepared) => {
+                let own = prepared
+                    .scenarios
+                    .iter()
+                    .filter(|s| s.tools.is_some())
+                    .count();
+                let tools = if own > 0 {
+                    format!("the tools each of {own} rows brings")
+                } else {
+                    format!("{} tools", prepared.tools.len())
+                };
                 println!(
-                    "{}: valid — {} scenarios, {} personas, environment {} with {} tools",
+                    "{}: valid — {} scenarios, {} personas, environment {} with {tools}",
                     path.display(),
                     prepared.scenarios.len(),
                     prepared.personas.len(),
                     prepared.environment.name(),
-                    prepared.tools.len()
                 );
                 return Ok(0);
             }

@@ -1,14 +1,19 @@
-//! The job config as written in TOML. Every table denies unknown fields so a typo
-//! is an error, not a silently ignored setting. `load.rs` turns this into a `Job`.
+//! The job config as written in TOML, table by table. `load.rs` reads each
+//! table with the position of its keys (so every problem names its line) and
+//! turns them into a `Job`; [`JobSnapshot`] is what a job stores.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+use super::endpoint::EndpointSnapshot;
+use super::environment::EnvironmentSnapshot;
+
+/// The top-level keys that are not tables.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct JobFile {
+pub struct JobHead {
     pub name: String,
     /// Job seed; item seeds derive from it and the item key.
     #[serde(default)]
@@ -22,26 +27,34 @@ pub struct JobFile {
     /// User turns before a conversation ends with `max_turns`.
     #[serde(default = "default_max_turns")]
     pub max_turns: u32,
-    pub endpoints: BTreeMap<String, EndpointFile>,
-    pub roles: RolesFile,
-    #[serde(default)]
-    pub user_simulator: UserSimulatorFile,
-    #[serde(default)]
-    pub policy: PolicyFile,
-    pub environment: EnvironmentFile,
-    pub dataset: DatasetFile,
-    #[serde(default)]
-    pub circuit_breaker: CircuitBreakerFile,
     /// How long a worker's claim on an item lasts without a heartbeat; a worker
     /// that dies has its items redone this long after its last heartbeat.
     #[serde(default = "default_lease_secs")]
     pub lease_secs: f64,
-    /// Knobs of the in-process mock model server (used when an endpoint has `mock = true`).
-    #[serde(default)]
+}
+
+/// The config a job stores: every table with its defaults filled in, paths
+/// absolute, operator endpoints resolved. Its TOML text is part of the job's
+/// config hash, so its shape (field order, what is skipped) never changes for
+/// configs that exist: `snapshot_golden` holds it to recorded snapshots.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobSnapshot {
+    pub name: String,
+    pub seed: u64,
+    pub database: String,
+    pub concurrency: usize,
+    pub max_turns: u32,
+    pub endpoints: BTreeMap<String, EndpointSnapshot>,
+    pub roles: RolesFile,
+    pub user_simulator: UserSimulatorFile,
+    pub policy: PolicyFile,
+    pub environment: EnvironmentSnapshot,
+    pub dataset: DatasetFile,
+    pub circuit_breaker: CircuitBreakerFile,
+    pub lease_secs: f64,
     pub mock: MockFile,
-    /// LLM judges (`[[judges]]`), kept as written: the `judge` module, which sits
-    /// above config, reads and checks them (`judge::judges_from_tables`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The `[[judges]]` tables as written, `template` paths made absolute.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<toml::Table>,
 }
 
@@ -106,64 +119,6 @@ fn default_max_turns() -> u32 {
     12
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EndpointFile {
-    /// OpenAI-compatible base URL, e.g. `http://127.0.0.1:8000/v1`.
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// Start usersim's mock model server (a test double) in-process instead.
-    #[serde(default)]
-    pub mock: bool,
-    pub model: String,
-    /// Name of the environment variable holding the API key.
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    #[serde(default)]
-    pub temperature: Option<f32>,
-    #[serde(default)]
-    pub top_p: Option<f32>,
-    /// Always sent: without it llama.cpp generates until the context is full
-    /// (seen: 4,092 tokens, 100 s, for one reply from a 135M model).
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: u32,
-    #[serde(default = "default_timeout_secs")]
-    pub timeout_secs: f64,
-    #[serde(default = "default_max_in_flight")]
-    pub max_in_flight: usize,
-    #[serde(default = "default_max_retries")]
-    pub max_retries: u32,
-    /// Speak HTTP/2 to this endpoint: h2c with prior knowledge on `http://`,
-    /// h2 on `https://`. One connection then carries every call in flight.
-    #[serde(default)]
-    pub http2: bool,
-    /// Requests per minute this endpoint may receive (all roles using it together).
-    #[serde(default)]
-    pub requests_per_minute: Option<u32>,
-    /// Tokens per minute (prompt, estimated before the call, plus `max_tokens`).
-    #[serde(default)]
-    pub tokens_per_minute: Option<u32>,
-    /// USD per million prompt tokens; cost is reported as unknown without it.
-    #[serde(default)]
-    pub input_price_per_million: Option<f64>,
-    /// USD per million completion tokens.
-    #[serde(default)]
-    pub output_price_per_million: Option<f64>,
-}
-
-fn default_max_tokens() -> u32 {
-    1024
-}
-fn default_timeout_secs() -> f64 {
-    120.0
-}
-fn default_max_in_flight() -> usize {
-    64
-}
-fn default_max_retries() -> u32 {
-    4
-}
-
 /// Which endpoint plays each role.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -186,6 +141,11 @@ pub enum Opener {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserSimulatorFile {
+    /// `llm` (the default): a simulated user talks with the policy; `none`: no
+    /// simulated user, the conversation is the dataset's opening and the
+    /// policy's answer (single-step NeMo Gym rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<UserMode>,
     /// Template path (relative to this config file); built-in template when absent.
     #[serde(default)]
     pub template: Option<PathBuf>,
@@ -198,6 +158,7 @@ pub struct UserSimulatorFile {
 impl Default for UserSimulatorFile {
     fn default() -> Self {
         UserSimulatorFile {
+            mode: None,
             template: None,
             opens: Opener::default(),
             greeting: default_greeting(),
@@ -233,20 +194,50 @@ fn default_max_steps() -> u32 {
     8
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EnvironmentFile {
-    /// `builtin:retail`.
-    pub name: String,
+/// Whether a simulated user takes part in the conversation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UserMode {
+    #[default]
+    Llm,
+    None,
+}
+
+/// How the dataset file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetFormat {
+    /// usersim scenarios (`scenarios = "…jsonl"`).
+    Scenarios,
+    /// NeMo Gym rows (`rows = "…/example.jsonl"`): each row is a scenario.
+    NemoGym,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetFile {
-    /// Scenarios JSONL (relative to this config file).
-    pub scenarios: PathBuf,
-    /// A directory of persona TOML files or a persona JSONL file.
-    pub personas: PathBuf,
+    /// `scenarios` when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<DatasetFormat>,
+    /// Scenarios JSONL (relative to this config file); format `scenarios`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenarios: Option<PathBuf>,
+    /// NeMo Gym rows JSONL; format `nemo_gym`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<PathBuf>,
+    /// NeMo Gym rollouts JSONL (e.g. `example_rollouts.jsonl`) whose recorded
+    /// tool calls and answers the mock policy replays for the rows they were
+    /// made from; format `nemo_gym`, optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<PathBuf>,
+    /// A row field holding the simulated user's goal (text); without it the
+    /// goal is the row's user turns. Format `nemo_gym`, optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_goal_field: Option<String>,
+    /// A directory of persona TOML files or a persona JSONL file. Optional
+    /// with `[user_simulator] mode = "none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub personas: Option<PathBuf>,
     #[serde(default = "default_samples")]
     pub samples_per_scenario: u32,
     /// Personas paired with each scenario, chosen by seed; all personas when absent.

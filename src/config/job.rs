@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-pub use super::file::Opener;
+pub use super::file::{DatasetFormat, Opener, UserMode};
 
 /// Where an endpoint's requests go.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +85,7 @@ pub struct MockConfig {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserSimulatorConfig {
+    pub mode: UserMode,
     pub template: Option<PathBuf>,
     pub opens: Opener,
     pub greeting: String,
@@ -97,10 +99,52 @@ pub struct PolicyConfig {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DatasetConfig {
+    pub format: DatasetFormat,
+    /// The scenarios file (format `scenarios`) or the NeMo Gym rows (`nemo_gym`).
     pub scenarios: PathBuf,
-    pub personas: PathBuf,
+    /// NeMo Gym rollouts whose calls and answers the mock policy replays.
+    pub replay: Option<PathBuf>,
+    /// The row field holding the simulated user's goal (NeMo Gym rows).
+    pub user_goal_field: Option<String>,
+    /// `None` only without a simulated user: one stand-in persona is used then.
+    pub personas: Option<PathBuf>,
     pub samples_per_scenario: u32,
     pub personas_per_scenario: Option<u32>,
+}
+
+/// Where the environment's tools run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvironmentConfig {
+    /// A built-in environment by name, e.g. `builtin:retail`.
+    Builtin(String),
+    NemoGym(NemoGymConfig),
+}
+
+impl EnvironmentConfig {
+    /// As shown to people and stored with conversations.
+    pub fn label(&self) -> String {
+        match self {
+            EnvironmentConfig::Builtin(name) => name.clone(),
+            EnvironmentConfig::NemoGym(c) => format!("nemo_gym:{}", c.base_url),
+        }
+    }
+
+    /// The config field problems with this environment are reported at.
+    pub fn field(&self) -> &'static str {
+        match self {
+            EnvironmentConfig::Builtin(_) => "environment.name",
+            EnvironmentConfig::NemoGym(_) => "environment.base_url",
+        }
+    }
+}
+
+/// A NeMo Gym resources server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NemoGymConfig {
+    /// Without a trailing `/`.
+    pub base_url: String,
+    pub timeout: Duration,
+    pub max_retries: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -121,12 +165,19 @@ pub struct Job {
     pub user_endpoint: String,
     pub user_simulator: UserSimulatorConfig,
     pub policy: PolicyConfig,
-    pub environment: String,
+    pub environment: EnvironmentConfig,
     pub dataset: DatasetConfig,
     pub circuit_breaker: CircuitBreakerConfig,
     pub lease: Duration,
     pub mock: MockConfig,
     /// The `[[judges]]` tables as written, `template` paths made absolute;
-    /// `judge::judges_from_tables` validates them.
+    /// `judge::judges_of_job` validates them.
     pub judges: Vec<toml::Table>,
+    /// The config text as read (a JSON body's TOML rendering): the judge
+    /// module reads `[[judges]]` from it, so its problems keep their lines.
+    pub text: Arc<str>,
+    /// Whether `text` is a rendering (problems then name fields, not lines).
+    pub text_is_rendered: bool,
+    /// The folder relative paths of the config resolve against.
+    pub base: PathBuf,
 }

@@ -1,16 +1,43 @@
-//! Loading a job config: parse the TOML, check every field, resolve paths
-//! relative to the config file, and report every problem found at once.
+//! Loading a job config: read each table with the position of its keys, check
+//! every field and number, resolve paths relative to the config file (inside
+//! the data root for a config submitted to the service), and report every
+//! problem found at once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::file::{EndpointFile, JobFile};
-use super::job::{
-    CircuitBreakerConfig, DatasetConfig, EndpointConfig, Job, MockConfig, MockFault, PolicyConfig,
-    Prices, Target, UserSimulatorConfig,
+use toml::de::{DeTable, DeValue};
+
+use super::document::{fields_of, json_as_toml, unknown_key_message, Node, Source};
+use super::endpoint::{read_endpoints, Endpoints};
+use super::environment::{check_dataset_format, read_environment, EnvironmentFile};
+use super::file::{
+    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile, PolicyFile,
+    RolesFile, UserSimulatorFile,
 };
-use super::problem::{line_col, Problem};
+use super::job::{
+    CircuitBreakerConfig, DatasetConfig, Job, MockConfig, MockFault, PolicyConfig,
+    UserSimulatorConfig,
+};
+use super::paths::{Resolver, Want};
+use super::problem::Problem;
+use super::ranges;
+use super::service::Trust;
+
+/// The tables of a job config, besides the keys of [`JobHead`].
+const TABLES: &[&str] = &[
+    "endpoints",
+    "roles",
+    "user_simulator",
+    "policy",
+    "environment",
+    "dataset",
+    "circuit_breaker",
+    "mock",
+    "judges",
+];
 
 /// Read and validate a job config. Files it names (dataset, templates) are checked
 /// to exist here; their contents are checked by the modules that own them.
@@ -34,60 +61,501 @@ pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
                 format!("cannot resolve its folder: {e}"),
             )]
         })?;
-    from_text(path, &text, &base)
+    from_source(Source::toml(path, &text), &base, Trust::Local)
 }
 
 /// The job a stored snapshot describes. Snapshots are written with absolute
 /// paths, so they load the same from any working directory (workers, `--resume`).
 pub fn from_snapshot(label: &str, snapshot: &str) -> Result<Job, Vec<Problem>> {
-    from_text(Path::new(label), snapshot, Path::new("/"))
+    from_source(Source::toml(label, snapshot), Path::new("/"), Trust::Local)
 }
 
 /// A job config given as TOML text rather than a file (e.g. the body of an HTTP
 /// request): `label` names it in problems, relative paths resolve against `base`.
-pub fn from_toml(label: &str, text: &str, base: &Path) -> Result<Job, Vec<Problem>> {
-    from_text(Path::new(label), text, base)
+pub fn from_toml(
+    label: &str,
+    text: &str,
+    base: &Path,
+    trust: Trust<'_>,
+) -> Result<Job, Vec<Problem>> {
+    from_source(Source::toml(label, text), base, trust)
 }
 
-/// [`from_toml`] for a config written as JSON (the same fields and tables).
-pub fn from_json(label: &str, text: &str, base: &Path) -> Result<Job, Vec<Problem>> {
-    let path = Path::new(label);
-    let file = serde_json::from_str::<JobFile>(text).map_err(|e| {
-        let location = (e.line() > 0).then(|| format!("line {}, column {}", e.line(), e.column()));
-        // serde_json appends " at line L column C"; the location says it already.
-        let message = e.to_string();
-        let message = match message.rfind(" at line ") {
-            Some(at) if location.is_some() => message[..at].to_string(),
-            _ => message,
-        };
-        vec![Problem::new(path, location, message)]
-    })?;
-    from_file(path, file, base)
+/// [`from_toml`] for a config written as JSON (the same fields and tables);
+/// its problems name fields rather than lines.
+pub fn from_json(
+    label: &str,
+    text: &str,
+    base: &Path,
+    trust: Trust<'_>,
+) -> Result<Job, Vec<Problem>> {
+    let rendered = json_as_toml(Path::new(label), text)?;
+    from_source(Source::rendered(label, &rendered), base, trust)
 }
 
-fn from_text(path: &Path, text: &str, base: &Path) -> Result<Job, Vec<Problem>> {
-    let file = parse(path, text)?;
-    from_file(path, file, base)
+/// The tables of the document, taken out of it, and the top-level keys left.
+struct Tables<'t> {
+    found: BTreeMap<&'static str, Node<'t>>,
 }
 
-fn from_file(path: &Path, file: JobFile, base: &Path) -> Result<Job, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let resolve = |p: &Path| -> PathBuf {
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            base.join(p)
+impl<'t> Tables<'t> {
+    fn take(root: &mut DeTable<'t>) -> Tables<'t> {
+        let mut found = BTreeMap::new();
+        for name in TABLES {
+            if let Some((_, node)) = Source::take(root, name) {
+                found.insert(*name, node);
+            }
         }
+        Tables { found }
+    }
+
+    fn optional(&mut self, name: &str) -> Option<Node<'t>> {
+        self.found.remove(name)
+    }
+
+    fn required(
+        &mut self,
+        file: &Path,
+        name: &str,
+        example: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Option<Node<'t>> {
+        let node = self.found.remove(name);
+        if node.is_none() {
+            problems.push(Problem::at_field(
+                file,
+                name,
+                format!("is missing; add {example}"),
+            ));
+        }
+        node
+    }
+}
+
+/// A table's section as its type, or its default when it is left out.
+fn section<'t, T: serde::de::DeserializeOwned + Default>(
+    source: &Source<'t>,
+    name: &str,
+    node: Option<Node<'t>>,
+    problems: &mut Vec<Problem>,
+) -> Option<T> {
+    match node {
+        None => Some(T::default()),
+        Some(node) => source.typed(name, node, problems),
+    }
+}
+
+/// Every table of a job config as written, each `None` when it had problems.
+struct Written {
+    head: Option<JobHead>,
+    endpoints: Endpoints,
+    roles: Option<RolesFile>,
+    user_simulator: Option<UserSimulatorFile>,
+    policy: Option<PolicyFile>,
+    environment: Option<EnvironmentFile>,
+    dataset: Option<DatasetFile>,
+    breaker: Option<CircuitBreakerFile>,
+    mock: Option<MockFile>,
+    judges: Vec<toml::Table>,
+}
+
+/// Read every table of `root`, each with its own problems, so that a problem
+/// in one table hides none in another.
+fn read_tables<'t>(
+    source: &Source<'t>,
+    mut root: DeTable<'t>,
+    trust: Trust<'_>,
+    problems: &mut Vec<Problem>,
+) -> Written {
+    let path = source.file.as_path();
+    let mut tables = Tables::take(&mut root);
+    let known: Vec<&str> = fields_of::<JobHead>()
+        .iter()
+        .chain(TABLES)
+        .copied()
+        .collect();
+    let mut head_node = Node::new(0..source.text.len(), DeValue::Table(root));
+    source.drop_unknown_keys(
+        "",
+        &mut head_node,
+        &known,
+        &|key| Some(unknown_key_message(key, &known)),
+        problems,
+    );
+    let head = source.deserialize("", &head_node, problems);
+    let endpoints = match tables.required(
+        path,
+        "endpoints",
+        "[endpoints.NAME] with base_url and model (or mock = true)",
+        problems,
+    ) {
+        Some(node) => {
+            let endpoints = read_endpoints(source, node, trust, problems);
+            if endpoints.names.is_empty() {
+                problems.push(Problem::at_field(
+                    path,
+                    "endpoints",
+                    "no endpoints are defined; add e.g. [endpoints.policy] with base_url and model",
+                ));
+            }
+            endpoints
+        }
+        None => Endpoints::default(),
+    };
+    let roles = tables
+        .required(
+            path,
+            "roles",
+            "[roles] with policy = \"ENDPOINT\" and user = \"ENDPOINT\"",
+            problems,
+        )
+        .and_then(|node| source.typed("roles", node, problems));
+    let user_simulator = section(
+        source,
+        "user_simulator",
+        tables.optional("user_simulator"),
+        problems,
+    );
+    let policy = section(source, "policy", tables.optional("policy"), problems);
+    let environment = tables
+        .required(
+            path,
+            "environment",
+            "[environment] with name = \"builtin:retail\"",
+            problems,
+        )
+        .and_then(|node| read_environment(source, node, problems));
+    let dataset = tables
+        .required(
+            path,
+            "dataset",
+            "[dataset] with scenarios and personas",
+            problems,
+        )
+        .and_then(|node| source.typed("dataset", node, problems));
+    let breaker = section(
+        source,
+        "circuit_breaker",
+        tables.optional("circuit_breaker"),
+        problems,
+    );
+    let mock = section(source, "mock", tables.optional("mock"), problems);
+    let judges = read_judge_tables(source, tables.optional("judges"), problems);
+    Written {
+        head,
+        endpoints,
+        roles,
+        user_simulator,
+        policy,
+        environment,
+        dataset,
+        breaker,
+        mock,
+        judges,
+    }
+}
+
+impl Written {
+    /// What can be checked of each table that was read: names and numbers.
+    fn check(&self, path: &Path, problems: &mut Vec<Problem>) {
+        if let Some(head) = &self.head {
+            check_head(path, head, problems);
+        }
+        if let Some(roles) = &self.roles {
+            check_roles(path, roles, &self.endpoints.names, problems);
+        }
+        if let Some(policy) = &self.policy {
+            problems.extend(ranges::MAX_STEPS_PER_TURN.problem(
+                path,
+                "policy.max_steps_per_turn",
+                policy.max_steps_per_turn,
+            ));
+        }
+        if let Some(dataset) = &self.dataset {
+            check_dataset(path, dataset, problems);
+            let mode = self
+                .user_simulator
+                .as_ref()
+                .and_then(|u| u.mode)
+                .unwrap_or_default();
+            let nemo_gym = self
+                .environment
+                .as_ref()
+                .map(|e| matches!(e, EnvironmentFile::NemoGym(_)));
+            check_dataset_format(path, dataset, nemo_gym, mode, problems);
+        }
+        if let Some(breaker) = &self.breaker {
+            problems.extend(ranges::BREAKER_WINDOW.problem(
+                path,
+                "circuit_breaker.window",
+                breaker.window,
+            ));
+            if let Some(mut problem) = ranges::BREAKER_RATE.problem(
+                path,
+                "circuit_breaker.max_error_rate",
+                breaker.max_error_rate,
+            ) {
+                problem
+                    .message
+                    .push_str(", a share of the window, e.g. 0.5");
+                problems.push(problem);
+            }
+        }
+    }
+}
+
+/// The files a job config names, resolved.
+struct Paths {
+    /// The scenarios file, or the NeMo Gym rows.
+    scenarios: PathBuf,
+    replay: Option<PathBuf>,
+    personas: Option<PathBuf>,
+    user_template: Option<PathBuf>,
+    policy_template: Option<PathBuf>,
+}
+
+/// Resolve every path of `written` (the judges' templates in place); `None`
+/// when any could not be (a problem says why).
+fn resolve_paths(
+    resolver: &Resolver<'_>,
+    written: &mut Written,
+    problems: &mut Vec<Problem>,
+) -> Option<Paths> {
+    let dataset = written.dataset.as_ref();
+    let scenarios = dataset.and_then(|d| match (&d.scenarios, &d.rows) {
+        (Some(p), _) => resolver.existing("dataset.scenarios", p, Want::File, problems),
+        (None, Some(p)) => resolver.existing("dataset.rows", p, Want::File, problems),
+        // Reported by `check_dataset_format`.
+        (None, None) => None,
+    });
+    // `None`: given but not usable; `Some(None)`: not given.
+    let mut optional = |field: &str, given: Option<&Path>, want: Want| match given {
+        None => Some(None),
+        Some(p) => resolver.existing(field, p, want, problems).map(Some),
+    };
+    let personas = optional(
+        "dataset.personas",
+        dataset.and_then(|d| d.personas.as_deref()),
+        Want::FileOrFolder,
+    );
+    let replay = optional(
+        "dataset.replay",
+        dataset.and_then(|d| d.replay.as_deref()),
+        Want::File,
+    );
+    let mut template = |field: &str, given: Option<&Path>| optional(field, given, Want::File);
+    let user_template = template(
+        "user_simulator.template",
+        written
+            .user_simulator
+            .as_ref()
+            .and_then(|u| u.template.as_deref()),
+    );
+    let policy_template = template(
+        "policy.template",
+        written.policy.as_ref().and_then(|p| p.template.as_deref()),
+    );
+    for (i, table) in written.judges.iter_mut().enumerate() {
+        if let Some(toml::Value::String(template)) = table.get_mut("template") {
+            let field = format!("judges[{i}].template");
+            if let Some(resolved) = resolver.resolve(&field, Path::new(template.as_str()), problems)
+            {
+                *template = resolved.display().to_string();
+            }
+        }
+    }
+    Some(Paths {
+        scenarios: scenarios?,
+        replay: replay?,
+        personas: personas?,
+        user_template: user_template?,
+        policy_template: policy_template?,
+    })
+}
+
+fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job, Vec<Problem>> {
+    let path = source.file.as_path();
+    let root = source.parse()?;
+    let mut problems = Vec::new();
+    let mut written = read_tables(&source, root, trust, &mut problems);
+    written.check(path, &mut problems);
+    let faults = written
+        .mock
+        .as_ref()
+        .map(|mock| check_mock(path, mock, &mut problems));
+    let resolver = Resolver {
+        file: path,
+        base,
+        trust,
+    };
+    let paths = resolve_paths(&resolver, &mut written, &mut problems);
+    let Written {
+        head: Some(head),
+        endpoints,
+        roles: Some(roles),
+        user_simulator: Some(user_simulator),
+        policy: Some(policy),
+        environment: Some(environment),
+        dataset: Some(dataset),
+        breaker: Some(breaker),
+        mock: Some(mock),
+        judges,
+    } = written
+    else {
+        return Err(problems);
+    };
+    let (Some(faults), Some(paths), true) = (faults, paths, problems.is_empty()) else {
+        return Err(problems);
     };
 
-    if file.name.trim().is_empty() {
+    // What is stored with the job: the config as parsed, every path absolute.
+    let snapshot = JobSnapshot {
+        name: head.name.clone(),
+        seed: head.seed,
+        database: head.database.clone(),
+        concurrency: head.concurrency,
+        max_turns: head.max_turns,
+        endpoints: endpoints.snapshots,
+        roles: roles.clone(),
+        user_simulator: UserSimulatorFile {
+            template: paths.user_template.clone(),
+            ..user_simulator.clone()
+        },
+        policy: PolicyFile {
+            template: paths.policy_template.clone(),
+            ..policy.clone()
+        },
+        environment: environment.snapshot(),
+        dataset: DatasetFile {
+            scenarios: dataset.scenarios.as_ref().map(|_| paths.scenarios.clone()),
+            rows: dataset.rows.as_ref().map(|_| paths.scenarios.clone()),
+            replay: paths.replay.clone(),
+            personas: paths.personas.clone(),
+            ..dataset.clone()
+        },
+        circuit_breaker: breaker.clone(),
+        lease_secs: head.lease_secs,
+        mock: mock.clone(),
+        judges: judges.clone(),
+    };
+    let snapshot = toml::to_string(&snapshot).map_err(|e| {
+        vec![Problem::in_file(
+            path,
+            format!("cannot write the config snapshot: {e}"),
+        )]
+    })?;
+    Ok(Job {
+        judges,
+        text: Arc::from(source.text),
+        text_is_rendered: !source.by_line(),
+        base: base.to_path_buf(),
+        circuit_breaker: CircuitBreakerConfig {
+            window: breaker.window,
+            max_error_rate: breaker.max_error_rate,
+        },
+        lease: Duration::from_secs_f64(head.lease_secs),
+        mock: MockConfig {
+            latency: Duration::from_millis(mock.latency_ms),
+            latency_jitter: Duration::from_millis(mock.latency_jitter_ms),
+            fault_rate: mock.fault_rate,
+            faults,
+        },
+        name: head.name,
+        source: path.to_path_buf(),
+        snapshot,
+        seed: head.seed,
+        database: head.database,
+        concurrency: head.concurrency,
+        max_turns: head.max_turns,
+        endpoints: endpoints.configs,
+        policy_endpoint: roles.policy,
+        user_endpoint: roles.user,
+        user_simulator: UserSimulatorConfig {
+            mode: user_simulator.mode.unwrap_or_default(),
+            template: paths.user_template,
+            opens: user_simulator.opens,
+            greeting: user_simulator.greeting,
+        },
+        policy: PolicyConfig {
+            template: paths.policy_template,
+            max_steps_per_turn: policy.max_steps_per_turn,
+        },
+        environment: environment.config(),
+        dataset: DatasetConfig {
+            format: dataset.format.unwrap_or(DatasetFormat::Scenarios),
+            scenarios: paths.scenarios,
+            replay: paths.replay,
+            user_goal_field: dataset.user_goal_field.clone(),
+            personas: paths.personas,
+            samples_per_scenario: dataset.samples_per_scenario,
+            personas_per_scenario: dataset.personas_per_scenario,
+        },
+    })
+}
+
+/// Each role names a defined endpoint.
+fn check_roles(path: &Path, roles: &RolesFile, names: &[String], problems: &mut Vec<Problem>) {
+    for (role, endpoint) in [("policy", &roles.policy), ("user", &roles.user)] {
+        if !names.contains(endpoint) {
+            problems.push(Problem::at_field(
+                path,
+                &format!("roles.{role}"),
+                format!(
+                    "names endpoint '{endpoint}', which is not defined; defined endpoints: {}",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+}
+
+/// The dataset's numbers.
+fn check_dataset(path: &Path, dataset: &DatasetFile, problems: &mut Vec<Problem>) {
+    problems.extend(ranges::SAMPLES_PER_SCENARIO.problem(
+        path,
+        "dataset.samples_per_scenario",
+        dataset.samples_per_scenario,
+    ));
+    if let Some(n) = dataset.personas_per_scenario {
+        if let Some(mut problem) =
+            ranges::PERSONAS_PER_SCENARIO.problem(path, "dataset.personas_per_scenario", n)
+        {
+            problem
+                .message
+                .push_str(" (or leave it out to pair every persona with every scenario)");
+            problems.push(problem);
+        }
+    }
+}
+
+/// The `[[judges]]` tables as written (the judge module checks them).
+fn read_judge_tables<'t>(
+    source: &Source<'t>,
+    node: Option<Node<'t>>,
+    problems: &mut Vec<Problem>,
+) -> Vec<toml::Table> {
+    let Some(node) = node else {
+        return Vec::new();
+    };
+    source
+        .deserialize::<Vec<toml::Table>>("judges", &node, problems)
+        .unwrap_or_default()
+}
+
+/// The top-level numbers and names.
+fn check_head(path: &Path, head: &JobHead, problems: &mut Vec<Problem>) {
+    if head.name.trim().is_empty() {
         problems.push(Problem::at_field(
             path,
             "name",
             "is empty; give the job a name, e.g. name = \"retail-v1\"",
         ));
     }
-    let database = file.database.as_str();
+    let database = head.database.as_str();
     if !(database.starts_with("sqlite:")
         || database.starts_with("postgres://")
         || database.starts_with("postgresql://"))
@@ -102,128 +570,15 @@ fn from_file(path: &Path, file: JobFile, base: &Path) -> Result<Job, Vec<Problem
             ),
         ));
     }
-    if file.concurrency == 0 {
-        problems.push(Problem::at_field(path, "concurrency", "must be at least 1"));
-    }
-    if file.max_turns == 0 {
-        problems.push(Problem::at_field(path, "max_turns", "must be at least 1"));
-    }
-    if file.policy.max_steps_per_turn == 0 {
-        problems.push(Problem::at_field(
-            path,
-            "policy.max_steps_per_turn",
-            "must be at least 1",
-        ));
-    }
-    if file.dataset.samples_per_scenario == 0 {
-        problems.push(Problem::at_field(
-            path,
-            "dataset.samples_per_scenario",
-            "must be at least 1",
-        ));
-    }
-    if file.dataset.personas_per_scenario == Some(0) {
-        problems.push(Problem::at_field(
-            path,
-            "dataset.personas_per_scenario",
-            "must be at least 1 (or left out to pair every persona with every scenario)",
-        ));
-    }
+    problems.extend(ranges::CONCURRENCY.problem(path, "concurrency", head.concurrency));
+    problems.extend(ranges::MAX_TURNS.problem(path, "max_turns", head.max_turns));
+    problems.extend(ranges::LEASE_SECS.problem(path, "lease_secs", head.lease_secs));
+}
 
-    let mut endpoints = BTreeMap::new();
-    if file.endpoints.is_empty() {
-        problems.push(Problem::at_field(
-            path,
-            "endpoints",
-            "no endpoints are defined; add e.g. [endpoints.policy] with base_url and model",
-        ));
-    }
-    for (name, e) in &file.endpoints {
-        if let Some(endpoint) = check_endpoint(path, name, e, &mut problems) {
-            endpoints.insert(name.clone(), endpoint);
-        }
-    }
-    for (role, endpoint) in [("policy", &file.roles.policy), ("user", &file.roles.user)] {
-        if !file.endpoints.contains_key(endpoint) {
-            let known: Vec<&str> = file.endpoints.keys().map(String::as_str).collect();
-            problems.push(Problem::at_field(
-                path,
-                &format!("roles.{role}"),
-                format!(
-                    "names endpoint '{endpoint}', which is not defined; defined endpoints: {}",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            ));
-        }
-    }
-
-    let mut existing = |field: &str, p: &Path, want_dir: Option<bool>| -> PathBuf {
-        let resolved = resolve(p);
-        match std::fs::metadata(&resolved) {
-            Err(_) => problems.push(Problem::at_field(
-                path,
-                field,
-                format!(
-                    "{} does not exist (paths are relative to the config file's folder {})",
-                    resolved.display(),
-                    base.display()
-                ),
-            )),
-            Ok(meta) if want_dir == Some(false) && meta.is_dir() => {
-                problems.push(Problem::at_field(
-                    path,
-                    field,
-                    format!("{} is a folder; a file is expected", resolved.display()),
-                ))
-            }
-            Ok(_) => {}
-        }
-        resolved
-    };
-    let scenarios = existing("dataset.scenarios", &file.dataset.scenarios, Some(false));
-    let personas = existing("dataset.personas", &file.dataset.personas, None);
-    let user_template = file
-        .user_simulator
-        .template
-        .as_deref()
-        .map(|t| existing("user_simulator.template", t, Some(false)));
-    let policy_template = file
-        .policy
-        .template
-        .as_deref()
-        .map(|t| existing("policy.template", t, Some(false)));
-
-    let breaker = &file.circuit_breaker;
-    if breaker.window == 0 {
-        problems.push(Problem::at_field(
-            path,
-            "circuit_breaker.window",
-            "must be at least 1",
-        ));
-    }
-    if !(breaker.max_error_rate > 0.0 && breaker.max_error_rate <= 1.0) {
-        problems.push(Problem::at_field(
-            path,
-            "circuit_breaker.max_error_rate",
-            format!(
-                "{} is out of range; use a share in (0, 1], e.g. 0.5",
-                breaker.max_error_rate
-            ),
-        ));
-    }
-    if !(file.lease_secs.is_finite() && file.lease_secs >= 0.5) {
-        problems.push(Problem::at_field(
-            path,
-            "lease_secs",
-            "must be at least 0.5 seconds",
-        ));
-    }
+/// The mock's knobs; the faults it names.
+fn check_mock(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> Vec<MockFault> {
     let mut faults = Vec::new();
-    for (i, name) in file.mock.faults.iter().enumerate() {
+    for (i, name) in mock.faults.iter().enumerate() {
         match MockFault::parse(name) {
             Some(f) => faults.push(f),
             None => problems.push(Problem::at_field(
@@ -236,13 +591,16 @@ fn from_file(path: &Path, file: JobFile, base: &Path) -> Result<Job, Vec<Problem
             )),
         }
     }
-    if !(0.0..=1.0).contains(&file.mock.fault_rate) {
-        problems.push(Problem::at_field(
-            path,
-            "mock.fault_rate",
-            "must be between 0 and 1",
-        ));
-    } else if file.mock.fault_rate > 0.0 && file.mock.faults.is_empty() {
+    problems.extend(ranges::MOCK_LATENCY_MS.problem(path, "mock.latency_ms", mock.latency_ms));
+    problems.extend(ranges::MOCK_LATENCY_MS.problem(
+        path,
+        "mock.latency_jitter_ms",
+        mock.latency_jitter_ms,
+    ));
+    if let Some(problem) = ranges::MOCK_FAULT_RATE.problem(path, "mock.fault_rate", mock.fault_rate)
+    {
+        problems.push(problem);
+    } else if mock.fault_rate > 0.0 && mock.faults.is_empty() {
         problems.push(Problem::at_field(
             path,
             "mock.faults",
@@ -252,240 +610,7 @@ fn from_file(path: &Path, file: JobFile, base: &Path) -> Result<Job, Vec<Problem
             ),
         ));
     }
-
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    // What is stored with the job: the config as parsed, every path absolute.
-    let mut resolved = file.clone();
-    resolved.dataset.scenarios = scenarios.clone();
-    resolved.dataset.personas = personas.clone();
-    resolved.user_simulator.template = user_template.clone();
-    resolved.policy.template = policy_template.clone();
-    for table in &mut resolved.judges {
-        if let Some(toml::Value::String(template)) = table.get_mut("template") {
-            if !Path::new(template.as_str()).is_absolute() {
-                *template = resolve(Path::new(template.as_str())).display().to_string();
-            }
-        }
-    }
-    let snapshot = toml::to_string(&resolved).map_err(|e| {
-        vec![Problem::in_file(
-            path,
-            format!("cannot write the config snapshot: {e}"),
-        )]
-    })?;
-    Ok(Job {
-        judges: resolved.judges,
-        circuit_breaker: CircuitBreakerConfig {
-            window: breaker.window,
-            max_error_rate: breaker.max_error_rate,
-        },
-        lease: Duration::from_secs_f64(file.lease_secs),
-        mock: MockConfig {
-            latency: Duration::from_millis(file.mock.latency_ms),
-            latency_jitter: Duration::from_millis(file.mock.latency_jitter_ms),
-            fault_rate: file.mock.fault_rate,
-            faults,
-        },
-        name: file.name,
-        source: path.to_path_buf(),
-        snapshot,
-        seed: file.seed,
-        database: file.database,
-        concurrency: file.concurrency,
-        max_turns: file.max_turns,
-        endpoints,
-        policy_endpoint: file.roles.policy,
-        user_endpoint: file.roles.user,
-        user_simulator: UserSimulatorConfig {
-            template: user_template,
-            opens: file.user_simulator.opens,
-            greeting: file.user_simulator.greeting,
-        },
-        policy: PolicyConfig {
-            template: policy_template,
-            max_steps_per_turn: file.policy.max_steps_per_turn,
-        },
-        environment: file.environment.name,
-        dataset: DatasetConfig {
-            scenarios,
-            personas,
-            samples_per_scenario: file.dataset.samples_per_scenario,
-            personas_per_scenario: file.dataset.personas_per_scenario,
-        },
-    })
-}
-
-fn parse(path: &Path, text: &str) -> Result<JobFile, Vec<Problem>> {
-    toml::from_str::<JobFile>(text).map_err(|e| {
-        let location = e.span().map(|span| {
-            let (line, col) = line_col(text, span.start);
-            format!("line {line}, column {col}")
-        });
-        vec![Problem::new(path, location, e.message().trim().to_string())]
-    })
-}
-
-/// Check one `[endpoints.NAME]` table, pushing its problems; the endpoint when it has none.
-/// Judges files define endpoints too, so this is shared.
-pub fn check_endpoint(
-    path: &Path,
-    name: &str,
-    e: &EndpointFile,
-    problems: &mut Vec<Problem>,
-) -> Option<EndpointConfig> {
-    let field = |f: &str| format!("endpoints.{name}.{f}");
-    let before = problems.len();
-    let target = match (&e.base_url, e.mock) {
-        (Some(_), true) => {
-            problems.push(Problem::at_field(
-                path,
-                &field("mock"),
-                "an endpoint is either a server (base_url) or the built-in mock (mock = true), not both",
-            ));
-            None
-        }
-        (None, false) => {
-            problems.push(Problem::at_field(
-                path,
-                &field("base_url"),
-                "is missing; set base_url = \"http://HOST:PORT/v1\" or mock = true for the built-in test double",
-            ));
-            None
-        }
-        (None, true) => Some(Target::Mock),
-        (Some(url), false) => {
-            if url.starts_with("http://") || url.starts_with("https://") {
-                Some(Target::Url(url.trim_end_matches('/').to_string()))
-            } else {
-                problems.push(Problem::at_field(
-                    path,
-                    &field("base_url"),
-                    format!("'{url}' is not an http(s) URL; e.g. http://127.0.0.1:8000/v1"),
-                ));
-                None
-            }
-        }
-    };
-    if e.model.trim().is_empty() {
-        problems.push(Problem::at_field(
-            path,
-            &field("model"),
-            "is empty; name the model the server serves",
-        ));
-    }
-    let api_key = match &e.api_key_env {
-        None => None,
-        Some(var) => match std::env::var(var) {
-            Ok(key) if !key.is_empty() => Some(key),
-            _ => {
-                problems.push(Problem::at_field(
-                    path,
-                    &field("api_key_env"),
-                    format!("environment variable {var} is not set (or empty); export it or remove api_key_env"),
-                ));
-                None
-            }
-        },
-    };
-    if let Some(t) = e.temperature {
-        if !(0.0..=2.0).contains(&t) {
-            problems.push(Problem::at_field(
-                path,
-                &field("temperature"),
-                format!("{t} is out of range; use 0.0 to 2.0"),
-            ));
-        }
-    }
-    if let Some(p) = e.top_p {
-        if !(0.0..=1.0).contains(&p) || p == 0.0 {
-            problems.push(Problem::at_field(
-                path,
-                &field("top_p"),
-                format!("{p} is out of range; use a value in (0, 1]"),
-            ));
-        }
-    }
-    if e.max_tokens == 0 {
-        problems.push(Problem::at_field(
-            path,
-            &field("max_tokens"),
-            "must be at least 1",
-        ));
-    }
-    if !(e.timeout_secs.is_finite() && e.timeout_secs > 0.0) {
-        problems.push(Problem::at_field(
-            path,
-            &field("timeout_secs"),
-            "must be a positive number of seconds",
-        ));
-    }
-    if e.requests_per_minute == Some(0) {
-        problems.push(Problem::at_field(
-            path,
-            &field("requests_per_minute"),
-            "must be at least 1 (or left out for no limit)",
-        ));
-    }
-    // llm::limiter lets one request take half of tokens_per_minute (so that no
-    // 60 s window goes over) and estimates a request at a token per byte of its
-    // body, plus 256 for the chat template, plus max_tokens.
-    let least_tpm = 2 * (u64::from(e.max_tokens) + 256);
-    let too_small = |tpm: &u32| u64::from(*tpm) < least_tpm;
-    if let Some(tpm) = e.tokens_per_minute.filter(too_small) {
-        problems.push(Problem::at_field(
-            path,
-            &field("tokens_per_minute"),
-            format!(
-                "{} leaves no room for a request: one request may take half of it, and even \
-                 an empty prompt is estimated at 256 tokens plus max_tokens ({}); use at least \
-                 {least_tpm} plus twice the prompt's bytes, or lower max_tokens",
-                tpm, e.max_tokens
-            ),
-        ));
-    }
-    let prices = match (e.input_price_per_million, e.output_price_per_million) {
-        (Some(input), Some(output)) if input >= 0.0 && output >= 0.0 => Some(Prices {
-            input_per_million: input,
-            output_per_million: output,
-        }),
-        (None, None) => None,
-        _ => {
-            problems.push(Problem::at_field(
-                path,
-                &field("input_price_per_million"),
-                "give both input_price_per_million and output_price_per_million (USD, ≥ 0), or neither",
-            ));
-            None
-        }
-    };
-    if e.max_in_flight == 0 {
-        problems.push(Problem::at_field(
-            path,
-            &field("max_in_flight"),
-            "must be at least 1",
-        ));
-    }
-    if problems.len() != before {
-        return None;
-    }
-    Some(EndpointConfig {
-        name: name.to_string(),
-        target: target?,
-        model: e.model.clone(),
-        api_key,
-        temperature: e.temperature,
-        top_p: e.top_p,
-        max_tokens: e.max_tokens,
-        timeout: Duration::from_secs_f64(e.timeout_secs),
-        max_in_flight: e.max_in_flight,
-        max_retries: e.max_retries,
-        http2: e.http2,
-        requests_per_minute: e.requests_per_minute,
-        tokens_per_minute: e.tokens_per_minute,
-        prices,
-    })
+    faults
 }
 
 #[cfg(test)]
@@ -516,6 +641,13 @@ scenarios = "s.jsonl"
 personas = "s.jsonl"
 "#;
 
+    fn locations(problems: &[Problem]) -> Vec<&str> {
+        problems
+            .iter()
+            .map(|p| p.location.as_deref().unwrap_or(""))
+            .collect()
+    }
+
     #[test]
     fn max_tokens_is_always_sent_because_llama_cpp_otherwise_fills_the_context() {
         let job = load_text(MINIMAL).unwrap();
@@ -535,6 +667,8 @@ personas = "s.jsonl"
         );
         let normalise = |mut j: Job| {
             j.source = PathBuf::new();
+            j.text = Arc::from("");
+            j.base = PathBuf::new();
             j
         };
         assert_eq!(normalise(again), normalise(job));
@@ -582,5 +716,76 @@ personas = "s.jsonl"
         assert!(message.contains("at least 2560"), "{message}");
         let enough = MINIMAL.replace("model = \"m\"", "model = \"m\"\ntokens_per_minute = 2560");
         assert!(load_text(&enough).is_ok());
+    }
+
+    #[test]
+    fn two_mistyped_keys_and_an_unknown_environment_are_reported_together() {
+        let bad = MINIMAL
+            .replace(
+                "name = \"t\"",
+                "name = \"t\"\nconcurency = 2\nmax_turnz = 3",
+            )
+            .replace("builtin:chat", "builtin:nowhere")
+            .replace("model = \"m\"", "model = \"m\"\nmax_tokenz = 5");
+        let problems = load_text(&bad).unwrap_err();
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(
+            messages[0].contains("`concurency`; did you mean `concurrency`"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("`max_turnz`"), "{messages:?}");
+        assert_eq!(
+            locations(&problems)[..2],
+            ["line 3, column 1", "line 4, column 1"]
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("`max_tokenz`")),
+            "{messages:?}"
+        );
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("'builtin:nowhere' is not known")),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_each_named() {
+        let bad = MINIMAL.replace(
+            "name = \"t\"",
+            "name = \"t\"\nconcurrency = 1000000\nlease_secs = 1e20\nmax_turns = 0\n\
+             [circuit_breaker]\nmax_error_rate = nan\nwindow = 0\n\
+             [mock]\nfault_rate = 2.0\nlatency_ms = 100000000\n\
+             [policy]\nmax_steps_per_turn = 0",
+        )
+        .replace("personas = \"s.jsonl\"", "personas = \"s.jsonl\"\nsamples_per_scenario = 4000000000\npersonas_per_scenario = 0");
+        let problems = load_text(&bad).unwrap_err();
+        assert_eq!(
+            locations(&problems),
+            [
+                "concurrency",
+                "max_turns",
+                "lease_secs",
+                "policy.max_steps_per_turn",
+                "dataset.samples_per_scenario",
+                "dataset.personas_per_scenario",
+                "circuit_breaker.window",
+                "circuit_breaker.max_error_rate",
+                "mock.latency_ms",
+                "mock.fault_rate",
+            ],
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn missing_tables_are_each_named_with_an_example() {
+        let problems = load_text("name = \"t\"\n").unwrap_err();
+        assert_eq!(
+            locations(&problems),
+            ["endpoints", "roles", "environment", "dataset"]
+        );
     }
 }

@@ -1,13 +1,24 @@
 //! Job configuration: the TOML as written (`file`), the validated job (`job`),
 //! loading with every problem reported (`load`), and the `Problem` type.
 
+pub mod document;
+pub mod endpoint;
+pub mod environment;
 pub mod file;
 pub mod job;
 pub mod load;
+pub mod paths;
 pub mod problem;
+pub mod ranges;
+pub mod service;
 
 pub use job::{
-    CircuitBreakerConfig, EndpointConfig, Job, MockConfig, MockFault, Opener, Prices, Target,
+    CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job, MockConfig,
+    MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
 };
 pub use load::load;
 pub use problem::Problem;
+pub use service::{Boundary, OperatorEndpoints, Trust};
+
+#[cfg(test)]
+mod snapshot_golden;

@@ -47,6 +47,22 @@ impl fmt::Display for Problem {
     }
 }
 
+impl Problem {
+    /// A TOML parse or type error in `text` (read from `file`), at its line and
+    /// column. The one conversion every TOML reader uses. An error about the
+    /// whole document (e.g. a missing top-level field) has no useful line.
+    pub fn from_toml_error(file: impl AsRef<Path>, text: &str, err: &toml::de::Error) -> Self {
+        let message = err.message().trim().to_string();
+        match err.span() {
+            Some(span) if !(span.start == 0 && span.end >= text.trim_end().len()) => {
+                let (line, col) = line_col(text, span.start);
+                Problem::new(file, Some(format!("line {line}, column {col}")), message)
+            }
+            _ => Problem::in_file(file, message),
+        }
+    }
+}
+
 /// 1-based line and column of a byte offset in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];

@@ -4,11 +4,23 @@
 //! makes a [`Session`] with fresh state for one conversation.
 
 pub mod builtin;
+pub mod nemo_gym;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::config::EnvironmentConfig;
 pub use crate::llm::message::{Message, ToolCall, ToolSpec};
 use crate::verify::{Criteria, Verification};
+
+/// Open the environment a job config names.
+pub fn open_environment(config: &EnvironmentConfig) -> Result<Arc<dyn Environment>, EnvError> {
+    match config {
+        EnvironmentConfig::Builtin(name) => builtin::open_builtin(name),
+        EnvironmentConfig::NemoGym(c) => Ok(Arc::new(nemo_gym::NemoGymEnvironment::new(c)?)),
+    }
+}
 
 /// What a session starts from: the item's seed and the scenario's initial-state
 /// overrides (domain-specific JSON, `null` when the scenario gives none).
@@ -51,6 +63,10 @@ pub enum EnvError {
     InitialState(String),
     #[error("verification failed to run: {0}")]
     Verification(String),
+    /// A remote environment failed (after the retries of transient failures):
+    /// the conversation fails as `env_error`, never scored.
+    #[error("resources server {url}: {message}")]
+    Remote { url: String, message: String },
 }
 
 /// Resource tools with per-conversation state.
@@ -67,11 +83,26 @@ pub trait Environment: Send + Sync {
 /// One environment instance for one conversation.
 #[async_trait]
 pub trait Session: Send {
-    async fn call(&mut self, call: &ToolCall) -> ToolOutput;
+    /// Run one tool call. Errors the policy caused (an unknown tool, bad
+    /// arguments) are outputs it sees; an `Err` is the environment failing,
+    /// which ends the conversation as `env_error`.
+    async fn call(&mut self, call: &ToolCall) -> Result<ToolOutput, EnvError>;
     /// Score the conversation: `messages` is the policy's view of the transcript.
     async fn verify(
         &mut self,
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError>;
+    /// Requests this session made to a remote environment, and the time spent
+    /// waiting for them (nothing for a built-in one, which answers in-process).
+    fn usage(&self) -> EnvUsage {
+        EnvUsage::default()
+    }
+}
+
+/// A session's requests to a remote environment and the time they took.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EnvUsage {
+    pub requests: u64,
+    pub wait: std::time::Duration,
 }

@@ -5,6 +5,7 @@
 
 pub mod dpo;
 pub mod judgments;
+pub mod nemo_gym;
 pub mod openai;
 
 use std::fmt;
@@ -20,12 +21,15 @@ pub use judgments::{newest_judgments, ok_verdict, CorruptJudgment, JudgmentIndex
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     OpenAi,
+    /// NeMo Gym rollouts (conversations of a `nemo_gym` environment).
+    NemoGym,
 }
 
 impl Format {
     pub fn parse(s: &str) -> Option<Format> {
         match s {
             "openai" => Some(Format::OpenAi),
+            "nemo_gym" | "nemo-gym" => Some(Format::NemoGym),
             _ => None,
         }
     }
@@ -347,6 +351,7 @@ impl<'a> Exporter<'a> {
             }
             let line = match self.format {
                 Format::OpenAi => openai::line(c)?,
+                Format::NemoGym => nemo_gym::line(c)?,
             };
             serde_json::to_writer(&mut out, &line).map_err(std::io::Error::from)?;
             out.push(b'\n');

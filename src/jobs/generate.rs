@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::config::Job;
+use crate::config::{Job, UserMode};
 use crate::llm::ChatModel;
 use crate::persona::knobs;
 use crate::prompt::{user_simulator_context, USER_SIMULATOR};
@@ -94,6 +94,7 @@ impl ItemRunner for Generation {
             opener: self.job.user_simulator.opens,
             greeting: &self.job.user_simulator.greeting,
             max_turns: self.job.max_turns,
+            simulated_user: self.job.user_simulator.mode == UserMode::Llm,
         };
         let started_at = store::now_ms();
         let episode = match run_episode(&spec, &self.policy, &user, p.environment.as_ref()).await {
@@ -114,16 +115,23 @@ impl ItemRunner for Generation {
             policy_model: self.policy.model_name().to_string(),
             user_model: user.model_name().to_string(),
             termination: episode.termination.as_str().to_string(),
-            reward: episode.verification.as_ref().map(|v| v.reward),
+            reward: episode
+                .verification
+                .as_ref()
+                .and_then(|v| v.stored_reward()),
             reward_breakdown: episode
                 .verification
                 .as_ref()
-                .map_or(serde_json::Value::Null, |v| json!(v.components)),
-            metadata: json!({
-                "persona_knobs": persona_knobs,
-                "environment": p.environment.name(),
-            }),
-            tools: Arc::clone(&self.tools_json),
+                .map_or(serde_json::Value::Null, |v| v.breakdown()),
+            metadata: conversation_metadata(
+                persona_knobs,
+                p.environment.name(),
+                episode.verification.as_ref(),
+            ),
+            tools: match &scenario.tools {
+                Some(tools) => Arc::new(json!(tools.as_ref())),
+                None => Arc::clone(&self.tools_json),
+            },
             usage: usage_rows(&episode),
             started_at,
             finished_at: store::now_ms(),
@@ -131,6 +139,27 @@ impl ItemRunner for Generation {
         };
         Outcome::Conversation(Box::new(conversation))
     }
+}
+
+/// What a conversation keeps besides its messages: the persona's knobs, the
+/// environment, and the verifier's own record of what it scored (NeMo Gym:
+/// the rollout as sent to `/verify` and its reply), for exports in its format.
+fn conversation_metadata(
+    persona_knobs: std::collections::BTreeMap<String, String>,
+    environment: &str,
+    verification: Option<&crate::verify::Verification>,
+) -> serde_json::Value {
+    let mut metadata = json!({
+        "persona_knobs": persona_knobs,
+        "environment": environment,
+    });
+    if let (Some(record), Some(map)) = (
+        verification.and_then(|v| v.record.as_ref()),
+        metadata.as_object_mut(),
+    ) {
+        map.insert(crate::export::nemo_gym::RECORD_KEY.into(), record.clone());
+    }
+    metadata
 }
 
 fn usage_rows(episode: &Episode) -> Vec<UsageRow> {

@@ -21,7 +21,7 @@ use crate::judge::{
 use crate::judge::{Judge, JudgeOutcome};
 use crate::llm::{ChatModel, Usage};
 use crate::mock_llm::MockServer;
-use crate::persona::load::{load_personas, load_scenarios};
+use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
 use crate::store::{
     self, ItemRow, JobRow, JobStatus, JudgeCallRow, NewItem, NewJob, NewJudgeCall, NewJudgment,
@@ -182,14 +182,15 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
-    let scenarios = load_scenarios(&source.dataset.scenarios).unwrap_or_else(|p| {
-        tracing::warn!(
-            "the judged job's scenarios cannot be read now ({} problems); judging without them",
-            p.len()
-        );
-        Vec::new()
-    });
-    let personas = load_personas(&source.dataset.personas).unwrap_or_default();
+    let scenarios =
+        load_job_scenarios(&source.dataset, source.user_simulator.mode).unwrap_or_else(|p| {
+            tracing::warn!(
+                "the judged job's scenarios cannot be read now ({} problems); judging without them",
+                p.len()
+            );
+            Vec::new()
+        });
+    let personas = load_job_personas(&source.dataset).unwrap_or_default();
     Ok(Loaded {
         judges,
         endpoints,

@@ -28,6 +28,23 @@ fn expected_length(scenario: &Scenario) -> usize {
     scenario.evaluation.actions.len()
 }
 
+/// How many items [`plan_items`] makes (saturating): the job's size, checked
+/// against `config::ranges::MAX_ITEMS` before anything is planned or stored.
+pub fn item_count(
+    scenarios: usize,
+    personas: usize,
+    samples: u32,
+    personas_per_scenario: Option<u32>,
+) -> u64 {
+    let per_scenario = match personas_per_scenario {
+        Some(n) => (n as usize).min(personas),
+        None => personas,
+    };
+    (scenarios as u64)
+        .saturating_mul(per_scenario as u64)
+        .saturating_mul(u64::from(samples))
+}
+
 /// Every item of the job. With `personas_per_scenario = Some(n)`, each scenario is
 /// paired with `n` personas chosen by the job seed (a rotation, so every persona
 /// gets used about equally); otherwise with every persona.
@@ -93,6 +110,14 @@ pub fn plan_items(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_item_count_is_what_plan_items_makes_and_saturates() {
+        assert_eq!(item_count(3, 5, 2, Some(2)), 12);
+        assert_eq!(item_count(3, 5, 2, None), 30);
+        assert_eq!(item_count(3, 1, 2, Some(4)), 6);
+        assert_eq!(item_count(usize::MAX, usize::MAX, u32::MAX, None), u64::MAX);
+    }
     use std::collections::BTreeMap;
 
     fn persona(id: &str) -> Persona {

@@ -137,6 +137,7 @@ pub fn role_reports(summary: &JobSummary, job: Option<&Job>) -> Vec<RoleReport> 
     summary
         .usage
         .iter()
+        .filter(|usage| usage.role != crate::sim::episode::ENV_USAGE)
         .map(|usage| {
             let endpoint = job.and_then(|job| endpoint_of(job, &usage.role));
             let prices = job

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::{EndpointConfig, Job, MockConfig, Problem, Target};
-use crate::env::builtin::open_builtin;
+use crate::env::open_environment;
 use crate::env::{Environment, InitialState, ToolCall, ToolSpec};
 use crate::judge::{judges_of_job, unknown_endpoints, Judge};
 use crate::llm::{ChatModel, Endpoint};
 use crate::mock_llm::MockServer;
-use crate::persona::load::{load_personas, load_scenarios};
+use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
 use crate::prompt::{policy_context, shipped_templates, PromptRegistry, POLICY, USER_SIMULATOR};
 
@@ -56,20 +56,20 @@ fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
 /// Load and check everything; every problem found is reported, not just the first.
 pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let mut problems = Vec::new();
-    let scenarios = load_scenarios(&job.dataset.scenarios).unwrap_or_else(|p| {
+    let scenarios = load_job_scenarios(&job.dataset, job.user_simulator.mode).unwrap_or_else(|p| {
         problems.extend(p);
         Vec::new()
     });
-    let personas = load_personas(&job.dataset.personas).unwrap_or_else(|p| {
+    let personas = load_job_personas(&job.dataset).unwrap_or_else(|p| {
         problems.extend(p);
         Vec::new()
     });
-    let environment = match open_builtin(&job.environment) {
+    let environment = match open_environment(&job.environment) {
         Ok(env) => Some(env),
         Err(e) => {
             problems.push(Problem::at_field(
                 &job.source,
-                "environment.name",
+                job.environment.field(),
                 e.to_string(),
             ));
             None
@@ -87,6 +87,34 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             Vec::new()
         }
     };
+    problems.extend(crate::persona::scenario::unscored_problems(
+        &job.dataset.scenarios,
+        &scenarios,
+    ));
+    problems.extend(crate::judge::requirements::unmet_by_scenarios(
+        &job.source,
+        &judges,
+        &scenarios,
+    ));
+    let items = super::plan::item_count(
+        scenarios.len(),
+        personas.len(),
+        job.dataset.samples_per_scenario,
+        job.dataset.personas_per_scenario,
+    );
+    if items > crate::config::ranges::MAX_ITEMS {
+        problems.push(Problem::at_field(
+            &job.source,
+            "dataset.samples_per_scenario",
+            format!(
+                "the job would have {items} items ({} scenarios × their personas × \
+                 samples); a job holds at most {}: lower samples_per_scenario or \
+                 personas_per_scenario, or split the dataset",
+                scenarios.len(),
+                crate::config::ranges::MAX_ITEMS
+            ),
+        ));
+    }
     let templates = template_files(job);
     let prompts = match PromptRegistry::load(&templates) {
         Ok(registry) => {
@@ -117,7 +145,9 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
                 e.to_string(),
             )]
         })?;
-    let mut inputs: Vec<&Path> = vec![&job.dataset.scenarios, &job.dataset.personas];
+    let mut inputs: Vec<&Path> = vec![&job.dataset.scenarios];
+    inputs.extend(job.dataset.personas.as_deref());
+    inputs.extend(job.dataset.replay.as_deref());
     inputs.extend(templates.iter().map(|(_, p)| p.as_path()));
     let config_hash = config_hash(&job.snapshot, &inputs).map_err(|e| {
         vec![Problem::in_file(
@@ -161,7 +191,9 @@ async fn check_gold_actions(
         .iter()
         .map(|t| t.name.as_str())
         .collect();
-    for scenario in scenarios {
+    // A scenario with its own tools (a NeMo Gym row) is verified by its own
+    // resources server, which knows its gold calls better than usersim does.
+    for scenario in scenarios.iter().filter(|s| s.tools.is_none()) {
         let at = |i: usize| format!("scenario '{}', evaluation.actions[{i}]", scenario.id);
         let init = InitialState {
             seed: 0,
@@ -197,7 +229,13 @@ async fn check_gold_actions(
                 name: action.name.clone(),
                 arguments: action.arguments.to_string(),
             };
-            let output = session.call(&call).await;
+            let output = match session.call(&call).await {
+                Ok(output) => output,
+                Err(e) => {
+                    problems.push(Problem::at_field(file, &at(i), e.to_string()));
+                    continue;
+                }
+            };
             if output.is_error {
                 problems.push(Problem::at_field(
                     file,

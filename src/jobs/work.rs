@@ -187,6 +187,13 @@ pub async fn work(
         .await
 }
 
+/// Tasks spawned = min(concurrency, items left), at least one: a job of 3
+/// items with concurrency = 10,000 runs 3 tasks, not ten thousand.
+fn task_count(concurrency: usize, counts: &crate::store::ItemCounts) -> usize {
+    let left = usize::try_from(counts.pending + counts.leased).unwrap_or(0);
+    concurrency.min(left).max(1)
+}
+
 async fn work_job(
     store: Arc<dyn Store>,
     job_id: i64,
@@ -198,7 +205,7 @@ async fn work_job(
 ) -> Result<WorkEnd, StoreError> {
     let before = store.item_counts(job_id).await?;
     let progress = Progress::new(before.total() as u64, before.done as u64, options.quiet);
-    let concurrency = options.concurrency.max(1);
+    let concurrency = task_count(options.concurrency, &before);
     let (committer, committing) = Committer::start(store.clone(), owner.clone(), COMMIT_BATCH);
     let worker = Arc::new(Worker {
         store: store.clone(),
@@ -463,5 +470,24 @@ impl Worker {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_spawns_no_more_tasks_than_it_has_items_left() {
+        let counts = |pending, leased, done| crate::store::ItemCounts {
+            pending,
+            leased,
+            done,
+            failed: 0,
+        };
+        assert_eq!(task_count(10_000, &counts(3, 0, 0)), 3);
+        assert_eq!(task_count(10_000, &counts(2, 1, 500)), 3);
+        assert_eq!(task_count(4, &counts(300, 0, 0)), 4);
+        assert_eq!(task_count(16, &counts(0, 0, 9)), 1);
     }
 }

@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use tera::Context;
 
 use super::builtin::Builtin;
-use super::file::{JudgeFile, LabelValueFile};
+use super::file::{JudgeCommon, JudgeFile, LabelValueFile, ModeKeys};
 use super::verdict::Preference;
 use crate::config::problem::Problem;
+use crate::config::{ranges, Trust};
 use crate::prompt::{PromptError, PromptRegistry};
 
 /// What a judge judges and how its output reads.
@@ -197,80 +198,70 @@ impl Judge {
         endpoint: &str,
         builtin: Builtin,
     ) -> Result<Judge, Vec<Problem>> {
-        let file = JudgeFile {
-            name: name.to_string(),
-            endpoint: endpoint.to_string(),
-            builtin: Some(builtin),
-            ..JudgeFile::default()
-        };
-        Judge::from_file(&file, 0, Path::new(builtin.template_path()), Path::new("."))
+        let file = JudgeFile::builtin(name, endpoint, builtin);
+        Judge::from_file(
+            &file,
+            0,
+            Path::new(builtin.template_path()),
+            Path::new("."),
+            Trust::Local,
+        )
     }
 
     /// Validate the `index`-th judge of the config `path`; a relative template
-    /// path is relative to `base` (the config file's folder). Problems name the
-    /// field as `judges[INDEX].FIELD`.
+    /// path is relative to `base` (the config file's folder), and for a config
+    /// submitted to the service it must lie inside the data root. Problems
+    /// name the field as `judges[INDEX].FIELD`. Which keys a mode has is
+    /// settled when the table is read ([`JudgeFile`]); this checks values.
     pub fn from_file(
         file: &JudgeFile,
         index: usize,
         path: &Path,
         base: &Path,
+        trust: Trust<'_>,
     ) -> Result<Judge, Vec<Problem>> {
         let mut problems = FieldProblems {
             path,
             index,
             list: Vec::new(),
         };
-        let mut problem = |f: &str, message: String| problems.at(f, message);
+        let common = &file.common;
+        let mode = file.keys.mode();
 
-        let name = file.name.trim();
-        if name.is_empty() {
-            problem(
-                "name",
-                "is empty; name the judge, e.g. name = \"helpful\"".into(),
-            );
-        } else if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        {
-            problem(
-                "name",
-                format!(
-                    "'{name}' has characters other than letters, digits, `_`, `-` and `.`; \
-                     the name is written on the command line (e.g. --min-judge {name}=7), so \
-                     use e.g. \"helpful_v2\""
-                ),
-            );
-        }
-        if file.endpoint.trim().is_empty() {
-            problem(
-                "endpoint",
-                "is empty; name the endpoint the judge's calls go to, e.g. endpoint = \"judge\""
-                    .into(),
-            );
-        }
+        let name = common.name.trim();
+        let at = |f: &str| problems.field(f);
+        let named = common_problems(common, &at);
+        problems.list.extend(named.into_iter().map(|p| Problem {
+            file: path.to_path_buf(),
+            ..p
+        }));
 
         // The name templates are rendered by; an empty judge name is reported above.
         let template_name = if name.is_empty() { "judge" } else { name };
-        let mut mode = file.mode;
-        let mut template = None;
-        match (file.builtin, &file.template) {
-            (Some(_), Some(_)) => problem(
-                "template",
-                "a judge is either built in (builtin = ...) or a template file (template = \
-                 ...), not both; remove one"
-                    .into(),
-            ),
-            (None, None) => problem(
-                "template",
-                format!(
-                    "is missing; give template = \"judges/mine.tera\" (relative to this file) \
-                     with mode = ..., or builtin = one of {}",
-                    Builtin::names()
-                ),
-            ),
+        let template = match (common.builtin, &common.template) {
+            (Some(_), Some(_)) => {
+                problems.at(
+                    "template",
+                    "a judge is either built in (builtin = ...) or a template file (template = \
+                     ...), not both; remove one"
+                        .into(),
+                );
+                None
+            }
+            (None, None) => {
+                problems.at(
+                    "template",
+                    format!(
+                        "is missing; give template = \"judges/mine.tera\" (relative to this \
+                         file) with mode = ..., or builtin = one of {}",
+                        Builtin::names()
+                    ),
+                );
+                None
+            }
             (Some(builtin), None) => {
-                if let Some(m) = file.mode.filter(|m| *m != builtin.mode()) {
-                    problem(
+                if let Some(m) = common.mode.filter(|m| *m != builtin.mode()) {
+                    problems.at(
                         "mode",
                         format!(
                             "built-in judge '{builtin}' is {}, not {}; remove mode",
@@ -279,13 +270,21 @@ impl Judge {
                         ),
                     );
                 }
-                for (given, f) in [
-                    (file.labels.is_some(), "labels"),
-                    (file.regex.is_some(), "regex"),
-                    (file.range.is_some(), "range"),
-                ] {
+                let own_parser = file
+                    .keys
+                    .parser()
+                    .map(|p| [(p.labels.is_some(), "labels"), (p.regex.is_some(), "regex")]);
+                let own_range = match &file.keys {
+                    ModeKeys::Pointwise(_, p) => p.range.is_some(),
+                    _ => false,
+                };
+                for (given, f) in own_parser
+                    .into_iter()
+                    .flatten()
+                    .chain([(own_range, "range")])
+                {
                     if given {
-                        problem(
+                        problems.at(
                             f,
                             format!(
                                 "built-in judge '{builtin}' has its own template, parser and \
@@ -296,147 +295,93 @@ impl Judge {
                         );
                     }
                 }
-                mode = Some(builtin.mode());
                 match JudgeTemplate::new(
                     template_name,
                     PathBuf::from(builtin.template_path()),
                     builtin.template_text().to_string(),
                 ) {
-                    Ok(t) => template = Some(t),
-                    Err(more) => problems.list.extend(more),
-                }
-            }
-            (None, Some(relative)) => {
-                let resolved = if relative.is_absolute() {
-                    relative.clone()
-                } else {
-                    base.join(relative)
-                };
-                if mode.is_none() {
-                    problem(
-                        "mode",
-                        "is missing; a template judge says its mode: \"pointwise\", \
-                         \"pairwise\", \"equivalence\" or \"assertions\""
-                            .into(),
-                    );
-                }
-                match std::fs::read_to_string(&resolved) {
-                    Err(e) => problem(
-                        "template",
-                        format!(
-                            "cannot read {}: {e} (paths are relative to the config file's \
-                             folder {})",
-                            resolved.display(),
-                            base.display()
-                        ),
-                    ),
-                    Ok(text) => match JudgeTemplate::new(template_name, resolved, text) {
-                        Ok(t) => template = Some(t),
-                        Err(more) => problems.list.extend(more),
-                    },
-                }
-            }
-        }
-
-        let parser = mode.and_then(|mode| {
-            build_parser(
-                mode,
-                file.builtin,
-                file.labels.as_ref(),
-                file.regex.as_deref(),
-                &mut problems,
-            )
-        });
-        let mut problem = |f: &str, message: String| problems.at(f, message);
-
-        let range = match (mode, &parser) {
-            (Some(Mode::Pointwise), Some(parser)) => {
-                let label_scores: Vec<f64> = match parser {
-                    Parser::Labels(labels) => labels
-                        .iter()
-                        .filter_map(|l| match l.value {
-                            LabelValue::Score(s) => Some(s),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                match file.range {
-                    Some([low, high]) => {
-                        if !(low.is_finite() && high.is_finite() && low < high) {
-                            problem(
-                                "range",
-                                format!(
-                                    "[{low}, {high}] is not a range; give [low, high] with \
-                                     low < high, e.g. [1, 10]"
-                                ),
-                            );
-                        }
-                        let range = ScoreRange { low, high };
-                        for s in label_scores.iter().filter(|s| !range.contains(**s)) {
-                            problem(
-                                "labels",
-                                format!("a label is worth {s}, outside range {range}"),
-                            );
-                        }
-                        Some(range)
+                    Ok(t) => Some(t),
+                    Err(more) => {
+                        problems.list.extend(more);
+                        None
                     }
-                    None if !label_scores.is_empty() => Some(ScoreRange {
-                        low: label_scores.iter().copied().fold(f64::INFINITY, f64::min),
-                        high: label_scores
-                            .iter()
-                            .copied()
-                            .fold(f64::NEG_INFINITY, f64::max),
-                    }),
-                    None => Some(ScoreRange {
-                        low: 1.0,
-                        high: 10.0,
-                    }),
                 }
             }
-            (Some(m), _) => {
-                if file.range.is_some() {
-                    problem(
-                        "range",
-                        format!(
-                            "applies to pointwise judges only; a {} judge has no score range, \
-                             so remove it",
-                            m.as_str()
-                        ),
-                    );
+            (None, Some(written)) => {
+                let resolved = match trust {
+                    Trust::Local if written.is_absolute() => Some(written.clone()),
+                    Trust::Local => Some(base.join(written)),
+                    Trust::Submitted(boundary) => {
+                        match boundary.contain(path, &problems.field("template"), base, written) {
+                            Ok(resolved) => Some(resolved),
+                            Err(problem) => {
+                                problems.list.push(problem);
+                                None
+                            }
+                        }
+                    }
+                };
+                match resolved.map(|r| (std::fs::read_to_string(&r), r)) {
+                    None => None,
+                    Some((Err(e), resolved)) => {
+                        problems.at(
+                            "template",
+                            format!(
+                                "cannot read {}: {e} (paths are relative to the config file's \
+                                 folder {})",
+                                resolved.display(),
+                                base.display()
+                            ),
+                        );
+                        None
+                    }
+                    Some((Ok(text), resolved)) => {
+                        match JudgeTemplate::new(template_name, resolved, text) {
+                            Ok(t) => Some(t),
+                            Err(more) => {
+                                problems.list.extend(more);
+                                None
+                            }
+                        }
+                    }
                 }
-                None
             }
-            (None, _) => None,
         };
 
-        let swappable = matches!(mode, Some(Mode::Pairwise | Mode::Equivalence));
-        if file.swap_check.is_some() && mode.is_some() && !swappable {
-            problem(
-                "swap_check",
-                "applies to pairwise and equivalence judges only (they judge two answers in \
-                 both orders); remove it"
-                    .into(),
-            );
+        let parser = match file.keys.parser() {
+            None => Some(Parser::Assertions),
+            Some(keys) => build_parser(
+                mode,
+                common.builtin,
+                keys.labels.as_ref(),
+                keys.regex.as_deref(),
+                &mut problems,
+            ),
+        };
+
+        let range = match (&file.keys, &parser) {
+            (ModeKeys::Pointwise(_, keys), Some(parser)) => {
+                Some(score_range(keys.range, parser, &mut problems))
+            }
+            _ => None,
+        };
+        let (swap_check, on_inconsistent) = match &file.keys {
+            ModeKeys::Pairwise(_, keys) => (
+                keys.swap_check.unwrap_or(true),
+                keys.on_inconsistent.unwrap_or(OnInconsistent::Tie),
+            ),
+            ModeKeys::Equivalence(_, keys) => {
+                (keys.swap_check.unwrap_or(true), OnInconsistent::Tie)
+            }
+            ModeKeys::Pointwise(..) | ModeKeys::Assertions => (false, OnInconsistent::Tie),
+        };
+        let samples = common.samples.unwrap_or(1);
+        if let Some(message) = ranges::JUDGE_SAMPLES.check(u64::from(samples)) {
+            problems.at("samples", format!("{message} calls per order, e.g. 3"));
         }
-        if file.on_inconsistent.is_some() && mode.is_some() && mode != Some(Mode::Pairwise) {
-            problem(
-                "on_inconsistent",
-                "applies to pairwise judges only (an equivalence judge says equal only when \
-                 both orders say equal, as NeMo Gym does); remove it"
-                    .into(),
-            );
-        }
-        let samples = file.samples.unwrap_or(1);
-        if !(1..=100).contains(&samples) {
-            problem(
-                "samples",
-                format!("{samples} is out of range; use 1 to 100 calls per order, e.g. 3"),
-            );
-        }
-        let aggregate = match (file.aggregate, mode) {
-            (Some(Aggregate::Mean), Some(m)) if m != Mode::Pointwise => {
-                problem(
+        let aggregate = match (common.aggregate, mode) {
+            (Some(Aggregate::Mean), m) if m != Mode::Pointwise => {
+                problems.at(
                     "aggregate",
                     format!(
                         "\"mean\" averages scores, and a {} judge gives none; use \"majority\"",
@@ -446,26 +391,32 @@ impl Judge {
                 Aggregate::Majority
             }
             (Some(a), _) => a,
-            (None, Some(Mode::Pointwise)) => Aggregate::Mean,
+            (None, Mode::Pointwise) => Aggregate::Mean,
             (None, _) => Aggregate::Majority,
         };
-        if file.max_tokens == Some(0) {
-            problem("max_tokens", "must be at least 1".into());
+        if let Some(message) = common
+            .max_tokens
+            .and_then(|n| ranges::MAX_TOKENS.check(u64::from(n)))
+        {
+            problems.at("max_tokens", message);
         }
-        if let Some(t) = file.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
-            problem(
-                "temperature",
-                format!("{t} is out of range; use 0.0 to 2.0"),
-            );
+        if let Some(message) = common
+            .temperature
+            .and_then(|t| ranges::TEMPERATURE.check(f64::from(t)))
+        {
+            problems.at("temperature", message);
         }
-        let drop_flagged = file.drop_flagged.unwrap_or(false);
+        let drop_flagged = match &file.keys {
+            ModeKeys::Pointwise(_, keys) => keys.drop_flagged.unwrap_or(false),
+            _ => false,
+        };
         let pass_fail = range
             == Some(ScoreRange {
                 low: 0.0,
                 high: 1.0,
             });
-        if drop_flagged && mode.is_some() && !pass_fail {
-            problem(
+        if drop_flagged && !pass_fail && parser.is_some() {
+            problems.at(
                 "drop_flagged",
                 "applies to pass/fail judges (pointwise, range [0, 1], e.g. builtin = \
                  \"user_fidelity\"): a conversation is dropped when the judge fails it"
@@ -476,21 +427,21 @@ impl Judge {
         if !problems.list.is_empty() {
             return Err(problems.list);
         }
-        match (mode, template, parser) {
-            (Some(mode), Some(template), Some(parser)) => Ok(Judge {
+        match (template, parser) {
+            (Some(template), Some(parser)) => Ok(Judge {
                 name: name.to_string(),
-                endpoint: file.endpoint.trim().to_string(),
-                builtin: file.builtin,
+                endpoint: common.endpoint.trim().to_string(),
+                builtin: common.builtin,
                 template,
                 mode,
                 parser,
                 range,
-                swap_check: swappable && file.swap_check.unwrap_or(true),
-                on_inconsistent: file.on_inconsistent.unwrap_or(OnInconsistent::Tie),
+                swap_check,
+                on_inconsistent,
                 samples,
                 aggregate,
-                max_tokens: file.max_tokens,
-                temperature: file.temperature,
+                max_tokens: common.max_tokens,
+                temperature: common.temperature,
                 drop_flagged,
             }),
             // Each of these being absent pushed a problem above.
@@ -507,6 +458,92 @@ impl Judge {
     /// A failed or unparseable judgment never drops anything.
     pub fn drops(&self, outcome: &super::run::JudgeOutcome) -> bool {
         self.drop_flagged && outcome.flagged()
+    }
+}
+
+/// Problems of the name and endpoint every judge has, at the fields `at` names.
+pub(super) fn common_problems(common: &JudgeCommon, at: &dyn Fn(&str) -> String) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let name = common.name.trim();
+    if name.is_empty() {
+        problems.push(Problem::at_field(
+            "",
+            &at("name"),
+            "is empty; name the judge, e.g. name = \"helpful\"",
+        ));
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        problems.push(Problem::at_field(
+            "",
+            &at("name"),
+            format!(
+                "'{name}' has characters other than letters, digits, `_`, `-` and `.`; \
+                 the name is written on the command line (e.g. --min-judge {name}=7), so \
+                 use e.g. \"helpful_v2\""
+            ),
+        ));
+    }
+    if common.endpoint.trim().is_empty() {
+        problems.push(Problem::at_field(
+            "",
+            &at("endpoint"),
+            "is empty; name the endpoint the judge's calls go to, e.g. endpoint = \"judge\"",
+        ));
+    }
+    problems
+}
+
+/// A pointwise judge's score range: as written (checked, and holding every
+/// label's score), else the span of its labels' scores, else 1 to 10.
+fn score_range(
+    written: Option<[f64; 2]>,
+    parser: &Parser,
+    problems: &mut FieldProblems<'_>,
+) -> ScoreRange {
+    let label_scores: Vec<f64> = match parser {
+        Parser::Labels(labels) => labels
+            .iter()
+            .filter_map(|l| match l.value {
+                LabelValue::Score(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    match written {
+        Some([low, high]) => {
+            if !(ranges::SCORE.contains(low) && ranges::SCORE.contains(high) && low < high) {
+                problems.at(
+                    "range",
+                    format!(
+                        "[{low}, {high}] is not a range; give [low, high] with low < high, \
+                         each from {}, e.g. [1, 10]",
+                        ranges::SCORE
+                    ),
+                );
+            }
+            let range = ScoreRange { low, high };
+            for s in label_scores.iter().filter(|s| !range.contains(**s)) {
+                problems.at(
+                    "labels",
+                    format!("a label is worth {s}, outside range {range}"),
+                );
+            }
+            range
+        }
+        None if !label_scores.is_empty() => ScoreRange {
+            low: label_scores.iter().copied().fold(f64::INFINITY, f64::min),
+            high: label_scores
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max),
+        },
+        None => ScoreRange {
+            low: 1.0,
+            high: 10.0,
+        },
     }
 }
 
@@ -710,14 +747,31 @@ pub(crate) fn labels_map(labels: &[Label]) -> BTreeMap<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use toml::de::DeValue;
+
     use super::*;
+    use crate::config::document::{Node, Source};
+    use crate::judge::file::read_judge;
+
+    /// Read the table as the third judge of `judges.toml` and validate it.
+    fn judge_in(dir: &Path, text: &str) -> Result<Judge, Vec<Problem>> {
+        let source = Source::toml("judges.toml", text);
+        let table = source.parse().unwrap();
+        let node = Node::new(0..text.len(), DeValue::Table(table));
+        let mut problems = Vec::new();
+        match read_judge(&source, "judges[2]", node, &mut problems) {
+            Some(file) if problems.is_empty() => {
+                Judge::from_file(&file, 2, Path::new("judges.toml"), dir, Trust::Local)
+            }
+            _ => Err(problems),
+        }
+    }
 
     fn from_toml(toml_text: &str) -> Result<Judge, Vec<Problem>> {
         let dir = std::env::temp_dir().join(format!("usersim-judge-def-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("t.tera"), "Judge {{ conversation }}").unwrap();
-        let file: JudgeFile = toml::from_str(toml_text).unwrap();
-        Judge::from_file(&file, 2, Path::new("judges.toml"), &dir)
+        judge_in(&dir, toml_text)
     }
 
     fn locations(problems: &[Problem]) -> Vec<&str> {
@@ -771,26 +825,38 @@ temperature = 0.7"#,
 
     #[test]
     fn a_builtin_refuses_a_parser_of_its_own_and_says_to_copy_the_template() {
-        let problems = from_toml(
-            "name = \"h\"\nendpoint = \"e\"\nbuiltin = \"helpfulness\"\nrange = [0, 5]\nmode = \"pairwise\"",
-        )
-        .unwrap_err();
-        assert_eq!(locations(&problems), ["judges[2].mode", "judges[2].range"]);
-        assert!(problems[1]
+        let problems =
+            from_toml("name = \"h\"\nendpoint = \"e\"\nbuiltin = \"helpfulness\"\nrange = [0, 5]")
+                .unwrap_err();
+        assert_eq!(locations(&problems), ["judges[2].range"]);
+        assert!(problems[0]
             .message
             .contains("copy prompts/judges/helpfulness.tera"));
+        let problems = from_toml(
+            "name = \"h\"\nendpoint = \"e\"\nbuiltin = \"helpfulness\"\nmode = \"pointwise\"\nregex = '(x)'",
+        )
+        .unwrap_err();
+        assert_eq!(locations(&problems), ["judges[2].regex"]);
+        let problems = from_toml(
+            "name = \"h\"\nendpoint = \"e\"\nbuiltin = \"helpfulness\"\nmode = \"equivalence\"",
+        )
+        .unwrap_err();
+        assert_eq!(locations(&problems), ["judges[2].mode"]);
     }
 
     #[test]
     fn a_template_judge_needs_a_mode_and_a_readable_template() {
         let problems =
             from_toml("name = \"t\"\nendpoint = \"e\"\ntemplate = \"missing.tera\"").unwrap_err();
-        assert_eq!(
-            locations(&problems),
-            ["judges[2].mode", "judges[2].template"]
-        );
-        assert!(problems[1].message.contains("cannot read"));
+        assert_eq!(locations(&problems), ["judges[2].mode"]);
+        let problems = from_toml(
+            "name = \"t\"\nendpoint = \"e\"\ntemplate = \"missing.tera\"\nmode = \"pointwise\"",
+        )
+        .unwrap_err();
+        assert_eq!(locations(&problems), ["judges[2].template"]);
+        assert!(problems[0].message.contains("cannot read"));
         let problems = from_toml("name = \"t\"\nendpoint = \"e\"").unwrap_err();
+        assert_eq!(locations(&problems), ["judges[2].template"]);
         assert!(problems[0].message.contains("builtin = one of helpfulness"));
     }
 
@@ -798,11 +864,11 @@ temperature = 0.7"#,
     fn a_template_with_a_syntax_error_is_reported_in_the_template_file_at_its_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("bad.tera"), "line\n{{ conversation | }}\n").unwrap();
-        let file: JudgeFile = toml::from_str(
+        let problems = judge_in(
+            dir.path(),
             "name = \"t\"\nendpoint = \"e\"\ntemplate = \"bad.tera\"\nmode = \"pointwise\"",
         )
-        .unwrap();
-        let problems = Judge::from_file(&file, 0, Path::new("j.toml"), dir.path()).unwrap_err();
+        .unwrap_err();
         assert_eq!(problems[0].file, dir.path().join("bad.tera"));
         assert!(problems[0]
             .location
@@ -861,16 +927,14 @@ regex = 'Score: \d+'"#,
     }
 
     #[test]
-    fn options_that_do_not_apply_to_the_mode_are_problems() {
+    fn options_of_another_mode_cannot_be_written_and_each_is_named_at_its_line() {
         let problems = from_toml(
-            r#"name = "bad name"
+            r#"name = "t"
 endpoint = "e"
 template = "t.tera"
 mode = "assertions"
 swap_check = true
 on_inconsistent = "A"
-aggregate = "mean"
-samples = 0
 range = [10, 1]
 drop_flagged = true"#,
         )
@@ -878,13 +942,41 @@ drop_flagged = true"#,
         assert_eq!(
             locations(&problems),
             [
+                "line 8, column 1",
+                "line 6, column 1",
+                "line 7, column 1",
+                "line 5, column 1",
+            ]
+        );
+        assert!(problems
+            .iter()
+            .all(|p| p.message.contains("this judge is assertions")));
+        assert!(problems[3]
+            .message
+            .contains("applies to pairwise and equivalence judges only"));
+    }
+
+    #[test]
+    fn values_out_of_range_are_named_by_field() {
+        let problems = from_toml(
+            r#"name = "bad name"
+endpoint = "e"
+template = "t.tera"
+mode = "assertions"
+aggregate = "mean"
+samples = 0
+max_tokens = 0
+temperature = nan"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            locations(&problems),
+            [
                 "judges[2].name",
-                "judges[2].range",
-                "judges[2].swap_check",
-                "judges[2].on_inconsistent",
                 "judges[2].samples",
                 "judges[2].aggregate",
-                "judges[2].drop_flagged",
+                "judges[2].max_tokens",
+                "judges[2].temperature",
             ]
         );
         let problems = from_toml(

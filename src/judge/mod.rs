@@ -17,6 +17,7 @@ pub mod file;
 pub mod hash;
 pub mod parse;
 pub mod render;
+pub mod requirements;
 pub mod run;
 pub mod transcript;
 pub mod verdict;
@@ -25,8 +26,8 @@ pub use builtin::Builtin;
 pub use definition::{Aggregate, Judge, Mode, OnInconsistent, Parser, ScoreRange};
 pub use error::JudgeError;
 pub use file::{
-    judges_from_tables, judges_in_job_config, judges_of_job, load_judges_file, load_judges_text,
-    unknown_endpoints, JudgeFile, JudgeSet, JudgesFile,
+    judges_in_job_config, judges_of_job, load_judges_file, load_judges_text, load_judges_with,
+    unknown_endpoints, JudgeFile, JudgeSet,
 };
 pub use render::{resolved_persona, JudgeInputs, Other};
 pub use run::{run, JudgeCall, JudgeOutcome, JudgeRun, JudgeStatus};

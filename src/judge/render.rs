@@ -310,6 +310,7 @@ pub(crate) mod tests {
                 known_info: "Order #LL21743.".into(),
                 unknown_info: "The tracking number.".into(),
                 task_instructions: "Ask for the tracking number, then stop.".into(),
+                turns: Vec::new(),
             },
             initial_state: serde_json::Value::Null,
             evaluation: Criteria {
@@ -320,6 +321,8 @@ pub(crate) mod tests {
                 ],
                 ..Criteria::default()
             },
+            prelude: Vec::new(),
+            tools: None,
         }
     }
 

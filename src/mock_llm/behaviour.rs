@@ -25,6 +25,9 @@ pub struct Modifiers {
     pub nonstop: bool,
     /// Policy: never flawed (always replays the gold actions correctly).
     pub perfect: bool,
+    /// Policy: always flawed (replaying a dataset row: the last call left out,
+    /// or an unsure answer), so a verifier gives it 0.
+    pub wrong: bool,
     /// User: keeps talking after the stop token, as small real models do.
     pub stop_midtext: bool,
     /// Every response takes 2 s (slower than a tight client timeout).
@@ -73,6 +76,7 @@ impl Behaviour {
                 "empty" => m.empty = true,
                 "nonstop" => m.nonstop = true,
                 "perfect" => m.perfect = true,
+                "wrong" => m.wrong = true,
                 "stop-midtext" => m.stop_midtext = true,
                 "slow" => m.slow = true,
                 "biased" => m.biased = true,
@@ -80,7 +84,7 @@ impl Behaviour {
                 "garbled-once" => m.garbled_once = true,
                 other => {
                     return Err(format!(
-                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect, stop-midtext, slow, biased, garbled, garbled-once"
+                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect, wrong, stop-midtext, slow, biased, garbled, garbled-once"
                     ))
                 }
             }

@@ -16,6 +16,7 @@ pub mod faults;
 pub mod judge;
 mod listen;
 pub mod policy;
+pub mod replay;
 pub mod server;
 pub mod stats;
 pub mod user;

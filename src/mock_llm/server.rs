@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use super::behaviour::{Behaviour, MockRole, MODELS};
 use super::faults::{self, openai_error as error};
 use super::stats::{Arrival, MockStats};
-use super::{judge, policy, user};
+use super::{judge, policy, replay, user};
 use crate::config::{MockConfig, MockFault};
 use crate::llm::endpoint::SCENARIO_HEADER;
 use crate::llm::message::{Message, Role, ToolCall};
@@ -218,6 +218,13 @@ async fn chat_completions(
             .by_http_version
             .entry(format!("{version:?}"))
             .or_default() += 1;
+        let bearer = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .map_or("none", |v| v.to_str().unwrap_or("unreadable"));
+        *stats
+            .by_authorization
+            .entry(bearer.to_string())
+            .or_default() += 1;
         stats.record_request(&request.model, unix_second())
     };
     let Arrival {
@@ -285,8 +292,14 @@ async fn chat_completions(
         .collect();
     let reply = match behaviour.role {
         MockRole::Policy if m.empty => Message::assistant(""),
-        MockRole::Policy => policy::respond(scenario, seed, &messages, m),
-        MockRole::User => Message::assistant(user::respond(scenario, &messages, m)),
+        MockRole::Policy => match scenario.filter(|s| replay::plays(s)) {
+            Some(s) => replay::policy(s, seed, &messages, m),
+            None => policy::respond(scenario, seed, &messages, m),
+        },
+        MockRole::User => Message::assistant(match scenario.filter(|s| replay::plays(s)) {
+            Some(s) if !m.empty => replay::user(s, &messages),
+            _ => user::respond(scenario, &messages, m),
+        }),
         MockRole::Judge => {
             let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
             Message::assistant(judge::respond(&prompt.join("\n"), m, seen))

@@ -26,6 +26,10 @@ pub struct MockStats {
     /// Chat completion requests by HTTP version (`HTTP/1.1`, `HTTP/2.0`).
     #[serde(default)]
     pub by_http_version: BTreeMap<String, u64>,
+    /// Chat completion requests by their `Authorization` header (`none` when
+    /// absent): a test double's record of which key reached it.
+    #[serde(default)]
+    pub by_authorization: BTreeMap<String, u64>,
 }
 
 /// How a request was counted.

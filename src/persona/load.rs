@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use toml::de::{DeTable, DeValue};
 
+use crate::config::document::{Node, Source};
 use crate::config::problem::{line_col, Problem};
 use crate::verify::Component;
 
@@ -304,35 +305,33 @@ fn load_persona_toml(file: &Path, loaded: &mut Vec<Located<Persona>>, problems: 
         ));
         return;
     }
-    match toml::from_str::<Persona>(&text) {
-        Ok(persona) => {
-            for issue in persona_issues(&persona) {
-                problems.push(match toml_key_line(&text, &issue.field) {
-                    Some(line) => Problem::at_line(file, line, issue.message),
-                    None => Problem::at_field(file, &issue.field.join("."), issue.message),
-                });
-            }
-            let id_line = toml_key_line(&text, &["id".to_string()]);
-            loaded.push(Located {
-                item: persona,
-                file: file.to_path_buf(),
-                id_line,
-            });
+    // Every unknown key of the persona is reported, each at its line.
+    let source = Source::toml(file, &text);
+    let persona = match source.parse() {
+        Ok(table) => {
+            let node = Node::new(0..text.len(), DeValue::Table(table));
+            source.typed::<Persona>("", node, problems)
         }
-        Err(err) => problems.push(toml_problem(file, &text, &err)),
-    }
-}
-
-fn toml_problem(file: &Path, text: &str, err: &toml::de::Error) -> Problem {
-    let message = err.message().trim().to_string();
-    match err.span() {
-        // A missing field is reported against the whole document: no useful line.
-        Some(span) if !(span.start == 0 && span.end >= text.trim_end().len()) => {
-            let (line, col) = line_col(text, span.start);
-            Problem::new(file, Some(format!("line {line}, column {col}")), message)
+        Err(more) => {
+            problems.extend(more);
+            None
         }
-        _ => Problem::in_file(file, message),
+    };
+    let Some(persona) = persona else {
+        return;
+    };
+    for issue in persona_issues(&persona) {
+        problems.push(match toml_key_line(&text, &issue.field) {
+            Some(line) => Problem::at_line(file, line, issue.message),
+            None => Problem::at_field(file, &issue.field.join("."), issue.message),
+        });
     }
+    let id_line = toml_key_line(&text, &["id".to_string()]);
+    loaded.push(Located {
+        item: persona,
+        file: file.to_path_buf(),
+        id_line,
+    });
 }
 
 /// Line of the deepest key of `path` that exists in the TOML document.
@@ -506,7 +505,21 @@ normal = 1
         assert_eq!(problems[0].file, file);
         assert_eq!(problems[0].location.as_deref(), Some("line 4, column 1"));
         assert!(problems[0].message.contains("unknown field `agee`"));
-        assert!(problems[0].message.contains("expected one of"));
+        assert!(problems[0].message.contains("known here: "));
+        // A second one is reported in the same pass.
+        write(
+            dir.path(),
+            "p.toml",
+            &text.replace("traits = [", "speking_style = \"x\"\ntraits = ["),
+        );
+        let problems = load_personas(dir.path()).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[1]
+                .message
+                .contains("did you mean `speaking_style`"),
+            "{problems:?}"
+        );
     }
 
     #[test]

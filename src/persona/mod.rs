@@ -1,8 +1,10 @@
 //! Personas (who the simulated user is) and scenarios (what they want):
 //! types, loading with precise errors, and per-item sampling of persona knobs.
 
+pub mod dataset;
 pub mod knobs;
 pub mod load;
+pub mod nemo_gym;
 pub mod scenario;
 
 use std::collections::BTreeMap;

@@ -99,6 +99,7 @@ pub(crate) fn sample_scenario() -> UserScenario {
         task_instructions: "Ask for an exchange for the same lamp; accept a refund only \
                             if no exchange is possible."
             .into(),
+        turns: Vec::new(),
     }
 }
 

@@ -521,6 +521,7 @@ mod tests {
             task_instructions: "Ask to exchange it for the same kettle. If that is \
                                 impossible, accept a refund to the original card."
                 .into(),
+            turns: Vec::new(),
         }
     }
 }

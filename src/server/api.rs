@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::{self, Job, Problem};
+use crate::config::{self, Job, Problem, Trust};
 use crate::export::{self, dpo, ExportError, Exporter, Format};
 use crate::jobs;
 
@@ -43,7 +43,7 @@ struct CreateQuery {
     /// Start a new job even if one with this name or config exists.
     #[serde(default)]
     new_job: bool,
-    /// Folder (on the server, relative to its working directory) that
+    /// Folder (on the server, relative to its data root, and inside it) that
     /// relative paths in the config resolve against.
     base: Option<String>,
 }
@@ -59,22 +59,23 @@ fn job_from_body(
 ) -> Result<Job, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::Invalid(vec![Problem::in_file(BODY_LABEL, "is not UTF-8 text")]))?;
-    let base = state.base_dir.join(query.base.as_deref().unwrap_or("."));
-    let base = base.canonicalize().map_err(|e| {
+    let base = state.boundary.base(query.base.as_deref()).ok_or_else(|| {
         ApiError::Invalid(vec![Problem::at_field(
             BODY_LABEL,
             "?base",
-            format!("folder {} cannot be used: {e}", base.display()),
+            "must name a folder inside the service's data root, relative to it (no absolute \
+                 path, no `..` or symlink out of it)",
         )])
     })?;
+    let trust = Trust::Submitted(&state.boundary);
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/json"));
     let loaded = if is_json {
-        config::load::from_json(BODY_LABEL, text, &base)
+        config::load::from_json(BODY_LABEL, text, &base, trust)
     } else {
-        config::load::from_toml(BODY_LABEL, text, &base)
+        config::load::from_toml(BODY_LABEL, text, &base, trust)
     };
     let mut job = loaded.map_err(ApiError::Invalid)?;
     job.database = state.database.clone();

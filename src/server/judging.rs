@@ -3,7 +3,7 @@
 //! with the same library call and works it here like any job (events,
 //! cancel, resume). `GET /v1/judgments/{id}` is one judgment with its calls.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use axum::body::Bytes;
 use axum::extract::{Path as UrlPath, State};
@@ -13,8 +13,11 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::Problem;
-use crate::jobs::judging::{job_name, submit_judging, JudgesSource, JudgingSpec, JudgingTarget};
+use crate::config::{Problem, Trust};
+use crate::jobs::judging::{
+    job_name, submit_judging, JudgesSource, JudgingSpec, JudgingTarget, INLINE_JUDGES,
+};
+use crate::judge::load_judges_with;
 
 use super::views::{self, JudgmentView};
 use super::{api, ApiError, AppState};
@@ -130,7 +133,21 @@ async fn create_judging_job(
 ) -> Result<Response, ApiError> {
     let request: JudgingRequest = serde_json::from_slice(&body)
         .map_err(|e| ApiError::Invalid(vec![Problem::in_file(BODY_LABEL, e.to_string())]))?;
-    let spec = spec_of(&request, &state.base_dir)?;
+    let mut spec = spec_of(&request, state.boundary.data_root())?;
+    if let JudgesSource::Inline { toml, base } = &mut spec.judges {
+        // Checked as the submitter's (paths inside the data root, no keys but
+        // the operator's), and kept resolved, so that the job, when it runs,
+        // reads exactly what was checked.
+        let set = load_judges_with(
+            Path::new(INLINE_JUDGES),
+            toml,
+            base,
+            Trust::Submitted(&state.boundary),
+        )
+        .map_err(ApiError::Invalid)?;
+        *toml = set.resolved;
+        *base = PathBuf::from("/");
+    }
     let mut missing = Vec::new();
     for (field, id) in named_jobs(&spec) {
         if state.store.get_job(id).await?.is_none() {

@@ -26,6 +26,7 @@ use axum::routing::get;
 use axum::Router;
 use tower_http::timeout::TimeoutLayer;
 
+use crate::config::{Boundary, OperatorEndpoints};
 use crate::store::Store;
 
 pub use error::ApiError;
@@ -46,8 +47,9 @@ pub struct AppState {
     pub database: String,
     /// Required as `Authorization: Bearer TOKEN` when set.
     pub token: Option<String>,
-    /// Where relative paths in a submitted config resolve (the working directory).
-    pub base_dir: PathBuf,
+    /// What a submitted config may reach: files under the data root (where
+    /// its relative paths resolve), keys only through operator endpoints.
+    pub boundary: Arc<Boundary>,
     pub runs: Runs,
     /// How often `/v1/jobs/{id}/events` reports progress.
     pub event_interval: Duration,
@@ -59,11 +61,18 @@ impl AppState {
             store,
             database: database.to_string(),
             token: token.filter(|t| !t.is_empty()),
-            base_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            boundary: Arc::new(working_directory_boundary()),
             runs: Runs::default(),
             event_interval: Duration::from_secs(1),
         }
     }
+}
+
+/// The default boundary: the working directory as the data root, no operator
+/// endpoints.
+fn working_directory_boundary() -> Boundary {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    Boundary::new(cwd, OperatorEndpoints::default())
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::config::Opener;
 use crate::env::{EnvError, Environment, InitialState};
-use crate::llm::message::Message;
+use crate::llm::message::{Message, Role};
 use crate::llm::{LlmError, Usage};
 use crate::persona::Scenario;
 use crate::verify::Verification;
@@ -24,8 +24,15 @@ pub struct EpisodeSpec<'a> {
     pub policy_prompt: Arc<str>,
     pub opener: Opener,
     pub greeting: &'a str,
+    /// Turns of the simulated user before the conversation ends with `max_turns`.
     pub max_turns: u32,
+    /// Whether a simulated user takes part. Without one the scenario's prelude
+    /// is the whole request and the conversation ends when the policy answers.
+    pub simulated_user: bool,
 }
+
+/// The usage entry of a remote environment's requests (not a model role).
+pub const ENV_USAGE: &str = "env";
 
 /// Model calls, tokens and time spent by one role.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -51,7 +58,8 @@ pub struct Episode {
     pub termination: Termination,
     /// `None` when the termination says nothing about the policy (e.g. `user_error`).
     pub verification: Option<Verification>,
-    /// Usage by role name (`policy`, `user`).
+    /// Usage by role name (`policy`, `user`, and `env`: requests to a remote
+    /// environment and the time spent waiting for them).
     pub usage: BTreeMap<&'static str, RoleUsage>,
 }
 
@@ -90,60 +98,81 @@ pub async fn run_episode(
     };
     let mut session = env.open(&init).await?;
     let mut transcript = Transcript::default();
-    transcript.push(Message::system(spec.policy_prompt.clone()), Author::System);
-    if spec.opener == Opener::Agent {
-        transcript.push(Message::assistant(spec.greeting), Author::System);
+    let prelude = &spec.scenario.prelude;
+    if prelude.is_empty() {
+        transcript.push(Message::system(spec.policy_prompt.clone()), Author::System);
+        if spec.opener == Opener::Agent {
+            transcript.push(Message::assistant(spec.greeting), Author::System);
+        }
+    } else {
+        // The dataset's own opening: its prompt and the user's words so far.
+        for message in prelude {
+            transcript.push(message.clone(), Author::System);
+        }
     }
+    let given_user_turns = transcript.user_turns();
+    // After a prelude that ends with the user's words (or a tool's), the policy speaks.
+    let mut policy_next = prelude
+        .last()
+        .is_some_and(|m| matches!(m.role, Role::User | Role::Tool));
     let mut usage: BTreeMap<&'static str, RoleUsage> = BTreeMap::new();
 
     let termination = loop {
-        if transcript.user_turns() >= spec.max_turns as usize {
-            break Termination::MaxTurns;
-        }
-        let turn = user
-            .next(&transcript, spec.seed, scenario_id)
-            .await
-            .map_err(|error| EpisodeError::Model {
-                role: "user",
-                error,
-            })?;
-        let reply = match turn {
-            UserTurn::Empty {
-                usage: u,
-                latency_ms,
-            } => {
-                usage.entry("user").or_default().add(2, u, latency_ms);
-                break Termination::UserError;
+        if !policy_next {
+            if !spec.simulated_user {
+                break Termination::PolicyAnswered;
             }
-            UserTurn::Reply(reply) => reply,
-        };
-        usage
-            .entry("user")
-            .or_default()
-            .add(1, reply.usage, reply.latency_ms);
-        if !reply.text.is_empty() {
-            transcript.push_generated(
-                Message::user(reply.text.clone()),
-                Author::User,
-                reply.usage,
-                reply.latency_ms,
-            );
+            if transcript.user_turns() - given_user_turns >= spec.max_turns as usize {
+                break Termination::MaxTurns;
+            }
+            let turn = user
+                .next(&transcript, spec.seed, scenario_id)
+                .await
+                .map_err(|error| EpisodeError::Model {
+                    role: "user",
+                    error,
+                })?;
+            let reply = match turn {
+                UserTurn::Empty {
+                    usage: u,
+                    latency_ms,
+                } => {
+                    usage.entry("user").or_default().add(2, u, latency_ms);
+                    break Termination::UserError;
+                }
+                UserTurn::Reply(reply) => reply,
+            };
+            usage
+                .entry("user")
+                .or_default()
+                .add(1, reply.usage, reply.latency_ms);
+            if !reply.text.is_empty() {
+                transcript.push_generated(
+                    Message::user(reply.text.clone()),
+                    Author::User,
+                    reply.usage,
+                    reply.latency_ms,
+                );
+            }
+            match reply.signal {
+                Some(Signal::Stop) => break Termination::UserStop,
+                Some(Signal::Transfer) => break Termination::UserTransfer,
+                Some(Signal::OutOfScope) => break Termination::UserOutOfScope,
+                None => {}
+            }
         }
-        match reply.signal {
-            Some(Signal::Stop) => break Termination::UserStop,
-            Some(Signal::Transfer) => break Termination::UserTransfer,
-            Some(Signal::OutOfScope) => break Termination::UserOutOfScope,
-            None => {}
-        }
+        policy_next = false;
 
         let before = transcript.messages.len();
         let end = policy
-            .turn(&mut transcript, session.as_mut(), spec.seed, scenario_id)
-            .await
-            .map_err(|error| EpisodeError::Model {
-                role: "policy",
-                error,
-            })?;
+            .turn(
+                &mut transcript,
+                session.as_mut(),
+                spec.scenario.tools.as_ref(),
+                spec.seed,
+                scenario_id,
+            )
+            .await?;
         let policy_usage = usage.entry("policy").or_default();
         for r in &transcript.messages[before..] {
             if let (Some(u), Some(ms)) = (r.usage, r.latency_ms) {
@@ -157,7 +186,9 @@ pub async fn run_episode(
         }
     };
 
-    let verification = if termination.is_scored() {
+    // `reward_basis = "none"`: generated, not scored; no reward is stored.
+    let scored = !spec.scenario.evaluation.reward_basis.is_unscored();
+    let verification = if termination.is_scored() && scored {
         Some(
             session
                 .verify(&transcript.policy_view(), &spec.scenario.evaluation)
@@ -166,6 +197,14 @@ pub async fn run_episode(
     } else {
         None
     };
+    let env = session.usage();
+    if env.requests > 0 {
+        let wait_ms = u64::try_from(env.wait.as_millis()).unwrap_or(u64::MAX);
+        usage
+            .entry(ENV_USAGE)
+            .or_default()
+            .add(env.requests, Usage::default(), wait_ms);
+    }
     Ok(Episode {
         transcript,
         termination,

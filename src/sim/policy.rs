@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use crate::env::{Session, ToolSpec};
 use crate::llm::message::Message;
-use crate::llm::{ChatModel, ChatRequest, LlmError, Role};
+use crate::llm::{ChatModel, ChatRequest, Role};
 
+use super::episode::EpisodeError;
 use super::transcript::{Author, Transcript};
 
 /// How a policy turn ended.
@@ -39,26 +40,33 @@ impl PolicyAgent {
         self.model.model()
     }
 
-    /// Run one policy turn, appending its messages and tool results.
+    /// Run one policy turn, appending its messages and tool results. `tools`
+    /// are the scenario's own, when it brings them, instead of the job's.
     pub async fn turn(
         &self,
         transcript: &mut Transcript,
         session: &mut dyn Session,
+        tools: Option<&Arc<[ToolSpec]>>,
         seed: u64,
         scenario: &str,
-    ) -> Result<TurnEnd, LlmError> {
+    ) -> Result<TurnEnd, EpisodeError> {
+        let tools = tools.unwrap_or(&self.tools);
         for _ in 0..self.max_steps {
             let response = self
                 .model
                 .complete(ChatRequest {
                     role: Role::Policy,
                     messages: transcript.policy_view(),
-                    tools: self.tools.clone(),
+                    tools: tools.clone(),
                     seed: Some(seed),
                     scenario: Some(scenario.to_string()),
                     ..ChatRequest::default()
                 })
-                .await?;
+                .await
+                .map_err(|error| EpisodeError::Model {
+                    role: "policy",
+                    error,
+                })?;
             let calls = response.message.tool_calls.clone();
             let has_text = !response.message.content.trim().is_empty();
             transcript.push_generated(
@@ -76,7 +84,7 @@ impl PolicyAgent {
             }
             // Calls of one step run in order against the one session state.
             for call in &calls {
-                let output = session.call(call).await;
+                let output = session.call(call).await?;
                 transcript.push(
                     Message::tool_result(call.id.clone(), output.content),
                     Author::Env,

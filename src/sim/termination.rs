@@ -12,6 +12,9 @@ pub enum Termination {
     /// The scenario gave the user no way to continue (`###OUT-OF-SCOPE###`).
     UserOutOfScope,
     MaxTurns,
+    /// Without a simulated user: the policy answered the dataset's request
+    /// (a single-step conversation ends there).
+    PolicyAnswered,
     /// The policy used all its model calls in one turn without answering.
     MaxSteps,
     /// The policy produced neither text nor tool calls.
@@ -30,6 +33,7 @@ impl Termination {
             Termination::UserTransfer => "user_transfer",
             Termination::UserOutOfScope => "user_out_of_scope",
             Termination::MaxTurns => "max_turns",
+            Termination::PolicyAnswered => "policy_answered",
             Termination::MaxSteps => "max_steps",
             Termination::PolicyError => "policy_error",
             Termination::UserError => "user_error",
@@ -47,6 +51,7 @@ impl Termination {
             | Termination::UserTransfer
             | Termination::UserOutOfScope
             | Termination::MaxTurns
+            | Termination::PolicyAnswered
             | Termination::MaxSteps
             | Termination::PolicyError => true,
             Termination::UserError

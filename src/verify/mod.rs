@@ -50,8 +50,9 @@ pub struct Criteria {
     /// differences such as `$` and `,` in numbers.
     #[serde(default)]
     pub communicate: Vec<String>,
+    /// The components the reward is the product of, or `"none"`.
     #[serde(default)]
-    pub reward_basis: Vec<Component>,
+    pub reward_basis: RewardBasis,
     /// The answer the conversation should reach, for `equivalence` judges
     /// (compared with the assistant's final message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +62,108 @@ pub struct Criteria {
     /// before cancelling the order."
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nl_assertions: Vec<String>,
+    /// A final reply known to score (or recorded with its score), e.g. from a
+    /// NeMo Gym rollout; the mock policy replays it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_reply: Option<String>,
+}
+
+/// What a scenario's reward is made of: a list of components (the reward is
+/// their product), or `"none"` for unscored generation, which stores no
+/// reward at all. An empty list scores nothing, so a job refuses it
+/// (`usersim validate` says so) rather than counting it as a pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RewardBasis {
+    Components(Vec<Component>),
+    #[default]
+    Unset,
+    /// `"none"`: the conversations are generated, not scored.
+    Unscored,
+}
+
+impl RewardBasis {
+    pub const NONE: &'static str = "none";
+
+    /// The components named (none for `"none"`).
+    pub fn components(&self) -> &[Component] {
+        match self {
+            RewardBasis::Components(list) => list,
+            RewardBasis::Unset | RewardBasis::Unscored => &[],
+        }
+    }
+
+    /// `"none"`: no reward is stored.
+    pub fn is_unscored(&self) -> bool {
+        matches!(self, RewardBasis::Unscored)
+    }
+
+    /// No way to score: left out, or an empty list.
+    pub fn is_missing(&self) -> bool {
+        match self {
+            RewardBasis::Components(list) => list.is_empty(),
+            RewardBasis::Unset => true,
+            RewardBasis::Unscored => false,
+        }
+    }
+}
+
+impl std::ops::Deref for RewardBasis {
+    type Target = [Component];
+
+    fn deref(&self) -> &[Component] {
+        self.components()
+    }
+}
+
+impl From<Vec<Component>> for RewardBasis {
+    fn from(list: Vec<Component>) -> Self {
+        RewardBasis::Components(list)
+    }
+}
+
+impl PartialEq<Vec<Component>> for RewardBasis {
+    fn eq(&self, other: &Vec<Component>) -> bool {
+        matches!(self, RewardBasis::Components(list) if list == other)
+    }
+}
+
+impl Serialize for RewardBasis {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RewardBasis::Unscored => serializer.serialize_str(Self::NONE),
+            other => other.components().serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RewardBasis {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Basis;
+        impl<'de> serde::de::Visitor<'de> for Basis {
+            type Value = RewardBasis;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of reward components (\"db\", \"communicate\") or \"none\"")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RewardBasis, E> {
+                if v == RewardBasis::NONE {
+                    Ok(RewardBasis::Unscored)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> Result<RewardBasis, A::Error> {
+                Vec::<Component>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(RewardBasis::Components)
+            }
+        }
+        deserializer.deserialize_any(Basis)
+    }
 }
 
 /// One component's outcome.
@@ -75,6 +178,44 @@ pub struct ComponentScore {
 pub struct Verification {
     pub reward: f64,
     pub components: BTreeMap<Component, ComponentScore>,
+    /// Components an outside verifier reported under its own names (a NeMo
+    /// Gym `/verify` reply's numeric fields besides `reward`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reported: BTreeMap<String, f64>,
+    /// Why the conversation has no valid reward although verification ran
+    /// (e.g. the verifier masked the sample: its infrastructure failed). Such
+    /// a conversation is stored without a reward, never with 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscored: Option<String>,
+    /// What the verifier was sent and answered, kept with the conversation for
+    /// exports in the verifier's own format (NeMo Gym rollouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<serde_json::Value>,
+}
+
+impl Verification {
+    /// The reward to store: none when the verification says it is not valid.
+    pub fn stored_reward(&self) -> Option<f64> {
+        self.unscored.is_none().then_some(self.reward)
+    }
+
+    /// The breakdown to store: components, reported components, and why the
+    /// conversation is unscored.
+    pub fn breakdown(&self) -> serde_json::Value {
+        let mut value = serde_json::json!(self.components);
+        if let Some(map) = value.as_object_mut() {
+            for (name, score) in &self.reported {
+                map.insert(
+                    name.clone(),
+                    serde_json::json!({"score": score, "detail": "reported by the verifier"}),
+                );
+            }
+            if let Some(reason) = &self.unscored {
+                map.insert("unscored".into(), serde_json::json!(reason));
+            }
+        }
+        value
+    }
 }
 
 impl Verification {
@@ -86,7 +227,11 @@ impl Verification {
             .iter()
             .map(|c| components.get(c).map_or(0.0, |s| s.score))
             .product();
-        Verification { reward, components }
+        Verification {
+            reward,
+            components,
+            ..Verification::default()
+        }
     }
 }
 
@@ -114,6 +259,24 @@ mod tests {
             Verification::combine(&[Component::Db, Component::Communicate], parts).reward,
             0.0
         );
+    }
+
+    #[test]
+    fn reward_basis_is_a_list_or_none_and_reads_back_as_written() {
+        let none: Criteria = serde_json::from_str(r#"{"reward_basis": "none"}"#).unwrap();
+        assert!(none.reward_basis.is_unscored());
+        assert!(!none.reward_basis.is_missing());
+        assert_eq!(
+            serde_json::to_string(&none.reward_basis).unwrap(),
+            "\"none\""
+        );
+        let empty: Criteria = serde_json::from_str(r#"{"reward_basis": []}"#).unwrap();
+        assert!(empty.reward_basis.is_missing());
+        assert!(Criteria::default().reward_basis.is_missing());
+        let db: Criteria = serde_json::from_str(r#"{"reward_basis": ["db"]}"#).unwrap();
+        assert_eq!(db.reward_basis, vec![Component::Db]);
+        let wrong = serde_json::from_str::<Criteria>(r#"{"reward_basis": "all"}"#).unwrap_err();
+        assert!(wrong.to_string().contains("or \"none\""), "{wrong}");
     }
 
     #[test]

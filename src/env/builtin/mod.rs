@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::{EnvError, Environment};
 
-/// Names a job config may give as its environment.
-pub const BUILTIN_ENVIRONMENTS: &[&str] = &["builtin:retail", "builtin:chat"];
+/// Names a job config may give as its environment (config checks them).
+pub use crate::config::environment::BUILTIN_ENVIRONMENTS;
 
 /// Open a built-in environment by name, e.g. `builtin:retail`.
 pub fn open_builtin(name: &str) -> Result<Arc<dyn Environment>, EnvError> {

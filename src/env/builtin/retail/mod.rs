@@ -203,8 +203,8 @@ impl RetailSession {
 
 #[async_trait]
 impl Session for RetailSession {
-    async fn call(&mut self, call: &ToolCall) -> ToolOutput {
-        self.call_tool(call)
+    async fn call(&mut self, call: &ToolCall) -> Result<ToolOutput, EnvError> {
+        Ok(self.call_tool(call))
     }
 
     async fn verify(

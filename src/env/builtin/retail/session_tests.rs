@@ -66,7 +66,7 @@ fn cancel_criteria() -> Criteria {
             ),
         ],
         communicate: vec!["67.87".into()],
-        reward_basis: vec![Component::Db, Component::Communicate],
+        reward_basis: vec![Component::Db, Component::Communicate].into(),
         ..Criteria::default()
     }
 }
@@ -663,7 +663,7 @@ fn facts_not_said_fail_communicate_only_when_it_is_in_the_reward_basis() {
         s.verify_conversation(&silent, &criteria).unwrap().reward,
         0.0
     );
-    criteria.reward_basis = vec![Component::Db];
+    criteria.reward_basis = vec![Component::Db].into();
     let v = s.verify_conversation(&silent, &criteria).unwrap();
     assert_eq!(v.reward, 1.0);
     assert_eq!(v.components[&Component::Communicate].score, 0.0);
@@ -680,7 +680,7 @@ fn a_failing_gold_action_is_a_scenario_error_naming_its_index() {
             ),
         ],
         communicate: vec![],
-        reward_basis: vec![Component::Db],
+        reward_basis: vec![Component::Db].into(),
         ..Criteria::default()
     };
     let s = fresh();
@@ -712,7 +712,7 @@ fn verification_replays_gold_from_the_sessions_own_initial_state() {
             json!({"order_id": "#LL75385", "item_ids": ["997363"], "new_item_ids": ["540136"], "payment_method_id": "card_315879"}),
         )],
         communicate: vec![],
-        reward_basis: vec![Component::Db],
+        reward_basis: vec![Component::Db].into(),
         ..Criteria::default()
     };
     let mut s = env.open_session(&init).unwrap();
@@ -736,7 +736,8 @@ async fn the_environment_traits_open_call_and_verify() {
                 name: a.name.clone(),
                 arguments: a.arguments.to_string(),
             })
-            .await;
+            .await
+            .unwrap();
         assert!(!out.is_error, "{}", out.content);
     }
     let v = session

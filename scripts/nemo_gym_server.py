@@ -1,0 +1,102 @@
+"""Serve one NeMo Gym resources server on its own: no Ray, no head server.
+
+Started in the background by scripts/nemo-gym; not meant to be run by hand.
+
+    python nemo_gym_server.py NAME PORT [FIELD=VALUE ...]
+
+NAME is a folder of the installed `resources_servers` package (e.g. `mcqa`).
+The server's config is the `resources_servers.<NAME>` entry of its
+`configs/<NAME>.yaml`, with `name`, `host` and `port` set here and any
+FIELD=VALUE given on the command line (values are parsed as YAML, so
+`grading_mode=lenient_boxed` and `max_steps=3` both work). The app is built
+the way NeMo Gym's own `run_webserver` builds it (its exception middleware
+and validation handler included), then served with uvicorn on 127.0.0.1.
+"""
+
+import importlib
+import inspect
+import pathlib
+import sys
+
+import uvicorn
+import yaml
+from fastapi.exceptions import RequestValidationError
+from omegaconf import OmegaConf
+
+import resources_servers
+from nemo_gym.base_resources_server import SimpleResourcesServer
+from nemo_gym.config_types import BaseServerConfig
+from nemo_gym.server_utils import ServerClient, _validation_exception_handler
+
+
+def server_dir(name: str) -> pathlib.Path:
+    for root in resources_servers.__path__:
+        candidate = pathlib.Path(root) / name
+        if (candidate / "app.py").is_file():
+            return candidate
+    known = sorted(
+        p.name for root in resources_servers.__path__ for p in pathlib.Path(root).iterdir() if (p / "app.py").is_file()
+    )
+    raise SystemExit(f"no resources server named {name!r}; installed: {', '.join(known)}")
+
+
+def yaml_config(directory: pathlib.Path, name: str) -> dict:
+    """The server's own entry in its configs/*.yaml (first file that has one)."""
+    for path in sorted((directory / "configs").glob("*.yaml")):
+        document = yaml.safe_load(path.read_text()) or {}
+        for top in document.values():
+            if not isinstance(top, dict):
+                continue
+            entry = (top.get("resources_servers") or {}).get(name)
+            if isinstance(entry, dict):
+                return entry
+    return {"entrypoint": "app.py"}
+
+
+def server_class(module) -> type:
+    found = [
+        cls
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if issubclass(cls, SimpleResourcesServer) and cls.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise SystemExit(f"{module.__name__} defines {len(found)} resources server classes; expected exactly one")
+    return found[0]
+
+
+def main() -> None:
+    name, port = sys.argv[1], int(sys.argv[2])
+    overrides = {}
+    for arg in sys.argv[3:]:
+        field, _, value = arg.partition("=")
+        overrides[field] = yaml.safe_load(value)
+
+    directory = server_dir(name)
+    # Some servers import their siblings as top-level modules (`from utils import ...`),
+    # as they do when NeMo Gym starts them from their own folder.
+    sys.path.insert(0, str(directory))
+    module = importlib.import_module(f"resources_servers.{name}.app")
+    cls = server_class(module)
+    config_cls = cls.model_fields["config"].annotation
+
+    fields = {k: v for k, v in yaml_config(directory, name).items() if k in config_cls.model_fields}
+    fields.update(overrides)
+    fields.update(name=name, host="127.0.0.1", port=port)
+    fields.setdefault("entrypoint", "app.py")
+    config = config_cls.model_validate(fields)
+
+    client = ServerClient(
+        head_server_config=BaseServerConfig(host="127.0.0.1", port=0),
+        global_config_dict=OmegaConf.create({}),
+    )
+    server = cls(config=config, server_client=client)
+    app = server.setup_webserver()
+    server.setup_liveness(app)
+    server.setup_exception_middleware(app)
+    app.exception_handler(RequestValidationError)(_validation_exception_handler)
+    print(f"serving resources server {name} ({cls.__name__}) on 127.0.0.1:{port}", flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, access_log=False, timeout_graceful_shutdown=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,660 @@
+//! Model endpoints as written (`[endpoints.NAME]` of a job, a judges file or
+//! the service's operator endpoints file). An endpoint is one of three kinds,
+//! told apart by its keys, so that a mixture cannot be written:
+//! - a server: `base_url` (and optionally `api_key_env`, the variable holding its key);
+//! - the built-in mock model server (a test double): `mock = true`;
+//! - an operator endpoint of `usersim serve --endpoints`: `operator = "NAME"`,
+//!   which takes the operator's URL, model, key and limits, and may set only
+//!   `temperature` and `top_p`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::de::DeValue;
+
+use super::document::{child, fields_of, Node, Source};
+use super::job::{EndpointConfig, Prices, Target};
+use super::problem::Problem;
+use super::ranges;
+use super::service::{OperatorEndpoints, Trust};
+
+/// What a job's own endpoint (a server or the mock) may set besides its target.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EndpointSettings {
+    pub model: String,
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub top_p: Option<f32>,
+    /// Always sent: without it llama.cpp generates until the context is full
+    /// (seen: 4,092 tokens, 100 s, for one reply from a 135M model).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: f64,
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// Speak HTTP/2 to this endpoint: h2c with prior knowledge on `http://`,
+    /// h2 on `https://`. One connection then carries every call in flight.
+    #[serde(default)]
+    pub http2: bool,
+    /// Requests per minute this endpoint may receive (all roles using it together).
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Tokens per minute (prompt, estimated before the call, plus `max_tokens`).
+    #[serde(default)]
+    pub tokens_per_minute: Option<u32>,
+    /// USD per million prompt tokens; cost is reported as unknown without it.
+    #[serde(default)]
+    pub input_price_per_million: Option<f64>,
+    /// USD per million completion tokens.
+    #[serde(default)]
+    pub output_price_per_million: Option<f64>,
+}
+
+fn default_max_tokens() -> u32 {
+    1024
+}
+fn default_timeout_secs() -> f64 {
+    120.0
+}
+fn default_max_in_flight() -> usize {
+    64
+}
+fn default_max_retries() -> u32 {
+    4
+}
+
+/// The keys of a server endpoint besides its settings.
+#[derive(Debug, Deserialize)]
+struct ServerKeys {
+    /// OpenAI-compatible base URL, e.g. `http://127.0.0.1:8000/v1`.
+    base_url: String,
+    /// Written `false` in stored snapshots; `true` is the mock kind.
+    #[serde(default)]
+    #[allow(dead_code)]
+    mock: bool,
+    /// Name of the environment variable holding the API key.
+    #[serde(default)]
+    api_key_env: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MockKeys {
+    #[allow(dead_code)]
+    mock: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct OperatorKeys {
+    operator: String,
+    #[serde(default)]
+    temperature: Option<f32>,
+    #[serde(default)]
+    top_p: Option<f32>,
+}
+
+/// One endpoint as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EndpointFile {
+    Server {
+        base_url: String,
+        api_key_env: Option<String>,
+        settings: EndpointSettings,
+    },
+    Mock {
+        settings: EndpointSettings,
+    },
+    Operator {
+        operator: String,
+        temperature: Option<f32>,
+        top_p: Option<f32>,
+    },
+}
+
+/// An endpoint as stored in a job's snapshot: the shape every stored job has
+/// (its config hash covers this text), an operator endpoint resolved to the
+/// server it names.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointSnapshot {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    pub mock: bool,
+    pub model: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    pub max_tokens: u32,
+    pub timeout_secs: f64,
+    pub max_in_flight: usize,
+    pub max_retries: u32,
+    pub http2: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_minute: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_per_minute: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_price_per_million: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price_per_million: Option<f64>,
+}
+
+const SERVER_ONLY: &[&str] = &["base_url", "api_key_env"];
+
+/// Read `[endpoints.NAME]` (`node`, found at `field`): its kind from its keys,
+/// every key that does not belong to that kind reported at its line.
+pub fn read_endpoint<'t>(
+    source: &Source<'t>,
+    field: &str,
+    mut node: Node<'t>,
+    problems: &mut Vec<Problem>,
+) -> Option<EndpointFile> {
+    let DeValue::Table(table) = node.get_ref() else {
+        problems.push(source.at(
+            node.span(),
+            field,
+            "is not a table; write [endpoints.NAME] with base_url and model",
+        ));
+        return None;
+    };
+    let settings_keys = fields_of::<EndpointSettings>();
+    let before = problems.len();
+    if table.contains_key("operator") {
+        let known = fields_of::<OperatorKeys>();
+        source.drop_unknown_keys(
+            field,
+            &mut node,
+            known,
+            &|key| {
+                (settings_keys.contains(&key) || SERVER_ONLY.contains(&key) || key == "mock").then(
+                    || {
+                        format!(
+                            "`{key}` is the operator's: an endpoint with `operator` gets the \
+                             operator's URL, model, key and limits, and may set only \
+                             temperature and top_p; remove `{key}`"
+                        )
+                    },
+                )
+            },
+            problems,
+        );
+        let keys: OperatorKeys = source.deserialize(field, &node, problems)?;
+        return (problems.len() == before).then_some(EndpointFile::Operator {
+            operator: keys.operator,
+            temperature: keys.temperature,
+            top_p: keys.top_p,
+        });
+    }
+    let is_mock = table
+        .get("mock")
+        .is_some_and(|m| matches!(m.get_ref(), DeValue::Boolean(true)));
+    if is_mock {
+        let known: Vec<&str> = fields_of::<MockKeys>()
+            .iter()
+            .chain(settings_keys)
+            .copied()
+            .collect();
+        source.drop_unknown_keys(
+            field,
+            &mut node,
+            &known,
+            &|key| match key {
+                "base_url" => Some(
+                    "an endpoint is either a server (base_url) or the built-in mock \
+                     (mock = true), not both; remove one"
+                        .into(),
+                ),
+                "api_key_env" => {
+                    Some("the built-in mock takes no API key; remove api_key_env".into())
+                }
+                _ => None,
+            },
+            problems,
+        );
+        let settings = source.deserialize(field, &node, problems)?;
+        return (problems.len() == before).then_some(EndpointFile::Mock { settings });
+    }
+    if !table.contains_key("base_url") {
+        problems.push(Problem::at_field(
+            &source.file,
+            &child(field, "base_url"),
+            "is missing; set base_url = \"http://HOST:PORT/v1\", or mock = true for the \
+             built-in test double",
+        ));
+    }
+    let known: Vec<&str> = fields_of::<ServerKeys>()
+        .iter()
+        .chain(settings_keys)
+        .copied()
+        .collect();
+    source.drop_unknown_keys(field, &mut node, &known, &|_| None, problems);
+    if problems.len() != before {
+        return None;
+    }
+    let keys: ServerKeys = source.deserialize(field, &node, problems)?;
+    let settings = source.deserialize(field, &node, problems)?;
+    Some(EndpointFile::Server {
+        base_url: keys.base_url,
+        api_key_env: keys.api_key_env,
+        settings,
+    })
+}
+
+/// An `[endpoints]` table read, resolved and checked.
+#[derive(Debug, Default)]
+pub struct Endpoints {
+    /// Every name defined, usable or not (so roles naming a broken endpoint
+    /// are not also told it is undefined).
+    pub names: Vec<String>,
+    pub configs: BTreeMap<String, EndpointConfig>,
+    /// As stored: operator endpoints resolved.
+    pub snapshots: BTreeMap<String, EndpointSnapshot>,
+}
+
+/// Read every `[endpoints.NAME]` of `node`: each by its kind, an operator
+/// endpoint resolved (`operators` is `None` outside the service), each checked
+/// with `trust`, except that an operator's endpoint is the operator's own and
+/// reads its key from this process's environment.
+pub fn read_endpoints<'t>(
+    source: &Source<'t>,
+    node: Node<'t>,
+    trust: Trust<'_>,
+    problems: &mut Vec<Problem>,
+) -> Endpoints {
+    let path = source.file.as_path();
+    let operators = match trust {
+        Trust::Submitted(boundary) => Some(&boundary.operators),
+        Trust::Local => None,
+    };
+    let mut endpoints = Endpoints::default();
+    let DeValue::Table(table) = node.into_inner() else {
+        problems.push(Problem::at_field(
+            path,
+            "endpoints",
+            "is not a table; write [endpoints.NAME] tables",
+        ));
+        return endpoints;
+    };
+    for (name, node) in table {
+        let name = name.into_inner().into_owned();
+        endpoints.names.push(name.clone());
+        let field = child("endpoints", &name);
+        let Some(written) = read_endpoint(source, &field, node, problems) else {
+            continue;
+        };
+        let Some(resolved) = written.resolve(path, &field, operators, problems) else {
+            continue;
+        };
+        let endpoint_trust = if written == resolved {
+            trust
+        } else {
+            Trust::Local
+        };
+        if let Some(config) = check_endpoint(path, &name, &resolved, endpoint_trust, problems) {
+            endpoints.configs.insert(name.clone(), config);
+            if let Some(snapshot) = resolved.snapshot() {
+                endpoints.snapshots.insert(name, snapshot);
+            }
+        }
+    }
+    endpoints
+}
+
+impl EndpointFile {
+    /// The stored form; an operator endpoint is stored resolved, so `None`.
+    pub fn snapshot(&self) -> Option<EndpointSnapshot> {
+        let (base_url, api_key_env, s) = match self {
+            EndpointFile::Server {
+                base_url,
+                api_key_env,
+                settings,
+            } => (Some(base_url.clone()), api_key_env.clone(), settings),
+            EndpointFile::Mock { settings } => (None, None, settings),
+            EndpointFile::Operator { .. } => return None,
+        };
+        Some(EndpointSnapshot {
+            mock: base_url.is_none(),
+            base_url,
+            model: s.model.clone(),
+            api_key_env,
+            temperature: s.temperature,
+            top_p: s.top_p,
+            max_tokens: s.max_tokens,
+            timeout_secs: s.timeout_secs,
+            max_in_flight: s.max_in_flight,
+            max_retries: s.max_retries,
+            http2: s.http2,
+            requests_per_minute: s.requests_per_minute,
+            tokens_per_minute: s.tokens_per_minute,
+            input_price_per_million: s.input_price_per_million,
+            output_price_per_million: s.output_price_per_million,
+        })
+    }
+
+    /// This endpoint with an operator endpoint replaced by the operator's own
+    /// (with this endpoint's temperature and top_p, when given). Problems are
+    /// pushed for a name the operator does not offer, or when there is no operator.
+    pub fn resolve(
+        &self,
+        file: &Path,
+        field: &str,
+        operators: Option<&OperatorEndpoints>,
+        problems: &mut Vec<Problem>,
+    ) -> Option<EndpointFile> {
+        let EndpointFile::Operator {
+            operator,
+            temperature,
+            top_p,
+        } = self
+        else {
+            return Some(self.clone());
+        };
+        let Some(operators) = operators else {
+            problems.push(Problem::at_field(
+                file,
+                &child(field, "operator"),
+                format!(
+                    "names operator endpoint '{operator}', but operator endpoints exist only in \
+                     configs submitted to `usersim serve --endpoints FILE`; give base_url and \
+                     model (or mock = true) instead"
+                ),
+            ));
+            return None;
+        };
+        let Some(mut resolved) = operators.get(operator).cloned() else {
+            problems.push(Problem::at_field(
+                file,
+                &child(field, "operator"),
+                format!(
+                    "'{operator}' is not an operator endpoint of this server; it offers: {}",
+                    operators.names()
+                ),
+            ));
+            return None;
+        };
+        if let EndpointFile::Server { settings, .. } | EndpointFile::Mock { settings } =
+            &mut resolved
+        {
+            settings.temperature = temperature.or(settings.temperature);
+            settings.top_p = top_p.or(settings.top_p);
+        }
+        Some(resolved)
+    }
+}
+
+/// Check one endpoint (already resolved: not an operator kind), pushing its
+/// problems; the endpoint when it has none. Problems name `endpoints.NAME.FIELD`
+/// (`prefix` = `endpoints`).
+pub fn check_endpoint(
+    file: &Path,
+    name: &str,
+    endpoint: &EndpointFile,
+    trust: Trust<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<EndpointConfig> {
+    let field = |f: &str| format!("endpoints.{name}.{f}");
+    let before = problems.len();
+    let (target, api_key, s) = match endpoint {
+        EndpointFile::Operator { .. } => {
+            problems.push(Problem::at_field(
+                file,
+                &field("operator"),
+                "operator endpoints are resolved before they are checked",
+            ));
+            return None;
+        }
+        EndpointFile::Mock { settings } => (Some(Target::Mock), None, settings),
+        EndpointFile::Server {
+            base_url,
+            api_key_env,
+            settings,
+        } => {
+            let target = if base_url.starts_with("http://") || base_url.starts_with("https://") {
+                Some(Target::Url(base_url.trim_end_matches('/').to_string()))
+            } else {
+                problems.push(Problem::at_field(
+                    file,
+                    &field("base_url"),
+                    format!("'{base_url}' is not an http(s) URL; e.g. http://127.0.0.1:8000/v1"),
+                ));
+                None
+            };
+            let api_key = match (api_key_env, trust) {
+                (None, _) => None,
+                (Some(_), Trust::Submitted(boundary)) => {
+                    problems.push(Problem::at_field(
+                        file,
+                        &field("api_key_env"),
+                        format!(
+                            "a config submitted to the service may not read the server's \
+                             environment; to use a key the server holds, name one of its \
+                             operator endpoints instead (operator = \"NAME\"; this server \
+                             offers: {}), or remove api_key_env",
+                            boundary.operators.names()
+                        ),
+                    ));
+                    None
+                }
+                (Some(var), Trust::Local) => match std::env::var(var) {
+                    Ok(key) if !key.is_empty() => Some(key),
+                    _ => {
+                        problems.push(Problem::at_field(
+                            file,
+                            &field("api_key_env"),
+                            format!(
+                                "environment variable {var} is not set (or empty); export it \
+                                 or remove api_key_env"
+                            ),
+                        ));
+                        None
+                    }
+                },
+            };
+            (target, api_key, settings)
+        }
+    };
+    if s.model.trim().is_empty() {
+        problems.push(Problem::at_field(
+            file,
+            &field("model"),
+            "is empty; name the model the server serves",
+        ));
+    }
+    check_settings(file, &field, s, problems);
+    if problems.len() != before {
+        return None;
+    }
+    let prices = match (s.input_price_per_million, s.output_price_per_million) {
+        (Some(input), Some(output)) => Some(Prices {
+            input_per_million: input,
+            output_per_million: output,
+        }),
+        _ => None,
+    };
+    Some(EndpointConfig {
+        name: name.to_string(),
+        target: target?,
+        model: s.model.clone(),
+        api_key,
+        temperature: s.temperature,
+        top_p: s.top_p,
+        max_tokens: s.max_tokens,
+        timeout: Duration::from_secs_f64(s.timeout_secs),
+        max_in_flight: s.max_in_flight,
+        max_retries: s.max_retries,
+        http2: s.http2,
+        requests_per_minute: s.requests_per_minute,
+        tokens_per_minute: s.tokens_per_minute,
+        prices,
+    })
+}
+
+/// Every number of an endpoint within its range.
+fn check_settings(
+    file: &Path,
+    field: &dyn Fn(&str) -> String,
+    s: &EndpointSettings,
+    problems: &mut Vec<Problem>,
+) {
+    if let Some(t) = s.temperature {
+        problems.extend(ranges::TEMPERATURE.problem(file, &field("temperature"), f64::from(t)));
+    }
+    if let Some(p) = s.top_p {
+        problems.extend(ranges::TOP_P.problem(file, &field("top_p"), f64::from(p)));
+    }
+    problems.extend(ranges::MAX_TOKENS.problem(file, &field("max_tokens"), s.max_tokens));
+    problems.extend(ranges::TIMEOUT_SECS.problem(file, &field("timeout_secs"), s.timeout_secs));
+    problems.extend(ranges::MAX_IN_FLIGHT.problem(file, &field("max_in_flight"), s.max_in_flight));
+    problems.extend(ranges::MAX_RETRIES.problem(file, &field("max_retries"), s.max_retries));
+    if let Some(rpm) = s.requests_per_minute {
+        problems.extend(ranges::REQUESTS_PER_MINUTE.problem(
+            file,
+            &field("requests_per_minute"),
+            rpm,
+        ));
+    }
+    // llm::limiter lets one request take half of tokens_per_minute (so that no
+    // 60 s window goes over) and estimates a request at a token per byte of its
+    // body, plus 256 for the chat template, plus max_tokens.
+    let least_tpm = 2 * (u64::from(s.max_tokens) + 256);
+    if let Some(tpm) = s.tokens_per_minute {
+        if u64::from(tpm) < least_tpm {
+            problems.push(Problem::at_field(
+                file,
+                &field("tokens_per_minute"),
+                format!(
+                    "{} leaves no room for a request: one request may take half of it, and \
+                     even an empty prompt is estimated at 256 tokens plus max_tokens ({}); use \
+                     at least {least_tpm} plus twice the prompt's bytes, or lower max_tokens",
+                    tpm, s.max_tokens
+                ),
+            ));
+        }
+    }
+    match (s.input_price_per_million, s.output_price_per_million) {
+        (Some(input), Some(output)) => {
+            problems.extend(ranges::PRICE_PER_MILLION.problem(
+                file,
+                &field("input_price_per_million"),
+                input,
+            ));
+            problems.extend(ranges::PRICE_PER_MILLION.problem(
+                file,
+                &field("output_price_per_million"),
+                output,
+            ));
+        }
+        (None, None) => {}
+        _ => problems.push(Problem::at_field(
+            file,
+            &field("input_price_per_million"),
+            format!(
+                "give both input_price_per_million and output_price_per_million (USD, {}), or \
+                 neither",
+                ranges::PRICE_PER_MILLION
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::service::Boundary;
+
+    fn read(text: &str) -> (Option<EndpointFile>, Vec<Problem>) {
+        let source = Source::toml("e.toml", text);
+        let table = source.parse().unwrap();
+        let node = Node::new(0..text.len(), DeValue::Table(table));
+        let mut problems = Vec::new();
+        let endpoint = read_endpoint(&source, "endpoints.e", node, &mut problems);
+        (endpoint, problems)
+    }
+
+    #[test]
+    fn the_kind_follows_from_the_keys() {
+        let (e, p) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\nmock = false");
+        assert!(matches!(e, Some(EndpointFile::Server { .. })), "{p:?}");
+        let (e, _) = read("mock = true\nmodel = \"m\"\nhttp2 = true");
+        assert!(matches!(e, Some(EndpointFile::Mock { .. })));
+        let (e, _) = read("operator = \"gpt\"\ntemperature = 0.2");
+        assert!(matches!(e, Some(EndpointFile::Operator { .. })));
+    }
+
+    #[test]
+    fn keys_of_another_kind_are_each_reported_at_their_line() {
+        let (e, p) =
+            read("mock = true\nmodel = \"m\"\nbase_url = \"http://h\"\napi_key_env = \"K\"");
+        assert!(e.is_none());
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[0].location.as_deref(), Some("line 4, column 1"));
+        assert!(p[0].message.contains("no API key"), "{p:?}");
+        assert!(p[1].message.contains("not both"), "{p:?}");
+        let (_, p) = read("operator = \"gpt\"\nmodel = \"m\"\nbase_url = \"http://h\"");
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].message.contains("is the operator's"), "{p:?}");
+    }
+
+    #[test]
+    fn a_submitted_endpoint_may_not_name_a_key_variable() {
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi_key_env = \"HOME\"");
+        let boundary = Boundary::new(std::env::temp_dir(), OperatorEndpoints::default());
+        let mut problems = Vec::new();
+        let config = check_endpoint(
+            Path::new("body"),
+            "e",
+            &e.unwrap(),
+            Trust::Submitted(&boundary),
+            &mut problems,
+        );
+        assert!(config.is_none());
+        assert_eq!(
+            problems[0].location.as_deref(),
+            Some("endpoints.e.api_key_env")
+        );
+        assert!(!problems[0]
+            .message
+            .contains(&std::env::var("HOME").unwrap()));
+    }
+
+    #[test]
+    fn every_number_is_checked_against_its_range() {
+        let (e, _) = read(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\ntimeout_secs = 1e20\nmax_in_flight = 0\n\
+             temperature = nan\ntop_p = 0.0\nmax_retries = 1000\nrequests_per_minute = 0\n\
+             input_price_per_million = -1.0\noutput_price_per_million = inf",
+        );
+        let mut problems = Vec::new();
+        check_endpoint(
+            Path::new("e.toml"),
+            "e",
+            &e.unwrap(),
+            Trust::Local,
+            &mut problems,
+        );
+        let fields: Vec<&str> = problems
+            .iter()
+            .map(|p| p.location.as_deref().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "endpoints.e.temperature",
+                "endpoints.e.top_p",
+                "endpoints.e.timeout_secs",
+                "endpoints.e.max_in_flight",
+                "endpoints.e.max_retries",
+                "endpoints.e.requests_per_minute",
+                "endpoints.e.input_price_per_million",
+                "endpoints.e.output_price_per_million",
+            ]
+        );
+    }
+}

@@ -1,0 +1,244 @@
+//! The range of every number a user gives usersim, in one place: `validate`
+//! checks them (and so the service answers 422), the README's config
+//! reference lists them. A number outside its range could crash the binary
+//! (a duration of 1e20 s), wrap (a lease of 1.5e16 s in milliseconds), or
+//! exhaust the machine (a million tasks, four billion items).
+
+use std::fmt;
+
+use super::problem::Problem;
+
+/// An inclusive integer range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Whole {
+    pub min: u64,
+    pub max: u64,
+}
+
+/// A float range; NaN and infinities are never in one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Real {
+    pub min: f64,
+    /// Whether `min` itself is allowed (`(0, 1]` vs `[0, 1]`).
+    pub min_included: bool,
+    pub max: f64,
+}
+
+pub const fn whole(min: u64, max: u64) -> Whole {
+    Whole { min, max }
+}
+
+pub const fn closed(min: f64, max: f64) -> Real {
+    Real {
+        min,
+        min_included: true,
+        max,
+    }
+}
+
+pub const fn above(min: f64, max: f64) -> Real {
+    Real {
+        min,
+        min_included: false,
+        max,
+    }
+}
+
+/// Conversations in flight at once (`concurrency`, `--concurrency`).
+pub const CONCURRENCY: Whole = whole(1, 10_000);
+/// User turns per conversation.
+pub const MAX_TURNS: Whole = whole(1, 1_000);
+/// Policy model calls within one turn.
+pub const MAX_STEPS_PER_TURN: Whole = whole(1, 100);
+/// Samples of each (scenario, persona) pair.
+pub const SAMPLES_PER_SCENARIO: Whole = whole(1, 100_000);
+/// Personas paired with each scenario.
+pub const PERSONAS_PER_SCENARIO: Whole = whole(1, 100_000);
+/// Work items of one job (scenarios × personas × samples).
+pub const MAX_ITEMS: u64 = 1_000_000;
+/// Seconds a worker's claim on an item lasts without a heartbeat.
+pub const LEASE_SECS: Real = closed(0.5, 86_400.0);
+/// Recent finished items the circuit breaker looks at.
+pub const BREAKER_WINDOW: Whole = whole(1, 100_000);
+/// The failed share of the window that stops the job.
+pub const BREAKER_RATE: Real = above(0.0, 1.0);
+/// Mock latency and jitter, milliseconds.
+pub const MOCK_LATENCY_MS: Whole = whole(0, 600_000);
+/// Share of mock requests answered with a fault.
+pub const MOCK_FAULT_RATE: Real = closed(0.0, 1.0);
+/// Sampling temperature (endpoints and judges).
+pub const TEMPERATURE: Real = closed(0.0, 2.0);
+/// Nucleus sampling.
+pub const TOP_P: Real = above(0.0, 1.0);
+/// Completion tokens per call (endpoints and judges).
+pub const MAX_TOKENS: Whole = whole(1, 1_000_000);
+/// Seconds one model call may take.
+pub const TIMEOUT_SECS: Real = above(0.0, 3_600.0);
+/// Calls in flight at once to one endpoint.
+pub const MAX_IN_FLIGHT: Whole = whole(1, 10_000);
+/// Retries of one call after its first attempt.
+pub const MAX_RETRIES: Whole = whole(0, 100);
+/// Requests per minute to one endpoint.
+pub const REQUESTS_PER_MINUTE: Whole = whole(1, 10_000_000);
+/// Tokens per minute to one endpoint (the lower bound also depends on max_tokens).
+pub const TOKENS_PER_MINUTE: Whole = whole(1, u32::MAX as u64);
+/// USD per million tokens.
+pub const PRICE_PER_MILLION: Real = closed(0.0, 10_000.0);
+/// Calls per order of one judge.
+pub const JUDGE_SAMPLES: Whole = whole(1, 100);
+/// The ends of a pointwise judge's score range.
+pub const SCORE: Real = closed(-1_000_000.0, 1_000_000.0);
+
+impl fmt::Display for Whole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} to {}", thousands(self.min), thousands(self.max))
+    }
+}
+
+impl fmt::Display for Real {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.min_included {
+            write!(f, "{} to {}", self.min, self.max)
+        } else {
+            write!(f, "more than {} up to {}", self.min, self.max)
+        }
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Whole {
+    pub fn contains(&self, n: u64) -> bool {
+        (self.min..=self.max).contains(&n)
+    }
+
+    /// `None` when `n` is in range, else what to say about it.
+    pub fn check(&self, n: u64) -> Option<String> {
+        (!self.contains(n)).then(|| format!("{n} is out of range; use {self}"))
+    }
+
+    /// A problem at `field` of `file` when `n` is out of range.
+    pub fn problem(
+        &self,
+        file: &std::path::Path,
+        field: &str,
+        n: impl TryInto<u64>,
+    ) -> Option<Problem> {
+        let message = match n.try_into() {
+            Ok(n) => self.check(n)?,
+            Err(_) => format!("is out of range; use {self}"),
+        };
+        Some(Problem::at_field(file, field, message))
+    }
+}
+
+impl Real {
+    pub fn contains(&self, x: f64) -> bool {
+        x.is_finite() && x <= self.max && (x > self.min || (self.min_included && x == self.min))
+    }
+
+    pub fn check(&self, x: f64) -> Option<String> {
+        if self.contains(x) {
+            None
+        } else if x.is_finite() {
+            Some(format!("{x} is out of range; use {self}"))
+        } else {
+            Some(format!("{x} is not a number usersim can use; use {self}"))
+        }
+    }
+
+    pub fn problem(&self, file: &std::path::Path, field: &str, x: f64) -> Option<Problem> {
+        Some(Problem::at_field(file, field, self.check(x)?))
+    }
+}
+
+/// `--concurrency` on the command line: the same range as in a config.
+pub fn parse_concurrency(text: &str) -> Result<usize, String> {
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number; use {CONCURRENCY}"))?;
+    match CONCURRENCY.check(n) {
+        Some(message) => Err(message),
+        None => usize::try_from(n).map_err(|e| e.to_string()),
+    }
+}
+
+/// A number flag that must be a finite number (`--min-reward`): NaN compares
+/// false with everything, so it would filter differently everywhere.
+pub fn parse_finite(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(x) => Err(format!(
+            "{x} is not a number usersim can compare with; give e.g. 0.5"
+        )),
+        Err(_) => Err(format!("'{text}' is not a number; give e.g. 0.5")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_and_infinities_are_never_in_range() {
+        for range in [LEASE_SECS, TEMPERATURE, TOP_P, MOCK_FAULT_RATE, SCORE] {
+            assert!(!range.contains(f64::NAN));
+            assert!(!range.contains(f64::INFINITY));
+            assert!(!range.contains(f64::NEG_INFINITY));
+        }
+        assert!(LEASE_SECS.check(f64::NAN).unwrap().contains("not a number"));
+    }
+
+    #[test]
+    fn the_numbers_that_crashed_usersim_are_out_of_range() {
+        assert!(!LEASE_SECS.contains(1e20));
+        assert!(!LEASE_SECS.contains(1.5e16));
+        assert!(!TIMEOUT_SECS.contains(1e20));
+        assert!(!CONCURRENCY.contains(1_000_000));
+        assert!(!CONCURRENCY.contains(i64::MAX as u64));
+        assert!(!SAMPLES_PER_SCENARIO.contains(4_000_000_000));
+        assert!(!CONCURRENCY.contains(0));
+    }
+
+    #[test]
+    fn open_and_closed_ends_are_kept() {
+        assert!(!TOP_P.contains(0.0));
+        assert!(TOP_P.contains(1.0));
+        assert!(TEMPERATURE.contains(0.0));
+        assert!(!BREAKER_RATE.contains(0.0));
+        assert_eq!(
+            CONCURRENCY.check(0).unwrap(),
+            "0 is out of range; use 1 to 10,000"
+        );
+    }
+
+    #[test]
+    fn a_number_flag_refuses_nan_and_infinities() {
+        assert_eq!(parse_finite("0.5"), Ok(0.5));
+        assert!(parse_finite("NaN").is_err());
+        assert!(parse_finite("inf").is_err());
+        assert!(parse_finite("-inf").is_err());
+        assert!(parse_finite("x").is_err());
+    }
+
+    #[test]
+    fn concurrency_on_the_command_line_has_the_configs_range() {
+        assert_eq!(parse_concurrency("8"), Ok(8));
+        assert!(parse_concurrency("0").unwrap_err().contains("1 to 10,000"));
+        assert!(parse_concurrency("1000000").is_err());
+        assert!(parse_concurrency("-1")
+            .unwrap_err()
+            .contains("whole number"));
+    }
+}

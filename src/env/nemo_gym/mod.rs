@@ -1,0 +1,264 @@
+//! A NeMo Gym resources server as an environment
+//! (`[environment] kind = "nemo_gym"`).
+//!
+//! Per conversation: `POST /seed_session` with the row (as NeMo Gym's own
+//! agent sends it), keeping the session cookie the server sets; `POST /{tool}`
+//! with each call's JSON arguments, the reply going back to the policy;
+//! `POST /verify` with the row and the conversation as a Responses-API
+//! `response`; `POST /close_session`. Tools and prompts come with each row
+//! (the scenario), not with the environment. A 404 for a tool the row offers,
+//! a server that cannot be reached (after the retry policy's retries), a 5xx,
+//! or a `/verify` reply that is not a verification end the conversation as
+//! `env_error`: it is not stored as a reward of 0.
+
+pub mod reply;
+pub mod reverify;
+pub mod rollout;
+pub mod server;
+pub mod tool_name;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use crate::config::NemoGymConfig;
+use crate::llm::message::{Message, ToolCall, ToolSpec};
+use crate::llm::LlmError;
+use crate::persona::nemo_gym::REQUEST_FIELD;
+use crate::verify::{Criteria, Verification};
+
+use super::{EnvError, EnvUsage, Environment, InitialState, Session, ToolOutput};
+use server::{Cookies, Reply, ResourcesServer};
+use tool_name::normalize_tool_name;
+
+pub struct NemoGymEnvironment {
+    server: Arc<ResourcesServer>,
+    name: String,
+    /// Sessions opened so far, to name each one for `/close_session`.
+    opened: AtomicU64,
+}
+
+impl NemoGymEnvironment {
+    pub fn new(config: &NemoGymConfig) -> Result<Self, EnvError> {
+        let server = ResourcesServer::new(config).map_err(|message| EnvError::Remote {
+            url: config.base_url.clone(),
+            message,
+        })?;
+        Ok(NemoGymEnvironment {
+            name: format!("nemo_gym:{}", config.base_url),
+            server: Arc::new(server),
+            opened: AtomicU64::new(0),
+        })
+    }
+
+    pub fn server(&self) -> &Arc<ResourcesServer> {
+        &self.server
+    }
+}
+
+fn remote(server: &ResourcesServer, message: impl Into<String>) -> EnvError {
+    EnvError::Remote {
+        url: server.base_url().to_string(),
+        message: message.into(),
+    }
+}
+
+fn failed(server: &ResourcesServer, what: &str, e: LlmError) -> EnvError {
+    remote(server, format!("{what} failed ({}): {e}", e.class()))
+}
+
+#[async_trait]
+impl Environment for NemoGymEnvironment {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The rows bring their own prompts.
+    fn policy_text(&self) -> &str {
+        ""
+    }
+
+    /// The rows bring their own tools.
+    fn tools(&self) -> &[ToolSpec] {
+        &[]
+    }
+
+    async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
+        let Value::Object(row) = &init.data else {
+            return Err(EnvError::InitialState(
+                "a NeMo Gym environment needs its scenario's row (the scenarios must come from \
+                 [dataset] format = \"nemo_gym\")"
+                    .into(),
+            ));
+        };
+        let n = self.opened.fetch_add(1, Ordering::Relaxed);
+        let mut session = NemoGymSession {
+            server: self.server.clone(),
+            cookies: Cookies::default(),
+            tools: row_tool_names(row),
+            row: row.clone(),
+            id: format!("usersim-{}-{n}", init.seed),
+            usage: EnvUsage::default(),
+        };
+        session.seed().await?;
+        Ok(Box::new(session))
+    }
+}
+
+/// The names of the tools a row offers.
+fn row_tool_names(row: &Map<String, Value>) -> Vec<String> {
+    row.get(REQUEST_FIELD)
+        .and_then(|r| r.get("tools"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            t.get("function")
+                .unwrap_or(t)
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+pub struct NemoGymSession {
+    server: Arc<ResourcesServer>,
+    cookies: Cookies,
+    tools: Vec<String>,
+    row: Map<String, Value>,
+    /// Names this session in `/close_session`.
+    id: String,
+    usage: EnvUsage,
+}
+
+/// A reply's JSON, or what was wrong with it.
+fn reply_json(reply: &Reply) -> Result<Value, String> {
+    serde_json::from_slice(&reply.body).map_err(|e| {
+        format!(
+            "HTTP {} with a body that is not JSON ({e}): {}",
+            reply.status,
+            reply.excerpt()
+        )
+    })
+}
+
+impl NemoGymSession {
+    /// A request to the server in this session, its time counted.
+    async fn post(&mut self, path: &str, body: &Value) -> Result<Reply, LlmError> {
+        let started = std::time::Instant::now();
+        let result = self.server.post(path, body, &mut self.cookies).await;
+        self.usage.requests += 1;
+        self.usage.wait += started.elapsed();
+        result
+    }
+
+    async fn seed(&mut self) -> Result<(), EnvError> {
+        let body = Value::Object(self.row.clone());
+        let reply = self
+            .post("/seed_session", &body)
+            .await
+            .map_err(|e| failed(&self.server, "POST /seed_session", e))?;
+        if !reply.is_success() {
+            return Err(remote(
+                &self.server,
+                format!(
+                    "POST /seed_session was refused (HTTP {}): {}",
+                    reply.status,
+                    reply.excerpt()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `/close_session` frees the server's state; its failure costs the
+    /// conversation nothing, so it is only logged.
+    async fn close(&mut self) {
+        let body = json!({"resources_session_id": self.id, "episode_id": {"rollout_id": self.id}});
+        match self.post("/close_session", &body).await {
+            Ok(reply) if reply.is_success() => {}
+            Ok(reply) => tracing::debug!(
+                status = reply.status,
+                "the resources server refused /close_session: {}",
+                reply.excerpt()
+            ),
+            Err(e) => tracing::warn!("POST /close_session failed: {e}"),
+        }
+    }
+}
+
+#[async_trait]
+impl Session for NemoGymSession {
+    async fn call(&mut self, call: &ToolCall) -> Result<ToolOutput, EnvError> {
+        let name = normalize_tool_name(&call.name);
+        if !self.tools.iter().any(|t| t == name) {
+            return Ok(ToolOutput::error(format!(
+                "there is no tool named '{}' here; the tools are: {}",
+                call.name,
+                self.tools.join(", ")
+            )));
+        }
+        let arguments: Value = match serde_json::from_str(&call.arguments) {
+            Ok(arguments) => arguments,
+            Err(e) => {
+                return Ok(ToolOutput::error(format!(
+                    "the arguments are not valid JSON ({e}); send one JSON object"
+                )))
+            }
+        };
+        let path = format!("/{name}");
+        let reply = self
+            .post(&path, &arguments)
+            .await
+            .map_err(|e| failed(&self.server, &format!("POST {path}"), e))?;
+        let text = String::from_utf8_lossy(&reply.body).into_owned();
+        match reply.status {
+            200..=299 => Ok(ToolOutput::ok(text)),
+            404 => Err(remote(
+                &self.server,
+                format!(
+                    "has no tool '{name}' (HTTP 404 on POST {path}), although the row offers it \
+                     to the policy; is base_url the resources server these rows were written for?"
+                ),
+            )),
+            // Like NeMo Gym's own agent: what the server said goes back to
+            // the model (a 422 names the argument it did not accept).
+            status => Ok(ToolOutput::error(format!("HTTP {status}: {text}"))),
+        }
+    }
+
+    async fn verify(
+        &mut self,
+        messages: &[Message],
+        _criteria: &Criteria,
+    ) -> Result<Verification, EnvError> {
+        let body = rollout::verify_request(&self.row, messages, "usersim-policy");
+        let result = self.post("/verify", &body).await;
+        self.close().await;
+        let reply = result.map_err(|e| failed(&self.server, "POST /verify", e))?;
+        if !reply.is_success() {
+            return Err(remote(
+                &self.server,
+                format!(
+                    "POST /verify was refused (HTTP {}): {}",
+                    reply.status,
+                    reply.excerpt()
+                ),
+            ));
+        }
+        let json = reply_json(&reply)
+            .map_err(|e| remote(&self.server, format!("POST /verify answered {e}")))?;
+        let Value::Object(request) = body else {
+            return Err(remote(&self.server, "the verify request is not an object"));
+        };
+        reply::verification(&request, &json)
+            .map_err(|e| remote(&self.server, format!("POST /verify answered, but {e}")))
+    }
+
+    fn usage(&self) -> EnvUsage {
+        self.usage
+    }
+}

@@ -1,0 +1,248 @@
+//! The bad-input corpus: every folder in `tests/bad_inputs/` is one input a user or an
+//! attacker could give usersim, with `case.toml` saying how to give it and what must
+//! come back. For each case, the test asserts:
+//! - the exit code (CLI) or HTTP status;
+//! - that the message names what it must (the file and line, or the field, and what
+//!   would be right): every string of `mentions` appears in stderr or the body;
+//! - that nothing panicked;
+//! - that nothing was written: the case's folder holds exactly the files it held
+//!   before (no database file, no output, no `.partial` file), and over HTTP the
+//!   server's database has no job.
+//!
+//! `case.toml`:
+//! ```toml
+//! about = "what the input is and what went wrong with it before"
+//! copy = ["data/retail/scenarios.jsonl"]   # repository paths copied into the case folder first
+//! cli = ["validate", "job.toml"]           # run `usersim` with these args in the case folder
+//! exit = 2
+//! # or, against `usersim serve` in this process, its data root holding the case folder:
+//! # http = { method = "POST", path = "/v1/jobs?base={case}", body = "job.toml", content_type = "application/toml" }
+//! # status = 422
+//! mentions = ["job.toml", "line 4", "concurrency"]
+//! ```
+//! `{case}` in `cli` is the case folder's path; in `path`, the case folder
+//! relative to the service's data root (the service's folder, which holds it).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::common::{self, Service};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    about: String,
+    #[serde(default)]
+    copy: Vec<String>,
+    #[serde(default)]
+    cli: Option<Vec<String>>,
+    #[serde(default)]
+    exit: Option<i32>,
+    #[serde(default)]
+    http: Option<HttpCall>,
+    #[serde(default)]
+    status: Option<u16>,
+    mentions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HttpCall {
+    method: String,
+    path: String,
+    /// A file of the case folder sent as the body.
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
+}
+
+fn corpus() -> PathBuf {
+    common::repo().join("tests/bad_inputs")
+}
+
+fn cases() -> Vec<(String, Case)> {
+    let mut cases = Vec::new();
+    for entry in std::fs::read_dir(corpus()).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(dir.join("case.toml"))
+            .unwrap_or_else(|e| panic!("{name}/case.toml: {e}"));
+        let case: Case = toml::from_str(&text).unwrap_or_else(|e| panic!("{name}/case.toml: {e}"));
+        assert!(
+            case.cli.is_some() != case.http.is_some(),
+            "{name}: give either `cli` or `http`"
+        );
+        assert!(
+            !case.mentions.is_empty(),
+            "{name}: say what the message must name"
+        );
+        cases.push((name, case));
+    }
+    cases.sort_by(|a, b| a.0.cmp(&b.0));
+    cases
+}
+
+/// The case's files copied into `into`, with the repository paths it asks for.
+fn lay_out(name: &str, case: &Case, into: &Path) {
+    copy_tree(&corpus().join(name), into);
+    for path in &case.copy {
+        let from = common::repo().join(path);
+        let to = into.join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        if from.is_dir() {
+            copy_tree(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{name}: copy {path}: {e}"));
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its size: what "nothing was written" compares.
+fn listing(dir: &Path) -> BTreeMap<PathBuf, u64> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
+                files.insert(relative, meta.len());
+            }
+        }
+    }
+    files
+}
+
+/// What went wrong with one case, or `None` when it held.
+fn check_cli(name: &str, case: &Case, args: &[String]) -> Option<String> {
+    let dir = tempfile::tempdir().unwrap();
+    lay_out(name, case, dir.path());
+    let before = listing(dir.path());
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{case}", &dir.path().display().to_string()))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::usersim(dir.path(), &args);
+    let stderr = common::text(&out.stderr);
+    let mut wrong = Vec::new();
+    if out.status.code() != case.exit {
+        wrong.push(format!(
+            "exit code {:?}, want {:?}",
+            out.status.code(),
+            case.exit
+        ));
+    }
+    wrong.extend(missing(&case.mentions, &stderr));
+    if stderr.contains("panicked") {
+        wrong.push("it panicked".into());
+    }
+    let after = listing(dir.path());
+    if after != before {
+        let new: Vec<_> = after
+            .iter()
+            .filter(|(path, size)| before.get(*path) != Some(size))
+            .map(|(path, _)| path.display().to_string())
+            .collect();
+        wrong.push(format!("it wrote {new:?}"));
+    }
+    (!wrong.is_empty()).then(|| format!("{}\n  stderr: {stderr}", wrong.join("; ")))
+}
+
+async fn check_http(name: &str, case: &Case, call: &HttpCall) -> Option<String> {
+    let service = Service::start_with(None).await;
+    let case_dir = service.dir.path().join("case");
+    lay_out(name, case, &case_dir);
+    let before = listing(service.dir.path());
+    // The service's data root is its folder: `{case}` is the case folder relative to it.
+    let path = call.path.replace("{case}", "case");
+    let mut request = match call.method.as_str() {
+        "GET" => service.get(&path),
+        "POST" => service.post(&path),
+        other => panic!("{name}: method {other} is not supported by the corpus"),
+    };
+    if let Some(body) = &call.body {
+        request = request.body(std::fs::read(case_dir.join(body)).unwrap());
+    }
+    if let Some(content_type) = &call.content_type {
+        request = request.header("content-type", content_type);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.text().await.unwrap();
+    let mut wrong = Vec::new();
+    if Some(status) != case.status {
+        wrong.push(format!("status {status}, want {:?}", case.status));
+    }
+    wrong.extend(missing(&case.mentions, &body));
+    let jobs = service.json("/v1/jobs").await;
+    if jobs["jobs"].as_array().is_some_and(|jobs| !jobs.is_empty()) {
+        wrong.push(format!("it stored a job: {jobs}"));
+    }
+    let after = listing(service.dir.path());
+    let new: Vec<_> = after
+        .keys()
+        .filter(|path| !before.contains_key(*path) && !is_service_database(path))
+        .map(|path| path.display().to_string())
+        .collect();
+    if !new.is_empty() {
+        wrong.push(format!("it wrote {new:?}"));
+    }
+    (!wrong.is_empty()).then(|| format!("{}\n  body: {body}", wrong.join("; ")))
+}
+
+/// The service's own database (and its WAL files) lives beside the data.
+fn is_service_database(path: &Path) -> bool {
+    path.to_string_lossy().starts_with("service.db")
+}
+
+fn missing(mentions: &[String], text: &str) -> Vec<String> {
+    mentions
+        .iter()
+        .filter(|m| !text.contains(m.as_str()))
+        .map(|m| format!("the message does not mention {m:?}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bad_input_in_the_corpus_gets_a_clear_error_and_writes_nothing() {
+    let cases = cases();
+    let mut failures = Vec::new();
+    for (name, case) in &cases {
+        let failure = match (&case.cli, &case.http) {
+            (Some(args), _) => check_cli(name, case, args),
+            (None, Some(call)) => check_http(name, case, call).await,
+            (None, None) => unreachable!("checked in cases()"),
+        };
+        if let Some(failure) = failure {
+            failures.push(format!("{name} ({}): {failure}", case.about));
+        }
+    }
+    println!("bad-input corpus: {} cases", cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,198 @@
+//! End to end against a real model: llama.cpp serving SmolLM2-135M-Instruct
+//! (`scripts/local-llm start`). Asserts structure, never wording. Skipped, saying
+//! so, when no server answers at `USERSIM_LOCAL_LLM_URL` (default
+//! `http://127.0.0.1:8088/v1`).
+
+use crate::common;
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use common::{repo, text, usersim};
+use serde_json::Value;
+
+fn base_url() -> String {
+    std::env::var("USERSIM_LOCAL_LLM_URL").unwrap_or_else(|_| "http://127.0.0.1:8088/v1".into())
+}
+
+/// `GET /health` answered 200, over a plain socket (no client setup needed).
+fn server_is_healthy(base_url: &str) -> bool {
+    let Some(host_port) = base_url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+    else {
+        return false;
+    };
+    let Some(addr) = host_port.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+        return false;
+    };
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!("GET /health HTTP/1.0\r\nHost: {host_port}\r\n\r\n");
+    let mut response = String::new();
+    stream.write_all(request.as_bytes()).is_ok()
+        && stream.read_to_string(&mut response).is_ok()
+        && response.starts_with("HTTP/1.1 200")
+}
+
+#[tokio::test]
+async fn a_small_job_against_a_real_llama_cpp_server_is_stored_whole() {
+    let url = base_url();
+    if !server_is_healthy(&url) {
+        eprintln!(
+            "SKIPPED a_small_job_against_a_real_llama_cpp_server_is_stored_whole: no llama.cpp server \
+             answers {url} (/health). Start one with `scripts/local-llm start`, or set USERSIM_LOCAL_LLM_URL."
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let all = std::fs::read_to_string(repo().join("data/chat/scenarios.jsonl")).unwrap();
+    let six: Vec<&str> = all.lines().filter(|l| !l.is_empty()).take(6).collect();
+    std::fs::write(dir.path().join("scenarios.jsonl"), six.join("\n") + "\n").unwrap();
+    let r = repo();
+    let config = format!(
+        r#"name = "real-model-e2e"
+seed = 3
+database = "sqlite://{dir}/real.db"
+concurrency = 2
+max_turns = 4
+
+[endpoints.local]
+base_url = "{url}"
+model = "smollm2"
+temperature = 0.7
+max_tokens = 96
+timeout_secs = 180
+max_in_flight = 2
+
+[roles]
+policy = "local"
+user = "local"
+
+[user_simulator]
+template = "{r}/prompts/user_simulator.tera"
+
+[policy]
+template = "{r}/prompts/policies/default.tera"
+max_steps_per_turn = 2
+
+[environment]
+name = "builtin:chat"
+
+[dataset]
+scenarios = "{dir}/scenarios.jsonl"
+personas = "{r}/personas"
+personas_per_scenario = 1
+"#,
+        dir = dir.path().display(),
+        r = r.display(),
+    );
+    let path = dir.path().join("job.toml");
+    std::fs::write(&path, config).unwrap();
+
+    let run = usersim(dir.path(), &["run", path.to_str().unwrap()]);
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+
+    let db = format!("sqlite://{}/real.db", dir.path().display());
+    let store = usersim::store::open(&db).await.unwrap();
+    let counts = store.item_counts(1).await.unwrap();
+    assert_eq!(
+        (counts.done, counts.failed),
+        (6, 0),
+        "{counts:?}\n{}",
+        text(&run.stderr)
+    );
+    let stored = store.conversations_page(1, 0, 100).await.unwrap();
+    assert_eq!(stored.len(), 6);
+    const ENDINGS: &[&str] = &[
+        "user_stop",
+        "user_transfer",
+        "user_out_of_scope",
+        "max_turns",
+        "max_steps",
+        "policy_error",
+        "user_error",
+    ];
+    for c in &stored {
+        let id = c.conversation.id;
+        assert!(
+            ENDINGS.contains(&c.conversation.termination.as_str()),
+            "{id}: {}",
+            c.conversation.termination
+        );
+        // system prompt, the agent's greeting, then user and agent strictly in turn
+        assert_eq!(c.messages[0].role, "system", "{id}");
+        for (i, m) in c.messages.iter().enumerate().skip(1) {
+            let expected = if i % 2 == 1 { "assistant" } else { "user" };
+            assert_eq!(m.role, expected, "conversation {id}, message {i}");
+            if m.author == "policy" || m.author == "user" {
+                assert!(
+                    m.prompt_tokens.unwrap_or(0) > 0,
+                    "{id}/{i}: usage from the server"
+                );
+                assert!(m.latency_ms.is_some(), "{id}/{i}: latency recorded");
+            }
+        }
+        let user_turns = c.messages.iter().filter(|m| m.role == "user").count();
+        assert!(user_turns <= 4, "{id}: max_turns 4 held ({user_turns})");
+        let user = c
+            .usage
+            .iter()
+            .find(|u| u.role == "user")
+            .expect("user usage");
+        assert!(
+            user.calls > 0 && user.prompt_tokens > 0 && user.completion_tokens > 0,
+            "{id}: {user:?}"
+        );
+    }
+    assert!(
+        stored.iter().any(|c| c
+            .usage
+            .iter()
+            .any(|u| u.role == "policy" && u.completion_tokens > 0)),
+        "the policy model answered"
+    );
+
+    let export = usersim(
+        dir.path(),
+        &[
+            "export",
+            "--job",
+            "1",
+            "--database",
+            &db,
+            "--out",
+            "out.jsonl",
+        ],
+    );
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    let jsonl = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    for (n, line) in jsonl.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
+        let messages = v["messages"].as_array().expect("messages");
+        assert!(
+            messages.iter().all(|m| m["content"].is_string()),
+            "line {}",
+            n + 1
+        );
+    }
+    let show = usersim(
+        dir.path(),
+        &[
+            "show",
+            &stored[0].conversation.id.to_string(),
+            "--database",
+            &db,
+        ],
+    );
+    assert!(show.status.success());
+    assert!(text(&show.stdout).contains("[USER]"));
+}

@@ -1,0 +1,734 @@
+//! `usersim stats` and the judge-aware exports, over a store filled by hand
+//! through the `Store` trait (SQLite always; Postgres when
+//! `USERSIM_TEST_POSTGRES` names a server), checked against numbers worked
+//! out by hand below.
+//!
+//! The fixture: job A ("policy one") and job B ("policy two") with the same
+//! seven items. Job A's rewards by scenario: s1 → 1, 1, 0; s2 → 1, 1;
+//! s3 → 0.5 and one unscored conversation (the simulator broke it).
+//! Judges of job A's conversations:
+//! - `pref`, pairwise A (job A) vs B (job B):
+//!   a1 A (consistent), a2 B (consistent), a3 tie (inconsistent: the judge
+//!   preferred whichever came first), a4 tie (consistent), a5 A (no swap
+//!   check), a6 unparseable, a7 failed.
+//! - `helpful`, pointwise: a1 8, a2 6 (an older config said 10), a3 9, a4 4,
+//!   a5 7, a6 unparseable.
+//! - `fidelity`, pass/fail: a1 1, a3 0, a5 1; and b5 (job B) 0.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use usersim::jobs::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use usersim::judge::aggregate::win_rate;
+use usersim::judge::Preference;
+use usersim::store::{
+    self, ItemRow, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store,
+};
+
+use common::{databases, text, unique_name, usersim};
+
+struct Fixture {
+    url: String,
+    job_a: i64,
+    /// Conversation ids of jobs A and B, item 1 first.
+    a: Vec<i64>,
+    b: Vec<i64>,
+}
+
+const ITEMS: [(&str, i64); 7] = [
+    ("s1", 0),
+    ("s1", 1),
+    ("s1", 2),
+    ("s2", 0),
+    ("s2", 1),
+    ("s3", 0),
+    ("s3", 1),
+];
+const REWARDS_A: [Option<f64>; 7] = [
+    Some(1.0),
+    Some(1.0),
+    Some(0.0),
+    Some(1.0),
+    Some(1.0),
+    Some(0.5),
+    None,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_and_judge_aware_exports_match_hand_computed_values() {
+    let dir = tempfile::tempdir().unwrap();
+    for database in databases(dir.path(), "stats_export on Postgres") {
+        let url = database
+            .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("stats.db").display()));
+        println!("database: {url}");
+        let fixture = fill(&url).await;
+        stats_report_matches_hand_computed_values(dir.path(), &fixture);
+        stats_text_report_says_n_a_where_nothing_counts(dir.path(), &fixture);
+        min_judge_keeps_only_conversations_the_judge_scored_high_enough(dir.path(), &fixture);
+        dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
+            dir.path(),
+            &fixture,
+        );
+        dpo_pairs_with_a_flagged_conversation_on_either_side_are_left_out(dir.path(), &fixture);
+        malformed_flags_and_unknown_judges_say_what_is_expected(dir.path(), &fixture);
+    }
+}
+
+// ----------------------------------------------------------------- chapters
+
+fn stats_report_matches_hand_computed_values(dir: &Path, f: &Fixture) {
+    let report = run_json(
+        dir,
+        &[
+            "stats",
+            "--job",
+            &f.job_a.to_string(),
+            "--json",
+            "--k",
+            "1,2,4",
+        ],
+        &f.url,
+    );
+    let c = &report["conversations"];
+    assert_eq!(c["total"], 7);
+    assert_eq!(c["scored"], 6);
+    // (1 + 1 + 0 + 1 + 1 + 0.5) / 6 = 4.5 / 6 = 0.75
+    assert_close(&c["reward"]["mean"], 0.75);
+    assert_eq!(c["reward"]["n"], 6);
+
+    // pass^k over scored conversations; success = reward 1:
+    //   s1: n 3, c 2;  s2: n 2, c 2;  s3: n 1, c 0 (0.5 is not full reward).
+    // k = 1: (2/3 + 2/2 + 0/1) / 3 = 5/9.
+    // k = 2: s3 has 1 trial and is left out:
+    //        (C(2,2)/C(3,2) + C(2,2)/C(2,2)) / 2 = (1/3 + 1) / 2 = 2/3.
+    // k = 4: no scenario has 4 trials: undefined (null), over 0 scenarios.
+    let values = report["pass_hat_k"]["values"].as_array().unwrap();
+    assert_eq!(values[0]["k"], 1);
+    assert_close(&values[0]["value"], 5.0 / 9.0);
+    assert_eq!(values[0]["scenarios"], 3);
+    assert_eq!(values[1]["k"], 2);
+    assert_close(&values[1]["value"], 2.0 / 3.0);
+    assert_eq!(values[1]["scenarios"], 2);
+    assert_eq!(values[2]["k"], 4);
+    assert_eq!(values[2]["value"], Value::Null);
+    assert_eq!(values[2]["scenarios"], 0);
+
+    let judges = report["judges"].as_array().unwrap();
+    let judge = |name: &str| {
+        judges
+            .iter()
+            .find(|j| j["judge"] == name)
+            .unwrap_or_else(|| panic!("no judge {name} in {report:#}"))
+    };
+
+    let pref = judge("pref");
+    assert_eq!(
+        (&pref["ok"], &pref["unparseable"], &pref["failed"]),
+        (&json!(5), &json!(1), &json!(1))
+    );
+    let p = &pref["pairwise"];
+    // ok verdicts: A, B, tie, tie, A → 2 wins, 2 ties, 1 loss;
+    // win rate (2 + 2 · 0.5) / 5 = 0.6; tie rate 2/5.
+    assert_eq!(
+        p["win_rate"]["counts"],
+        json!({"wins": 2, "ties": 2, "losses": 1})
+    );
+    assert_close(&p["win_rate"]["rate"], 0.6);
+    assert_close(&p["tie_rate"], 0.4);
+    // The interval is the library's bootstrap of the same five verdicts.
+    use Preference::{Tie, A, B};
+    let expected = win_rate(&[A, B, Tie, Tie, A], BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED).unwrap();
+    let ci = p["win_rate"]["ci95"].as_array().unwrap();
+    assert_close(&ci[0], expected.ci95.0);
+    assert_close(&ci[1], expected.ci95.1);
+    assert!(expected.ci95.0 < 0.6 && 0.6 < expected.ci95.1);
+    // Swap-checked: a1, a2, a3, a4 (a5 was not); a3's orders disagreed → 3/4.
+    assert_eq!(
+        (&p["consistent"], &p["swap_checked"]),
+        (&json!(3), &json!(4))
+    );
+    assert_close(&p["position_consistency"], 0.75);
+    // Calls of ok judgments (own order: "A" = shown first), ties left out:
+    //   a1 ab A (first), ba B (second); a2 ab B (second), ba A (first);
+    //   a3 ab A (first), ba A (first); a4 ties; a5 ab A (first).
+    // 5 of 7 decided calls chose the first answer. The ok call behind the
+    // unparseable judgment a6 does not count.
+    assert_eq!(
+        (&p["first_position_wins"], &p["decided_calls"]),
+        (&json!(5), &json!(7))
+    );
+    assert_close(&p["first_position_rate"], 5.0 / 7.0);
+
+    let helpful = judge("helpful");
+    // The newest judgment of a2 (6) replaces the older config's 10:
+    // (8 + 6 + 9 + 4 + 7) / 5 = 6.8.
+    assert_eq!(
+        (&helpful["ok"], &helpful["unparseable"]),
+        (&json!(5), &json!(1))
+    );
+    assert_close(&helpful["pointwise"]["score"]["mean"], 6.8);
+    assert_eq!(helpful["pointwise"]["pass_rate"], Value::Null);
+    assert_eq!(helpful["pairwise"], Value::Null);
+
+    let fidelity = judge("fidelity");
+    // 1, 0, 1 → 2 of 3 passed (b5's judgment is of job B).
+    assert_eq!(
+        fidelity["pointwise"]["pass_rate"],
+        json!({"passed": 2, "judged": 3, "rate": 2.0 / 3.0})
+    );
+}
+
+fn stats_text_report_says_n_a_where_nothing_counts(dir: &Path, f: &Fixture) {
+    let out = cli(dir, &["stats", "--job", &f.job_a.to_string()], &f.url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    for expected in [
+        "Conversations",
+        "mean reward",
+        "Reward components",
+        "Terminations",
+        "pass^k per scenario",
+        "win rate of A",
+        "position consistency",
+        "first-position rate",
+        "pass rate",
+    ] {
+        assert!(report.contains(expected), "no '{expected}' in\n{report}");
+    }
+    let k4: Vec<&str> = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("4 "))
+        .unwrap_or_else(|| panic!("no k = 4 row in\n{report}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(k4, vec!["4", "n/a", "0"], "{report}");
+    let pref = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("pref "))
+        .unwrap();
+    assert_eq!(
+        pref.split_whitespace().collect::<Vec<_>>(),
+        vec!["pref", "5", "1", "1"]
+    );
+}
+
+fn min_judge_keeps_only_conversations_the_judge_scored_high_enough(dir: &Path, f: &Fixture) {
+    // helpful ≥ 7: a1 (8), a3 (9), a5 (7). Left out: a2 (6, though an older
+    // config said 10), a4 (4), a6 (unparseable: no ok judgment), a7 (not scored).
+    let rows = export(dir, f, "best.jsonl", &["--min-judge", "helpful=7"]);
+    assert_eq!(ids_in_openai_rows(&rows), vec![1, 3, 5]);
+    // And not failed by the fidelity judge: a3 is flagged.
+    let rows = export(
+        dir,
+        f,
+        "best_faithful.jsonl",
+        &["--min-judge", "helpful=7", "--drop-flagged", "fidelity"],
+    );
+    assert_eq!(ids_in_openai_rows(&rows), vec![1, 5]);
+    // Two judges must both hold.
+    let rows = export(
+        dir,
+        f,
+        "both.jsonl",
+        &["--min-judge", "helpful=7", "--min-judge", "fidelity=1"],
+    );
+    assert_eq!(ids_in_openai_rows(&rows), vec![1, 5]);
+}
+
+fn dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
+    dir: &Path,
+    f: &Fixture,
+) {
+    let out_path = dir.join("pairs.jsonl");
+    let out = cli(
+        dir,
+        &[
+            "export",
+            "--job",
+            &f.job_a.to_string(),
+            "--format",
+            "dpo",
+            "--judge",
+            "pref",
+            "--out",
+            out_path.to_str().unwrap(),
+        ],
+        &f.url,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("wrote 3 DPO pairs")
+            && said.contains("from 7 judgments")
+            && said.contains("skipped 4")
+            && said.contains("1 inconsistent")
+            && said.contains("1 ties")
+            && said.contains("2 unparseable or failed"),
+        "{said}"
+    );
+    let rows = read_rows(&out_path);
+    // a1: A won; a2: B won; a5: A won (not swap-checked). a3 (inconsistent)
+    // and a4 (tie) give no row, nor do a6 and a7 (no verdict).
+    let winners: Vec<(i64, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["chosen_conversation"].as_i64().unwrap(),
+                r["metadata"]["rejected_conversation"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        winners,
+        vec![(f.a[0], f.b[0]), (f.b[1], f.a[1]), (f.a[4], f.b[4])]
+    );
+    for (row, n) in rows.iter().zip([1, 2, 5]) {
+        // The prompt is what both begin with: the system prompt and the
+        // first user message.
+        assert_eq!(
+            row["prompt"],
+            json!([
+                {"role": "system", "content": "You are a retail agent."},
+                {"role": "user", "content": format!("Hello, I need a refund for order #{n}.")}
+            ])
+        );
+        assert_eq!(row["metadata"]["judge"], "pref");
+        assert_eq!(row["metadata"]["sample"], ITEMS[n - 1].1);
+        assert_eq!(row["metadata"]["scenario"], ITEMS[n - 1].0);
+    }
+    // Job A's policy looks the order up with a tool, then refunds; job B's
+    // declines. The winner's rest is chosen, tool call and tool result included.
+    let policy_one = |n: usize| {
+        json!([
+            {"role": "assistant", "tool_calls": [{
+                "id": format!("call_{n}"), "type": "function",
+                "function": {"name": "get_order", "arguments": format!("{{\"order_id\":\"#{n}\"}}")}
+            }]},
+            {"role": "tool", "tool_call_id": format!("call_{n}"), "content": "{\"status\":\"delivered\"}"},
+            {"role": "assistant", "content": format!("Order #{n} is refunded.")}
+        ])
+    };
+    let policy_two = |n: usize| json!([{"role": "assistant", "content": format!("Sorry, I cannot refund order #{n}.")}]);
+    assert_eq!(rows[0]["chosen"], policy_one(1));
+    assert_eq!(rows[0]["rejected"], policy_two(1));
+    assert_eq!(rows[1]["chosen"], policy_two(2));
+    assert_eq!(rows[1]["rejected"], policy_one(2));
+    assert_eq!(rows[2]["chosen"], policy_one(5));
+    assert_eq!(rows[0]["tools"][0]["function"]["name"], "get_order");
+}
+
+fn dpo_pairs_with_a_flagged_conversation_on_either_side_are_left_out(dir: &Path, f: &Fixture) {
+    // b5, job B's side of the a5 pair, is flagged by the fidelity judge.
+    let rows = export(
+        dir,
+        f,
+        "pairs_faithful.jsonl",
+        &[
+            "--format",
+            "dpo",
+            "--judge",
+            "pref",
+            "--drop-flagged",
+            "fidelity",
+        ],
+    );
+    let chosen: Vec<i64> = rows
+        .iter()
+        .map(|r| r["metadata"]["chosen_conversation"].as_i64().unwrap())
+        .collect();
+    assert_eq!(chosen, vec![f.a[0], f.b[1]]);
+}
+
+fn malformed_flags_and_unknown_judges_say_what_is_expected(dir: &Path, f: &Fixture) {
+    let job = f.job_a.to_string();
+    let out_path = dir.join("never.jsonl");
+    let out_file = out_path.to_str().unwrap();
+    for bad in ["helpful", "helpful=high", "=7"] {
+        let out = cli(
+            dir,
+            &[
+                "export",
+                "--job",
+                &job,
+                "--out",
+                out_file,
+                "--min-judge",
+                bad,
+            ],
+            &f.url,
+        );
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains("expected NAME=SCORE"), "{bad}: {err}");
+    }
+    let out = cli(
+        dir,
+        &[
+            "export", "--job", &job, "--out", out_file, "--format", "dpo",
+        ],
+        &f.url,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--format dpo needs --judge"));
+    let out = cli(
+        dir,
+        &[
+            "export", "--job", &job, "--out", out_file, "--format", "dpo", "--judge", "nobody",
+        ],
+        &f.url,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no judgments by judge 'nobody'") && err.contains("fidelity, helpful, pref"),
+        "{err}"
+    );
+    let out = cli(
+        dir,
+        &[
+            "export",
+            "--job",
+            &job,
+            "--out",
+            out_file,
+            "--min-judge",
+            "helpfull=7",
+        ],
+        &f.url,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no judgments by 'helpfull'") && err.contains("fidelity, helpful, pref"),
+        "{err}"
+    );
+    assert!(!out_path.exists() && !dir.join("never.jsonl.partial").exists());
+    let out = cli(dir, &["stats", "--job", "999999999"], &f.url);
+    assert_eq!(out.status.code(), Some(2));
+    let out = cli(dir, &["stats", "--job", &job, "--k", "0"], &f.url);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// ----------------------------------------------------------------- fixture
+
+async fn fill(url: &str) -> Fixture {
+    let store = store::open(url).await.unwrap();
+    let (job_a, a) = job(&store, "policy one", REWARDS_A, policy_one).await;
+    let (_, b) = job(&store, "policy two", [Some(1.0); 7], policy_two).await;
+
+    use Preference::{Tie, A, B};
+    let pref =
+        |n: usize, verdict: Option<Preference>, consistent, status: &str, calls| NewJudgment {
+            job_id: job_a,
+            judge_name: "pref".into(),
+            judge_hash: "pref-hash".into(),
+            conversation_a: a[n - 1],
+            conversation_b: Some(b[n - 1]),
+            status: status.into(),
+            verdict: verdict.map(|p| json!({"kind": "preference", "preference": p.as_str()})),
+            score: None,
+            consistent,
+            reason: None,
+            calls,
+        };
+    let judgments = [
+        pref(
+            1,
+            Some(A),
+            Some(true),
+            "ok",
+            vec![call("ab", Some(A)), call("ba", Some(B))],
+        ),
+        pref(
+            2,
+            Some(B),
+            Some(true),
+            "ok",
+            vec![call("ab", Some(B)), call("ba", Some(A))],
+        ),
+        pref(
+            3,
+            Some(Tie),
+            Some(false),
+            "ok",
+            vec![call("ab", Some(A)), call("ba", Some(A))],
+        ),
+        pref(
+            4,
+            Some(Tie),
+            Some(true),
+            "ok",
+            vec![call("ab", Some(Tie)), call("ba", Some(Tie))],
+        ),
+        pref(5, Some(A), None, "ok", vec![call("ab", Some(A))]),
+        pref(
+            6,
+            None,
+            None,
+            "unparseable",
+            vec![call("ab", Some(A)), call("ba", None)],
+        ),
+        pref(7, None, None, "failed", vec![]),
+    ];
+    for j in &judgments {
+        store.save_judgment(j).await.unwrap();
+    }
+    let scored =
+        |judge: &str, hash: &str, job: i64, conversation: i64, score: Option<f64>| NewJudgment {
+            job_id: job,
+            judge_name: judge.into(),
+            judge_hash: hash.into(),
+            conversation_a: conversation,
+            conversation_b: None,
+            status: if score.is_some() { "ok" } else { "unparseable" }.into(),
+            verdict: score.map(|s| json!({"kind": "score", "score": s})),
+            score,
+            consistent: None,
+            reason: None,
+            calls: vec![],
+        };
+    // The older config of `helpful` first: the newer judgment of a2 replaces it.
+    store
+        .save_judgment(&scored("helpful", "helpful-old", job_a, a[1], Some(10.0)))
+        .await
+        .unwrap();
+    for (n, score) in [
+        (1, Some(8.0)),
+        (2, Some(6.0)),
+        (3, Some(9.0)),
+        (4, Some(4.0)),
+        (5, Some(7.0)),
+        (6, None),
+    ] {
+        store
+            .save_judgment(&scored("helpful", "helpful-new", job_a, a[n - 1], score))
+            .await
+            .unwrap();
+    }
+    for (n, score) in [(1, 1.0), (3, 0.0), (5, 1.0)] {
+        store
+            .save_judgment(&scored(
+                "fidelity",
+                "fidelity-hash",
+                job_a,
+                a[n - 1],
+                Some(score),
+            ))
+            .await
+            .unwrap();
+    }
+    store
+        .save_judgment(&scored("fidelity", "fidelity-hash", job_a, b[4], Some(0.0)))
+        .await
+        .unwrap();
+    Fixture {
+        url: url.to_string(),
+        job_a,
+        a,
+        b,
+    }
+}
+
+/// A job with the seven items, each completed with a conversation whose
+/// policy replies come from `replies`; returns the job id and the
+/// conversation ids in item order.
+async fn job(
+    store: &Arc<dyn Store>,
+    name: &str,
+    rewards: [Option<f64>; 7],
+    replies: fn(usize) -> Vec<NewMessage>,
+) -> (i64, Vec<i64>) {
+    let job = store
+        .create_job(&NewJob {
+            name: name.into(),
+            kind: "generation".into(),
+            config_snapshot: String::new(),
+            config_hash: unique_name(name),
+        })
+        .await
+        .unwrap();
+    let items: Vec<NewItem> = ITEMS
+        .iter()
+        .map(|(scenario, sample)| NewItem {
+            key: format!("{scenario}/alex/{sample}"),
+            scenario_id: scenario.to_string(),
+            persona_id: "alex".into(),
+            sample: *sample,
+            seed: *sample,
+        })
+        .collect();
+    store.add_items(job.id, &items).await.unwrap();
+    let leased = store.lease_items(job.id, "test", 7, 60_000).await.unwrap();
+    let mut ids = Vec::new();
+    for (n, (scenario, sample)) in ITEMS.iter().enumerate() {
+        let item = leased
+            .iter()
+            .find(|i| i.scenario_id == *scenario && i.sample == *sample)
+            .unwrap();
+        let conversation = conversation(item, n + 1, rewards[n], replies);
+        ids.push(
+            store
+                .complete_item(item.id, "test", &conversation)
+                .await
+                .unwrap(),
+        );
+    }
+    (job.id, ids)
+}
+
+fn conversation(
+    item: &ItemRow,
+    n: usize,
+    reward: Option<f64>,
+    replies: fn(usize) -> Vec<NewMessage>,
+) -> NewConversation {
+    let mut messages = vec![
+        message("system", "You are a retail agent.", "system"),
+        message(
+            "user",
+            &format!("Hello, I need a refund for order #{n}."),
+            "user",
+        ),
+    ];
+    messages.extend(replies(n));
+    // Unanswered: a DPO pair's sides end at the policy's last reply.
+    messages.push(message("user", "Thanks, bye.", "user"));
+    NewConversation {
+        job_id: item.job_id,
+        item_id: item.id,
+        item_key: item.key.clone(),
+        scenario_id: item.scenario_id.clone(),
+        persona_id: item.persona_id.clone(),
+        sample: item.sample,
+        seed: item.seed,
+        policy_model: "policy".into(),
+        user_model: "user".into(),
+        termination: if reward.is_some() { "user_stop" } else { "user_error" }.into(),
+        reward,
+        reward_breakdown: reward.map_or(Value::Null, |r| {
+            json!({"db": {"score": r, "detail": ""}, "communicate": {"score": 1.0, "detail": ""}})
+        }),
+        metadata: json!({}),
+        tools: Arc::new(json!([{
+            "name": "get_order",
+            "description": "Look an order up.",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}
+        }])),
+        usage: vec![],
+        started_at: 0,
+        finished_at: 0,
+        messages,
+    }
+}
+
+fn policy_one(n: usize) -> Vec<NewMessage> {
+    let mut lookup = message("assistant", "", "policy");
+    lookup.tool_calls = Some(json!([{
+        "id": format!("call_{n}"),
+        "name": "get_order",
+        "arguments": format!("{{\"order_id\":\"#{n}\"}}"),
+    }]));
+    let mut result = message("tool", "{\"status\":\"delivered\"}", "env");
+    result.tool_call_id = Some(format!("call_{n}"));
+    vec![
+        lookup,
+        result,
+        message("assistant", &format!("Order #{n} is refunded."), "policy"),
+    ]
+}
+
+fn policy_two(n: usize) -> Vec<NewMessage> {
+    vec![message(
+        "assistant",
+        &format!("Sorry, I cannot refund order #{n}."),
+        "policy",
+    )]
+}
+
+fn message(role: &str, content: &str, author: &str) -> NewMessage {
+    NewMessage {
+        role: role.into(),
+        content: content.into(),
+        tool_calls: None,
+        tool_call_id: None,
+        author: author.into(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+    }
+}
+
+fn call(order: &str, parsed: Option<Preference>) -> NewJudgeCall {
+    NewJudgeCall {
+        order: order.into(),
+        sample: 0,
+        prompt_hash: format!("prompt-{order}"),
+        model: "judge".into(),
+        raw_output: parsed.map_or("no label".into(), |p| format!("[[{}]]", p.as_str())),
+        parsed: parsed.map(|p| json!({"kind": "preference", "preference": p.as_str()})),
+        status: if parsed.is_some() {
+            "ok"
+        } else {
+            "unparseable"
+        }
+        .into(),
+        error: None,
+        prompt_tokens: 10,
+        completion_tokens: 2,
+        latency_ms: 5,
+    }
+}
+
+// ------------------------------------------------------------------ helpers
+
+fn cli(dir: &Path, args: &[&str], url: &str) -> std::process::Output {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--database", url]);
+    usersim(dir, &all)
+}
+
+fn run_json(dir: &Path, args: &[&str], url: &str) -> Value {
+    let out = cli(dir, args, url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Export job A to `file` in `dir` with `extra` flags; the rows written.
+fn export(dir: &Path, f: &Fixture, file: &str, extra: &[&str]) -> Vec<Value> {
+    let path = dir.join(file);
+    let job = f.job_a.to_string();
+    let mut args = vec!["export", "--job", &job, "--out", path.to_str().unwrap()];
+    args.extend(extra);
+    let out = cli(dir, &args, &f.url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    read_rows(&path)
+}
+
+fn read_rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The order numbers (#N in the first user message) of openai rows.
+fn ids_in_openai_rows(rows: &[Value]) -> Vec<usize> {
+    rows.iter()
+        .map(|r| {
+            let user = r["messages"][1]["content"].as_str().unwrap();
+            let n = user.rsplit('#').next().unwrap().trim_end_matches('.');
+            n.parse().unwrap()
+        })
+        .collect()
+}
+
+fn assert_close(value: &Value, expected: f64) {
+    let got = value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{value} is not a number (expected {expected})"));
+    assert!((got - expected).abs() < 1e-9, "{got} != {expected}");
+}
