@@ -7,6 +7,7 @@ mod api;
 mod auth;
 mod error;
 mod filters;
+mod json_errors;
 mod judging;
 mod metrics;
 mod openapi;
@@ -148,6 +149,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        .layer(axum::middleware::from_fn(json_errors::json_errors))
         .with_state(state)
 }
 

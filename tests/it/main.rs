@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod data_root;
 mod episodes;
+mod hardening;
 mod http1_transport;
 mod judge_mock;
 mod judging;

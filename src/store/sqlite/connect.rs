@@ -125,5 +125,12 @@ fn migrator() -> Migrator {
         include_str!("../../../migrations/sqlite/0002_judgments.sql").into_sql_str(),
         false,
     );
-    Migrator::with_migrations(vec![init, judgments])
+    let judgment_per_name = Migration::new(
+        3,
+        Cow::Borrowed("judgment_per_judge_name"),
+        MigrationType::Simple,
+        include_str!("../../../migrations/sqlite/0003_judgment_per_judge_name.sql").into_sql_str(),
+        false,
+    );
+    Migrator::with_migrations(vec![init, judgments, judgment_per_name])
 }
