@@ -47,6 +47,12 @@ impl ConversationsQuery {
         }
     }
 
+    /// The reward bounds are finite numbers (a 422 naming the field).
+    pub fn check_numbers(&self) -> Result<(), ApiError> {
+        finite("min_reward", self.min_reward)?;
+        finite("max_reward", self.max_reward)
+    }
+
     pub fn limit(&self) -> u32 {
         self.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE)
     }
@@ -151,8 +157,7 @@ pub async fn conversations_page(
     job_id: i64,
     query: &ConversationsQuery,
 ) -> Result<Page, ApiError> {
-    finite("min_reward", query.min_reward)?;
-    finite("max_reward", query.max_reward)?;
+    query.check_numbers()?;
     let filter = query.filter();
     let judges = query.judge_filter()?;
     let judgments = judgments_for(store, job_id, &judges).await?;
