@@ -4,6 +4,7 @@
 //! model). One binary links once, instead of once per file.
 
 mod common;
+mod postgres;
 
 mod bad_inputs;
 mod browser;
