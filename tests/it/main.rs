@@ -6,6 +6,7 @@
 mod common;
 
 mod bad_inputs;
+mod breaker;
 mod browser;
 mod cli;
 mod data_root;
