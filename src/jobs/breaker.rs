@@ -1,21 +1,20 @@
-//! The circuit breaker: a job stops itself when too many of its items failed in
-//! a row (an invalid key, a server that is down), instead of failing every item.
+//! The circuit breaker: a job stops itself when too many of its items failed
+//! (an invalid key, a server that is down), instead of failing every item.
 //!
 //! Items are judged in the order they *started*, not the order they finished:
 //! failures are often fast (a 401 ends an item at its first call) and successes
 //! slow (a whole conversation), so the first items to finish are mostly
-//! failures even when most items succeed. Two windows of `window` items, both
-//! in start order, are watched:
-//! - the last items of the *settled prefix*: every item that started before
-//!   them has finished, so their outcomes are exact. An item still running
-//!   holds back the judgment of the items that started after it.
-//! - the last items *started*, counting those still running as successes. This
-//!   trips at once when failures are fast, whatever the slow items still do.
+//! failures even when most items succeed. The breaker trips when any `window`
+//! consecutive items, in start order, hold `max_error_rate` failures or more.
+//! An item still running counts as a success until it fails, so a window trips
+//! as soon as its known failures reach the rate, however long the items still
+//! running in it take (a server that answers some calls with a fast 500 and
+//! leaves the others hanging trips the breaker at once).
 //!
-//! Either reaching `max_error_rate` trips the breaker, once; then the worker
-//! cancels the items in flight (see [`CircuitBreaker::wait_tripped`]).
+//! It trips once; the worker then cancels the items in flight (see
+//! [`CircuitBreaker::wait_tripped`]) and logs the reason once.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Mutex;
 
 use crate::config::CircuitBreakerConfig;
@@ -30,7 +29,8 @@ pub enum ItemEnd<'a> {
     Succeeded,
     /// Failed, with its error class and message.
     Failed(&'a str),
-    /// Its outcome is not this process's to count (the lease was lost).
+    /// Its outcome is not this process's to count (the lease was lost): it
+    /// counts as not failed.
     Abandoned,
 }
 
@@ -45,15 +45,12 @@ pub struct CircuitBreaker {
 struct State {
     /// The next start's number.
     next: u64,
-    /// The first started item whose outcome the settled prefix still waits for.
-    settled_to: u64,
-    /// Items that finished after `settled_to` started: `Some(true)` failed,
-    /// `Some(false)` succeeded, `None` abandoned.
-    finished: BTreeMap<u64, Option<bool>>,
-    /// The settled prefix's last `window` outcomes, `true` for a failure.
-    settled: VecDeque<bool>,
-    /// The last `window` items started: `true` once known to have failed.
-    started: VecDeque<bool>,
+    /// Started items that have not finished.
+    running: BTreeSet<u64>,
+    /// The windows that may still change or are not yet full: `failed[i]` is
+    /// the failures known among the `window` items from number `first + i`.
+    first: u64,
+    failed: VecDeque<u32>,
     last_error: Option<String>,
     reason: Option<String>,
 }
@@ -72,85 +69,73 @@ impl CircuitBreaker {
         let Ok(mut s) = self.state.lock() else {
             return Started(u64::MAX);
         };
-        let started = Started(s.next);
+        let item = s.next;
         s.next += 1;
-        s.started.push_back(false);
-        while s.started.len() > self.window() {
-            s.started.pop_front();
+        s.running.insert(item);
+        s.failed.push_back(0);
+        // The window that ends with this item is full now.
+        if let Some(start) = (item + 1).checked_sub(self.window()) {
+            self.check(&mut s, start);
         }
-        started
+        Started(item)
     }
 
-    /// Record how a started item ended; returns the reason when this outcome
-    /// trips the breaker (only the once: later calls return `None`).
-    pub fn finish(&self, item: Started, end: ItemEnd<'_>) -> Option<String> {
+    /// Record how a started item ended.
+    pub fn finish(&self, item: Started, end: ItemEnd<'_>) {
         let Ok(mut s) = self.state.lock() else {
-            return None;
+            return;
         };
-        if s.reason.is_some() {
-            return None;
-        }
-        let failed = match end {
-            ItemEnd::Succeeded => Some(false),
-            ItemEnd::Failed(error) => {
-                s.last_error = Some(error.to_string());
-                Some(true)
-            }
-            ItemEnd::Abandoned => None,
-        };
-        // The last `window` started items are numbered `next - len ..`.
-        let first_started = s.next - s.started.len() as u64;
-        if failed == Some(true) && item.0 >= first_started && item.0 < s.next {
-            let at = (item.0 - first_started) as usize;
-            s.started[at] = true;
-        }
-        s.finished.insert(item.0, failed);
-        self.settle(&mut s);
-        let reason = self.judge(&s)?;
-        s.reason = Some(reason.clone());
-        self.tripped.send_replace(true);
-        Some(reason)
-    }
-
-    /// Move the finished items at the head of start order into the settled window.
-    fn settle(&self, s: &mut State) {
-        loop {
-            let head = s.settled_to;
-            let Some(failed) = s.finished.remove(&head) else {
-                return;
-            };
-            s.settled_to += 1;
-            if let Some(failed) = failed {
-                s.settled.push_back(failed);
-                while s.settled.len() > self.window() {
-                    s.settled.pop_front();
+        s.running.remove(&item.0);
+        if let ItemEnd::Failed(error) = end {
+            s.last_error = Some(error.to_string());
+            // Every window holding the item: those starting at most
+            // `window - 1` items before it.
+            let from = item.0.saturating_add(1).saturating_sub(self.window()).max(s.first);
+            for start in from..=item.0.min(s.next.saturating_sub(1)) {
+                let at = (start - s.first) as usize;
+                if let Some(count) = s.failed.get_mut(at) {
+                    *count += 1;
                 }
+                self.check(&mut s, start);
             }
         }
+        self.forget_settled(&mut s);
     }
 
-    /// The reason to trip, if either window is full and failed enough.
-    fn judge(&self, s: &State) -> Option<String> {
+    /// Trip if the window from item `start` is full and failed enough.
+    fn check(&self, s: &mut State, start: u64) {
         let window = self.window();
-        let count = |w: &VecDeque<bool>| w.iter().filter(|f| **f).count();
-        let failed = [&s.settled, &s.started]
-            .into_iter()
-            .filter(|w| w.len() == window)
-            .map(count)
-            .max()?;
-        if (failed as f64 / window as f64) < self.config.max_error_rate {
-            return None;
+        if s.reason.is_some() || start + window > s.next || start < s.first {
+            return;
         }
-        Some(format!(
+        let Some(&failed) = s.failed.get((start - s.first) as usize) else {
+            return;
+        };
+        if (f64::from(failed) / window as f64) < self.config.max_error_rate {
+            return;
+        }
+        s.reason = Some(format!(
             "{failed} of {window} consecutive items (in the order they started) failed \
              (circuit_breaker.max_error_rate is {}); last error: {}",
             self.config.max_error_rate,
             s.last_error.as_deref().unwrap_or("unknown")
-        ))
+        ));
+        self.tripped.send_replace(true);
     }
 
-    fn window(&self) -> usize {
-        (self.config.window as usize).max(1)
+    /// Drop the windows that are full and whose items have all finished:
+    /// they were judged and cannot change.
+    fn forget_settled(&self, s: &mut State) {
+        let window = self.window();
+        let oldest_running = s.running.first().copied().unwrap_or(s.next);
+        while !s.failed.is_empty() && s.first + window <= s.next.min(oldest_running) {
+            s.failed.pop_front();
+            s.first += 1;
+        }
+    }
+
+    fn window(&self) -> u64 {
+        u64::from(self.config.window.max(1))
     }
 
     pub fn tripped(&self) -> Option<String> {
@@ -177,22 +162,23 @@ mod tests {
         })
     }
 
-    /// Start and finish items one after the other.
-    fn record(b: &CircuitBreaker, end: ItemEnd<'_>) -> Option<String> {
+    /// Start and finish an item before the next starts.
+    fn record(b: &CircuitBreaker, end: ItemEnd<'_>) {
         let item = b.start();
-        b.finish(item, end)
+        b.finish(item, end);
     }
 
     #[test]
     fn it_trips_only_once_the_window_is_full_and_the_rate_is_reached() {
         let b = breaker(4, 0.5);
-        assert_eq!(record(&b, ItemEnd::Failed("401 invalid key")), None);
-        assert_eq!(record(&b, ItemEnd::Failed("401 invalid key")), None);
-        assert_eq!(record(&b, ItemEnd::Succeeded), None, "not full yet");
-        let reason = record(&b, ItemEnd::Succeeded).expect("2 of 4 failed: 0.5 reached");
+        record(&b, ItemEnd::Failed("401 invalid key"));
+        record(&b, ItemEnd::Failed("401 invalid key"));
+        record(&b, ItemEnd::Succeeded);
+        assert_eq!(b.tripped(), None, "3 items: the window is not full yet");
+        b.start();
+        let reason = b.tripped().expect("2 of 4 failed: 0.5 reached");
         assert!(reason.contains("2 of 4 consecutive items"), "{reason}");
         assert!(reason.contains("401 invalid key"), "{reason}");
-        assert!(b.tripped().is_some());
     }
 
     #[test]
@@ -200,10 +186,12 @@ mod tests {
         let b = breaker(3, 0.67);
         record(&b, ItemEnd::Failed("e"));
         record(&b, ItemEnd::Failed("e"));
-        assert_eq!(record(&b, ItemEnd::Succeeded), None, "2/3 < 0.67");
-        assert_eq!(record(&b, ItemEnd::Succeeded), None);
-        assert_eq!(record(&b, ItemEnd::Succeeded), None);
-        assert_eq!(record(&b, ItemEnd::Failed("e")), None, "1/3 now");
+        record(&b, ItemEnd::Succeeded);
+        assert_eq!(b.tripped(), None, "2/3 < 0.67");
+        record(&b, ItemEnd::Succeeded);
+        record(&b, ItemEnd::Succeeded);
+        record(&b, ItemEnd::Failed("e"));
+        assert_eq!(b.tripped(), None, "1/3 now");
     }
 
     #[test]
@@ -212,44 +200,67 @@ mod tests {
         // Eight items start: the even ones will succeed slowly, the odd ones fail fast.
         let items: Vec<Started> = (0..8).map(|_| b.start()).collect();
         for item in items.iter().skip(1).step_by(2) {
-            assert_eq!(b.finish(*item, ItemEnd::Failed("500")), None);
+            b.finish(*item, ItemEnd::Failed("500"));
         }
+        assert_eq!(b.tripped(), None, "4 failures, but never 3 of 4 in a row");
         for item in items.iter().step_by(2) {
-            assert_eq!(b.finish(*item, ItemEnd::Succeeded), None, "half failed");
+            b.finish(*item, ItemEnd::Succeeded);
         }
         assert_eq!(b.tripped(), None);
     }
 
     #[test]
-    fn fast_failures_trip_at_once_while_slow_items_still_run() {
+    fn fast_failures_trip_at_once_while_slow_items_before_them_still_run() {
         let b = breaker(4, 0.75);
         let slow = b.start();
         let fast: Vec<Started> = (0..4).map(|_| b.start()).collect();
-        assert_eq!(b.finish(fast[0], ItemEnd::Failed("500")), None);
-        assert_eq!(b.finish(fast[1], ItemEnd::Failed("500")), None);
-        let reason = b.finish(fast[2], ItemEnd::Failed("500"));
-        assert!(reason.is_some(), "3 of the last 4 started failed");
-        assert_eq!(b.finish(fast[3], ItemEnd::Failed("500")), None, "once");
-        assert_eq!(b.finish(slow, ItemEnd::Succeeded), None, "once");
+        b.finish(fast[0], ItemEnd::Failed("500"));
+        b.finish(fast[1], ItemEnd::Failed("500"));
+        assert_eq!(b.tripped(), None);
+        b.finish(fast[2], ItemEnd::Failed("500"));
+        let reason = b
+            .tripped()
+            .expect("3 of 4 failed, whatever the slow one does");
+        assert!(reason.starts_with("3 of 4"), "{reason}");
+        b.finish(slow, ItemEnd::Succeeded);
+        assert_eq!(b.tripped(), Some(reason), "the reason stays the first");
     }
 
     #[test]
-    fn slow_failures_trip_once_the_items_before_them_finished() {
+    fn a_failure_that_finishes_late_counts_in_the_windows_of_its_start() {
         let b = breaker(2, 1.0);
         let items: Vec<Started> = (0..6).map(|_| b.start()).collect();
-        // The last started window (4, 5) never sees these failures.
-        assert_eq!(b.finish(items[1], ItemEnd::Failed("timeout")), None);
-        assert_eq!(b.finish(items[2], ItemEnd::Failed("timeout")), None);
-        let reason = b.finish(items[0], ItemEnd::Failed("timeout"));
-        assert!(reason.is_some(), "0, 1, 2 settled, all failed");
+        b.finish(items[1], ItemEnd::Failed("timeout"));
+        for item in &items[2..] {
+            b.finish(*item, ItemEnd::Succeeded);
+        }
+        assert_eq!(b.tripped(), None);
+        b.finish(items[0], ItemEnd::Failed("timeout"));
+        assert!(b.tripped().is_some(), "items 0 and 1 both failed");
     }
 
     #[test]
-    fn abandoned_items_neither_fail_nor_hold_back_the_items_after_them() {
+    fn abandoned_items_count_as_not_failed() {
         let b = breaker(2, 1.0);
-        let items: Vec<Started> = (0..5).map(|_| b.start()).collect();
-        assert_eq!(b.finish(items[1], ItemEnd::Failed("e")), None);
-        assert_eq!(b.finish(items[2], ItemEnd::Failed("e")), None);
-        assert!(b.finish(items[0], ItemEnd::Abandoned).is_some());
+        record(&b, ItemEnd::Failed("e"));
+        record(&b, ItemEnd::Abandoned);
+        record(&b, ItemEnd::Failed("e"));
+        assert_eq!(b.tripped(), None);
+    }
+
+    #[test]
+    fn settled_windows_are_forgotten() {
+        let b = breaker(3, 0.9);
+        for i in 0..1000 {
+            let end = if i % 2 == 0 {
+                ItemEnd::Failed("e")
+            } else {
+                ItemEnd::Succeeded
+            };
+            record(&b, end);
+        }
+        let held = b.state.lock().unwrap().failed.len();
+        assert!(held <= 3, "{held} windows held");
+        assert_eq!(b.tripped(), None);
     }
 }
