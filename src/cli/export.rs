@@ -177,7 +177,11 @@ async fn pairs(
 ) -> anyhow::Result<()> {
     let progress = Progress::new();
     let counts = dpo::write(store, job, judge, filter, writer, &mut |c| {
-        progress.show(&format!("wrote {} pairs ({} skipped)", c.written, c.skipped()))
+        progress.show(&format!(
+            "wrote {} pairs ({} skipped)",
+            c.written,
+            c.skipped()
+        ))
     })
     .await?;
     progress.clear();

@@ -118,8 +118,5 @@ pub fn keeps(
     judgments: &JudgmentIndex,
     c: &StoredConversation,
 ) -> bool {
-    conversation.keeps(&c.conversation)
-        && judges
-            .check_judges(c.conversation.id, judgments)
-            .is_ok()
+    conversation.keeps(&c.conversation) && judges.check_judges(c.conversation.id, judgments).is_ok()
 }

@@ -110,7 +110,10 @@ async fn a_100_percent_failure_rate_trips_cancels_the_items_in_flight_and_says_w
         stdout.contains("stopped by the circuit breaker: "),
         "{stdout}"
     );
-    assert!(stdout.contains("500"), "the reason names the cause: {stdout}");
+    assert!(
+        stdout.contains("500"),
+        "the reason names the cause: {stdout}"
+    );
     assert_eq!(
         stderr.matches("circuit breaker tripped").count(),
         1,

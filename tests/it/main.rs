@@ -11,6 +11,7 @@ mod browser;
 mod cli;
 mod data_root;
 mod episodes;
+mod first_user;
 mod http1_transport;
 mod judge_mock;
 mod judging;
