@@ -3,6 +3,10 @@
 //! stopped by the circuit breaker), 2 invalid input (a bad config, flag or
 //! file; clap's usage errors too), 3 not found (a job or conversation id that
 //! is not in the database).
+//!
+//! With `main`, this is the one place where usersim prints; the library below
+//! reports through return values and tracing.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod conversations;
