@@ -90,7 +90,11 @@ impl CircuitBreaker {
             s.last_error = Some(error.to_string());
             // Every window holding the item: those starting at most
             // `window - 1` items before it.
-            let from = item.0.saturating_add(1).saturating_sub(self.window()).max(s.first);
+            let from = item
+                .0
+                .saturating_add(1)
+                .saturating_sub(self.window())
+                .max(s.first);
             for start in from..=item.0.min(s.next.saturating_sub(1)) {
                 let at = (start - s.first) as usize;
                 if let Some(count) = s.failed.get_mut(at) {
