@@ -27,6 +27,8 @@ fn the_readme_installs_usersim_before_its_first_usersim_command() {
     let install = readme
         .find("cargo install --path .")
         .expect("the README says how to install the binary");
+    // The first line of a shell block that runs `usersim`.
+    let mut in_shell = false;
     let first_command = readme
         .lines()
         .scan(0, |at, line| {
@@ -34,7 +36,13 @@ fn the_readme_installs_usersim_before_its_first_usersim_command() {
             *at += line.len() + 1;
             Some((start, line))
         })
-        .find(|(_, line)| line.trim_start().starts_with("usersim "))
+        .find(|(_, line)| {
+            if line.starts_with("```") {
+                in_shell = line.starts_with("```sh");
+                return false;
+            }
+            in_shell && line.trim_start().starts_with("usersim ")
+        })
         .map(|(at, _)| at)
         .expect("the README has usersim commands");
     assert!(
@@ -152,9 +160,9 @@ fn conversation_lines(dir: &Path, db: &str, filters: &[&str]) -> Vec<String> {
 #[test]
 fn usersim_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
     let dir = tempfile::tempdir().unwrap();
-    let db = finished_job(dir.path(), 8);
+    let db = finished_job(dir.path(), 27);
     let all = conversation_lines(dir.path(), &db, &[]);
-    assert_eq!(all.len(), 8, "{all:?}");
+    assert_eq!(all.len(), 27, "{all:?}");
     let cells =
         |line: &String| -> Vec<String> { line.split_whitespace().map(str::to_string).collect() };
 
@@ -181,7 +189,7 @@ fn usersim_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
     let worse = conversation_lines(dir.path(), &db, &["--max-reward", "0.999"]);
     assert_eq!(
         best.len() + worse.len(),
-        8,
+        27,
         "every conversation is scored: {all:?}"
     );
     assert!(!worse.is_empty(), "the mock errs on some seeds: {all:?}");
