@@ -2,7 +2,6 @@
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use crate::export::target::{ExportTarget, PartialFile, TargetError};
 use crate::export::{self, dpo, ExportError, Filter, Format, MinJudge};
@@ -96,7 +95,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     let store = store::open(database).await?;
     let Some(row) = store.get_job(job).await? else {
         eprintln!("job {job} is not in {database}");
-        return Ok(EXIT_INVALID);
+        return Ok(super::EXIT_NOT_FOUND);
     };
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
@@ -190,17 +189,16 @@ async fn lines(
     writer: &mut (dyn Write + Send),
     target: &ExportTarget,
 ) -> anyhow::Result<String> {
-    let mut progress = ProgressLines::default();
+    let progress = Progress::new();
     let counts = export::write(store, job, format, filter, writer, &mut |c| {
-        progress.say(|| {
-            format!(
-                "exported {} conversations ({} skipped)",
-                c.written,
-                c.skipped.total()
-            )
-        })
+        progress.show(&format!(
+            "exported {} conversations ({} skipped)",
+            c.written,
+            c.skipped.total()
+        ))
     })
     .await?;
+    progress.clear();
     Ok(format!(
         "wrote {} conversations to {}; skipped {}: {}",
         counts.written,
@@ -218,11 +216,16 @@ async fn pairs(
     writer: &mut (dyn Write + Send),
     target: &ExportTarget,
 ) -> anyhow::Result<String> {
-    let mut progress = ProgressLines::default();
+    let progress = Progress::new();
     let counts = dpo::write(store, job, judge, filter, writer, &mut |c| {
-        progress.say(|| format!("exported {} pairs ({} skipped)", c.written, c.skipped()))
+        progress.show(&format!(
+            "exported {} pairs ({} skipped)",
+            c.written,
+            c.skipped()
+        ))
     })
     .await?;
+    progress.clear();
     Ok(format!(
         "wrote {} DPO pairs to {} from {} judgments by '{judge}'; skipped {}: {}",
         counts.written,
@@ -233,22 +236,30 @@ async fn pairs(
     ))
 }
 
-/// Progress on stderr: whole lines, each ending with a newline (readable in a
-/// log, not only on a terminal), at most one a second.
-#[derive(Default)]
-struct ProgressLines {
-    last: Option<Instant>,
+/// The export's progress: one line on a terminal, rewritten in place and
+/// cleared at the end, so the result is printed once (on stdout); nothing
+/// when stderr is not a terminal.
+struct Progress {
+    terminal: bool,
 }
 
-impl ProgressLines {
-    const EVERY: Duration = Duration::from_secs(1);
-
-    fn say(&mut self, line: impl FnOnce() -> String) {
-        let now = Instant::now();
-        if self.last.is_some_and(|last| now - last < Self::EVERY) {
-            return;
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            terminal: std::io::stderr().is_terminal(),
         }
-        self.last = Some(now);
-        eprintln!("{}", line());
+    }
+
+    fn show(&self, line: &str) {
+        if self.terminal {
+            eprint!("\r\x1b[2K{line}");
+        }
+    }
+
+    fn clear(&self) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
     }
 }

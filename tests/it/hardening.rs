@@ -88,15 +88,8 @@ fn an_export_refuses_a_device_a_symlink_and_a_directory_and_streams_to_stdout() 
     assert!(to_file.status.success(), "{stderr}");
     assert!(text(&to_file.stdout).contains("wrote 3 conversations to out/train.jsonl"));
     assert_eq!(names_in(&dir.path().join("out")), ["train.jsonl"]);
-    assert!(
-        !stderr.contains('\r'),
-        "progress overwrote itself: {stderr:?}"
-    );
-    assert!(
-        stderr.lines().any(|l| l.starts_with("exported ")),
-        "{stderr}"
-    );
-    assert!(stderr.ends_with('\n'), "{stderr:?}");
+    // Off a terminal, no progress line rewrites itself in place.
+    assert!(!stderr.contains('\r'), "{stderr:?}");
 }
 
 #[test]
@@ -104,7 +97,9 @@ fn read_only_commands_on_a_missing_sqlite_file_say_so_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("judges.toml"), "").unwrap();
     let url = "sqlite://missing/usersim.db";
-    let commands: [&[&str]; 5] = [
+    let commands: [&[&str]; 7] = [
+        &["jobs"],
+        &["conversations", "--job", "1"],
         &["show", "1"],
         &["stats", "--job", "1"],
         &["export", "--job", "1", "--out", "x.jsonl"],
