@@ -53,11 +53,10 @@ struct Head {
 
 #[derive(Serialize)]
 struct Nav {
-    back: String,
+    /// The job page's filter and sort, kept by every link here.
+    query: String,
     filtered: bool,
     position: Option<Position>,
-    previous: Option<String>,
-    next: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -95,14 +94,6 @@ pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<St
     let row = views::job_row(state.store.as_ref(), c.job_id).await?;
     let browsed = browse::browse(state.store.as_ref(), c.job_id, &browse).await?;
     let position = browse::position(&browsed.rows, id);
-    let keep = browse.query_string(&[]);
-    let link = |path: String| {
-        if keep.is_empty() {
-            path
-        } else {
-            format!("{path}?{keep}")
-        }
-    };
     let (job, scenario_id, persona_id) = (row.clone(), c.scenario_id.clone(), c.persona_id.clone());
     let knobs = c.metadata.get("persona_knobs").cloned().unwrap_or_default();
     let data =
@@ -138,16 +129,8 @@ pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<St
             seed: c.seed,
         },
         nav: Nav {
-            back: link(format!("/jobs/{}", c.job_id)),
+            query: browse.query_string(&[]),
             filtered: browse.is_filtered(),
-            previous: position
-                .as_ref()
-                .and_then(|p| p.previous)
-                .map(|p| link(format!("/conversations/{p}"))),
-            next: position
-                .as_ref()
-                .and_then(|p| p.next)
-                .map(|n| link(format!("/conversations/{n}"))),
             position,
         },
         items: transcript::items(&detail.messages),

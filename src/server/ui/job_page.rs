@@ -111,10 +111,10 @@ struct Count {
 
 #[derive(Serialize)]
 struct Export {
-    /// The filtered conversations, as OpenAI JSONL.
-    href: String,
+    /// The query of the filtered conversations' export, as OpenAI JSONL.
+    query: String,
     /// The same, only reward ≥ 1.
-    passed_href: String,
+    passed_query: String,
 }
 
 #[derive(Serialize)]
@@ -128,7 +128,6 @@ struct Form {
     drop_flagged: String,
     sort: String,
     dir: String,
-    clear_href: String,
 }
 
 #[derive(Serialize)]
@@ -140,8 +139,10 @@ struct Choice {
 #[derive(Serialize)]
 struct Header {
     label: String,
-    /// Sorts by this column; again, the other way.
-    href: String,
+    /// What kind of column, over its label: `judge`, `component`.
+    over: &'static str,
+    /// The query that sorts by this column; again, the other way.
+    query: String,
     /// `▲`/`▼` on the column sorted by.
     arrow: &'static str,
     numeric: bool,
@@ -150,7 +151,8 @@ struct Header {
 #[derive(Serialize)]
 struct RowView {
     id: i64,
-    href: String,
+    /// The filter and sort, for previous / next on the conversation's page.
+    query: String,
     scenario: String,
     persona: String,
     sample: i64,
@@ -232,7 +234,7 @@ fn job_page(
         if let Some(l) = browse.filters.limit {
             pairs.push(("limit", l.to_string()));
         }
-        format!("/jobs/{id}?{}", keep(&pairs))
+        keep(&pairs)
     };
     let f = &browse.filters;
     let choices = |values: &[String], chosen: &Option<String>| {
@@ -262,10 +264,7 @@ fn job_page(
             pairs.push((key, value.clone().unwrap_or_default()));
         }
         pairs.retain(|(_, v)| !v.is_empty());
-        format!(
-            "/v1/jobs/{id}/export?{}",
-            serde_urlencoded::to_string(&pairs).unwrap_or_default()
-        )
+        serde_urlencoded::to_string(&pairs).unwrap_or_default()
     };
     let passed = f.min_reward.map_or(1.0, |m| m.max(1.0));
     let mut charts = vec![plots::reward_by_scenario(rows), plots::terminations(rows)];
@@ -286,8 +285,8 @@ fn job_page(
             failed_items: job.counts.failed,
         },
         export: Export {
-            href: export_filter(None),
-            passed_href: export_filter(Some(passed.to_string())),
+            query: export_filter(None),
+            passed_query: export_filter(Some(passed.to_string())),
         },
         form: Form {
             terminations: choices(&browsed.options.terminations, &f.termination),
@@ -304,9 +303,8 @@ fn job_page(
                 "asc"
             }
             .into(),
-            clear_href: format!("/jobs/{id}"),
         },
-        columns: headers(id, browse, browsed),
+        columns: headers(browse, browsed),
         rows: rows[from..to]
             .iter()
             .map(|r| row_view(r, browsed, &keep(&[])))
@@ -322,25 +320,26 @@ fn job_page(
     }
 }
 
-fn headers(id: i64, browse: &Browse, browsed: &Browsed) -> Vec<Header> {
-    let mut columns: Vec<(String, Column, bool)> = vec![
-        ("id".into(), Column::Id, true),
-        ("scenario".into(), Column::Scenario, false),
-        ("persona".into(), Column::Persona, false),
-        ("sample".into(), Column::Sample, true),
-        ("termination".into(), Column::Termination, false),
-        ("reward".into(), Column::Reward, true),
+fn headers(browse: &Browse, browsed: &Browsed) -> Vec<Header> {
+    let plain = |label: &str, column, numeric| (label.to_string(), "", column, numeric);
+    let mut columns: Vec<(String, &'static str, Column, bool)> = vec![
+        plain("id", Column::Id, true),
+        plain("scenario", Column::Scenario, false),
+        plain("persona", Column::Persona, false),
+        plain("sample", Column::Sample, true),
+        plain("termination", Column::Termination, false),
+        plain("reward", Column::Reward, true),
     ];
     for c in &browsed.components {
-        columns.push((c.clone(), Column::Component(c.clone()), true));
+        columns.push((c.clone(), "reward", Column::Component(c.clone()), true));
     }
     for j in &browsed.judges {
-        columns.push((format!("judge {j}"), Column::Judge(j.clone()), true));
+        columns.push((j.clone(), "judge", Column::Judge(j.clone()), true));
     }
-    columns.push(("messages".into(), Column::Messages, true));
+    columns.push(plain("messages", Column::Messages, true));
     columns
         .into_iter()
-        .map(|(label, column, numeric)| {
+        .map(|(label, over, column, numeric)| {
             let current = browse.sort.column == column;
             // Numbers read best highest first; names A to Z.
             let descending = if current {
@@ -356,8 +355,9 @@ fn headers(id: i64, browse: &Browse, browsed: &Browsed) -> Vec<Header> {
                     (true, false) => "▲",
                     (true, true) => "▼",
                 },
-                href: format!("/jobs/{id}?{}", resorted.query_string(&[])),
+                query: resorted.query_string(&[]),
                 label,
+                over,
                 numeric,
             }
         })
@@ -388,11 +388,7 @@ fn row_view(r: &Row, browsed: &Browsed, filter: &str) -> RowView {
     }));
     RowView {
         id: r.id,
-        href: if filter.is_empty() {
-            format!("/conversations/{}", r.id)
-        } else {
-            format!("/conversations/{}?{filter}", r.id)
-        },
+        query: filter.to_string(),
         scenario: r.scenario.clone(),
         persona: r.persona.clone(),
         sample: r.sample,

@@ -47,15 +47,15 @@ pub struct Tick {
     pub label: String,
 }
 
-pub const WIDTH: u32 = 760;
-const BAR_X: u32 = 220;
-const BAR_SPACE: u32 = 360;
+pub const WIDTH: u32 = 480;
+const BAR_X: u32 = 150;
+const BAR_SPACE: u32 = 220;
 const ROW: u32 = 24;
 const TOP: u32 = 4;
 /// Room for the tick labels under the bars.
 const AXIS: u32 = 20;
 /// Characters of a label before it is cut (the whole one is its title).
-const LABEL_CHARS: usize = 30;
+const LABEL_CHARS: usize = 20;
 pub const MAX_BARS: usize = 40;
 /// A trial succeeds with full reward, give or take rounding (the rule of
 /// `usersim stats`).
@@ -69,8 +69,10 @@ pub struct Datum {
     pub tone: &'static str,
 }
 
-/// Bars of `data` scaled to `max` (at least the largest value).
+/// Bars of `data` scaled to `max` (at least the largest value); the ticks
+/// of a chart of counts (`max` 0) are whole numbers.
 pub fn chart(title: &str, note: &str, data: Vec<Datum>, max: f64) -> Chart {
+    let counts = max == 0.0;
     let max = data
         .iter()
         .map(|d| d.value)
@@ -97,13 +99,17 @@ pub fn chart(title: &str, note: &str, data: Vec<Datum>, max: f64) -> Chart {
         })
         .collect();
     let height = TOP + bars.len() as u32 * ROW + AXIS;
-    let ticks = [0.0, 0.25, 0.5, 0.75, 1.0]
-        .iter()
-        .map(|f| Tick {
-            x: BAR_X + (f * f64::from(BAR_SPACE)).round() as u32,
-            label: display::score(f * max),
-        })
-        .collect();
+    let mut ticks: Vec<Tick> = Vec::new();
+    for f in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let value = if counts { (f * max).round() } else { f * max };
+        let x = BAR_X + (value / max * f64::from(BAR_SPACE)).round() as u32;
+        if ticks.last().is_none_or(|t| t.x < x) {
+            ticks.push(Tick {
+                x,
+                label: display::score(value),
+            });
+        }
+    }
     Chart {
         title: title.into(),
         note: note.into(),
