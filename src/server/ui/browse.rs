@@ -94,8 +94,12 @@ const MAX_OFFSET: usize = 100_000_000;
 
 impl BrowseQuery {
     pub fn check(&self) -> Result<Browse, ApiError> {
-        let filters = self.filters.check()?;
-        let mut problems = Vec::new();
+        // Every malformed value is reported at once, the filters' first.
+        let (filters, mut problems) = match self.filters.check() {
+            Ok(filters) => (filters, Vec::new()),
+            Err(ApiError::Invalid(problems)) => (ConversationsQuery::default(), problems),
+            Err(other) => return Err(other),
+        };
         let column = match self.sort.as_deref().map(str::trim) {
             None | Some("") => Column::Id,
             Some(text) => Column::parse(text).unwrap_or_else(|| {
@@ -462,16 +466,21 @@ mod tests {
     #[test]
     fn an_unknown_column_or_direction_names_what_would_be_right() {
         let query = BrowseQuery {
+            filters: RawConversationsQuery {
+                min_reward: Some("abc".into()),
+                ..RawConversationsQuery::default()
+            },
             sort: Some("colour".into()),
             dir: Some("up".into()),
-            ..BrowseQuery::default()
+            offset: None,
         };
         let Err(ApiError::Invalid(problems)) = query.check() else {
             panic!("accepted");
         };
-        assert_eq!(problems.len(), 2);
-        assert!(problems[0].message.contains("c.COMPONENT or j.JUDGE"));
-        assert!(problems[1].message.contains("asc or desc"));
+        assert_eq!(problems.len(), 3);
+        assert!(problems[0].message.contains("'abc' is not a reward"));
+        assert!(problems[1].message.contains("c.COMPONENT or j.JUDGE"));
+        assert!(problems[2].message.contains("asc or desc"));
     }
 
     #[test]
