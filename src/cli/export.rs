@@ -110,6 +110,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         min_reward: args.min_reward,
         min_judge: args.min_judge,
         drop_flagged,
+        conversations: Default::default(),
     };
     if filter.needs_judgments() && !judges_exist(store.as_ref(), job, &filter).await? {
         return Ok(EXIT_INVALID);

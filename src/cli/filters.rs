@@ -82,6 +82,7 @@ impl FilterArgs {
             min_reward: None,
             min_judge: self.min_judge.clone(),
             drop_flagged,
+            conversations: ConversationFilter::default(),
         }
     }
 }

@@ -80,6 +80,9 @@ pub struct Filter {
     /// judgment scoring below 0.5, the rule a generation job's `drop_flagged`
     /// judges follow.
     pub drop_flagged: Vec<String>,
+    /// Keep only conversations this keeps (termination, scenario, persona,
+    /// max reward): what the service's conversation browser shows.
+    pub conversations: crate::store::browse::ConversationFilter,
 }
 
 /// Why a conversation was left out of an export.
@@ -92,6 +95,9 @@ pub enum Skip {
     BelowMinJudge,
     /// A `--drop-flagged` judge failed it.
     Flagged,
+    /// Another termination, scenario or persona than asked for, or a reward
+    /// above the maximum.
+    OutsideFilter,
 }
 
 impl Filter {
@@ -112,6 +118,9 @@ impl Filter {
         }
         if self.min_reward.is_some_and(|min| reward < min) {
             return Err(Skip::BelowMinReward);
+        }
+        if !self.conversations.keeps(&c.conversation) {
+            return Err(Skip::OutsideFilter);
         }
         if !self.judged_high_enough(id, judgments) {
             return Err(Skip::BelowMinJudge);
@@ -214,6 +223,7 @@ pub struct Skipped {
     pub below_min_reward: u64,
     pub below_min_judge: u64,
     pub flagged: u64,
+    pub outside_filter: u64,
 }
 
 impl Skipped {
@@ -223,11 +233,16 @@ impl Skipped {
             Skip::BelowMinReward => self.below_min_reward += 1,
             Skip::BelowMinJudge => self.below_min_judge += 1,
             Skip::Flagged => self.flagged += 1,
+            Skip::OutsideFilter => self.outside_filter += 1,
         }
     }
 
     pub fn total(&self) -> u64 {
-        self.not_scored + self.below_min_reward + self.below_min_judge + self.flagged
+        self.not_scored
+            + self.below_min_reward
+            + self.below_min_judge
+            + self.flagged
+            + self.outside_filter
     }
 }
 
@@ -241,6 +256,10 @@ impl fmt::Display for Skipped {
             (
                 self.below_min_judge,
                 "without a high enough --min-judge score",
+            ),
+            (
+                self.outside_filter,
+                "outside the termination, scenario, persona or max reward asked for",
             ),
         ]
         .iter()

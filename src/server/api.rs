@@ -17,7 +17,7 @@ use crate::config::{self, Job, Problem, Trust};
 use crate::export::{self, dpo, ExportError, Exporter, Format};
 use crate::jobs;
 
-use super::filters::{self, ConversationsQuery, ExportKind, ExportQuery};
+use super::filters::{self, ExportKind, ExportQuery, RawConversationsQuery};
 use super::views::{self, ConversationEntry};
 use super::{openapi, ApiError, AppState};
 
@@ -188,9 +188,9 @@ async fn resume_job(
 async fn list_conversations(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<i64>,
-    Query(query): Query<ConversationsQuery>,
+    Query(query): Query<RawConversationsQuery>,
 ) -> Result<Response, ApiError> {
-    query.check_numbers()?;
+    let query = query.check()?;
     views::job_row(state.store.as_ref(), id).await?;
     let page = filters::conversations_page(state.store.as_ref(), id, &query).await?;
     let conversations: Vec<ConversationEntry> = page

@@ -15,13 +15,28 @@ use super::ApiError;
 /// What problems with a query string name as their file.
 pub const QUERY_LABEL: &str = "query string";
 
-#[derive(Debug, Deserialize, Default)]
+/// A conversation browser's query string as sent: every value is text, so
+/// that a malformed number is a 422 naming its field and saying what would
+/// be right, not a bare "Failed to deserialize query string".
+#[derive(Debug, Deserialize, Default, Clone)]
+pub struct RawConversationsQuery {
+    pub after: Option<String>,
+    pub limit: Option<String>,
+    pub min_reward: Option<String>,
+    pub max_reward: Option<String>,
+    pub termination: Option<String>,
+    pub scenario: Option<String>,
+    pub persona: Option<String>,
+    pub min_judge: Option<String>,
+    pub drop_flagged: Option<String>,
+}
+
+/// A conversation browser's filters and page, checked.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct ConversationsQuery {
     /// The `next` of the previous page.
     pub after: Option<i64>,
     pub limit: Option<u32>,
-    // Not a flattened ConversationFilter: serde's flatten reads numbers in a
-    // query string as strings and refuses them.
     pub min_reward: Option<f64>,
     pub max_reward: Option<f64>,
     pub termination: Option<String>,
@@ -31,6 +46,108 @@ pub struct ConversationsQuery {
     pub min_judge: Option<String>,
     /// Judge names, comma-separated.
     pub drop_flagged: Option<String>,
+}
+
+/// Rewards given in a filter lie in this range (rewards are products of
+/// scores in [0, 1]; a verifier may report others, never this large).
+pub const REWARD_RANGE: (f64, f64) = (-1e9, 1e9);
+
+/// A text value left empty (a form's blank field) counts as not given.
+fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A reward bound: a finite number in [`REWARD_RANGE`].
+pub fn reward_bound(
+    field: &str,
+    value: &Option<String>,
+    problems: &mut Vec<Problem>,
+) -> Option<f64> {
+    let text = given(value)?;
+    let (low, high) = REWARD_RANGE;
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && (low..=high).contains(&v) => Some(v),
+        _ => {
+            problems.push(Problem::at_field(
+                QUERY_LABEL,
+                field,
+                format!(
+                    "'{text}' is not a reward; give a number such as 0.5 or 1 (between {low:e} and {high:e}), or leave {field} out"
+                ),
+            ));
+            None
+        }
+    }
+}
+
+fn whole_number<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
+    field: &str,
+    value: &Option<String>,
+    range: (T, T),
+    what: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<T> {
+    let text = given(value)?;
+    let (low, high) = range;
+    match text.parse::<T>() {
+        Ok(v) if v >= low && v <= high => Some(v),
+        _ => {
+            problems.push(Problem::at_field(
+                QUERY_LABEL,
+                field,
+                format!("'{text}' is not {what}; give a whole number from {low} to {high}"),
+            ));
+            None
+        }
+    }
+}
+
+impl RawConversationsQuery {
+    /// The query checked; every malformed value is one problem naming its
+    /// field.
+    pub fn check(&self) -> Result<ConversationsQuery, ApiError> {
+        let mut problems = Vec::new();
+        let text = |v: &Option<String>| given(v).map(str::to_string);
+        let query = ConversationsQuery {
+            after: whole_number(
+                "after",
+                &self.after,
+                (0, i64::MAX),
+                "a conversation id",
+                &mut problems,
+            ),
+            limit: whole_number(
+                "limit",
+                &self.limit,
+                (1, MAX_PAGE),
+                "a page size",
+                &mut problems,
+            ),
+            min_reward: reward_bound("min_reward", &self.min_reward, &mut problems),
+            max_reward: reward_bound("max_reward", &self.max_reward, &mut problems),
+            termination: text(&self.termination),
+            scenario: text(&self.scenario),
+            persona: text(&self.persona),
+            min_judge: text(&self.min_judge),
+            drop_flagged: text(&self.drop_flagged),
+        };
+        if let (Some(min), Some(max)) = (query.min_reward, query.max_reward) {
+            if min > max {
+                problems.push(Problem::at_field(
+                    QUERY_LABEL,
+                    "max_reward",
+                    format!("max_reward {max} is below min_reward {min}, so nothing would be kept; give a max_reward ≥ min_reward"),
+                ));
+            }
+        }
+        if problems.is_empty() {
+            // Checked here too, so a malformed one is reported with the rest.
+            min_judges(query.min_judge.as_deref())?;
+            Ok(query)
+        } else {
+            Err(ApiError::Invalid(problems))
+        }
+    }
 }
 
 pub const DEFAULT_PAGE: u32 = 50;
@@ -64,6 +181,7 @@ impl ConversationsQuery {
             min_reward: None,
             min_judge: min_judges(self.min_judge.as_deref())?,
             drop_flagged: names(self.drop_flagged.as_deref()),
+            conversations: ConversationFilter::default(),
         })
     }
 }
@@ -177,7 +295,14 @@ pub async fn conversations_page(
 #[derive(Debug, Deserialize)]
 pub struct ExportQuery {
     pub format: Option<String>,
-    pub min_reward: Option<f64>,
+    /// Checked by [`ExportQuery::filter`] (see [`RawConversationsQuery`]).
+    pub min_reward: Option<String>,
+    pub max_reward: Option<String>,
+    /// The conversation browser's filters, so that its download link
+    /// exports what it shows.
+    pub termination: Option<String>,
+    pub scenario: Option<String>,
+    pub persona: Option<String>,
     pub min_judge: Option<String>,
     pub drop_flagged: Option<String>,
     /// Keep conversations the job's own `drop_flagged` judges failed.
@@ -201,7 +326,6 @@ impl ExportQuery {
     /// The kind asked for; an unknown format is a 400 (as before), a judge
     /// with a format other than dpo, or dpo without one, a 422.
     pub fn kind(&self) -> Result<ExportKind, ApiError> {
-        finite("min_reward", self.min_reward)?;
         let name = self.format_name();
         match (name, &self.judge) {
             ("dpo", Some(judge)) => Ok(ExportKind::Dpo {
@@ -242,10 +366,24 @@ impl ExportQuery {
                 }
             }
         }
+        let mut problems = Vec::new();
+        let min_reward = reward_bound("min_reward", &self.min_reward, &mut problems);
+        let max_reward = reward_bound("max_reward", &self.max_reward, &mut problems);
+        if !problems.is_empty() {
+            return Err(ApiError::Invalid(problems));
+        }
+        let text = |v: &Option<String>| given(v).map(str::to_string);
         let filter = export::Filter {
-            min_reward: self.min_reward,
+            min_reward,
             min_judge: min_judges(self.min_judge.as_deref())?,
             drop_flagged,
+            conversations: ConversationFilter {
+                min_reward: None,
+                max_reward,
+                termination: text(&self.termination),
+                scenario: text(&self.scenario),
+                persona: text(&self.persona),
+            },
         };
         if !filter.min_judge.is_empty() {
             refuse_unjudged(row.id, &filter, &store.judgments_of_job(row.id).await?)?;
@@ -257,6 +395,53 @@ impl ExportQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn raw(pairs: &[(&str, &str)]) -> RawConversationsQuery {
+        let text: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        serde_json::from_value(serde_json::Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+                .collect(),
+        ))
+        .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    }
+
+    fn problems_of(pairs: &[(&str, &str)]) -> Vec<Problem> {
+        match raw(pairs).check() {
+            Err(ApiError::Invalid(problems)) => problems,
+            other => panic!("{pairs:?} is accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_reward_that_is_not_a_number_names_the_field_and_what_would_be_right() {
+        let problems = problems_of(&[("min_reward", "abc"), ("limit", "0")]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0].location.as_deref(), Some("limit"));
+        assert!(
+            problems[0].message.contains("from 1 to 500"),
+            "{problems:?}"
+        );
+        assert_eq!(problems[1].location.as_deref(), Some("min_reward"));
+        assert!(problems[1].message.contains("'abc' is not a reward"));
+        assert!(problems[1].message.contains("such as 0.5"));
+        for bad in ["NaN", "inf", "1e300"] {
+            assert_eq!(problems_of(&[("max_reward", bad)]).len(), 1, "{bad}");
+        }
+        let crossed = problems_of(&[("min_reward", "1"), ("max_reward", "0")]);
+        assert!(crossed[0].message.contains("below min_reward"));
+    }
+
+    #[test]
+    fn blank_form_fields_are_not_filters() {
+        let query = raw(&[("min_reward", ""), ("termination", " "), ("scenario", "s1")])
+            .check()
+            .unwrap();
+        assert_eq!(query.min_reward, None);
+        assert_eq!(query.termination, None);
+        assert_eq!(query.scenario.as_deref(), Some("s1"));
+    }
 
     #[test]
     fn min_judges_read_comma_separated_and_a_bad_one_names_the_field() {

@@ -226,6 +226,10 @@ fn paths_and_schemas() -> Value {
                      "schema": {"enum": ["openai", "nemo_gym", "dpo"]},
                      "description": "openai (default; streamed), nemo_gym (rollouts of a nemo_gym job), or dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`)"},
                     query("min_reward", "number", "Keep conversations with at least this reward"),
+                    query("max_reward", "number", "Keep conversations with at most this reward"),
+                    query("termination", "string", "Keep conversations that ended this way (as the web UI's filter)"),
+                    query("scenario", "string", "Keep this scenario's conversations"),
+                    query("persona", "string", "Keep this persona's conversations"),
                     query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE"),
                     query("drop_flagged", "string", "Judge names (comma-separated): drop conversations these pass/fail judges failed"),
                     query("keep_flagged", "boolean", "Keep conversations the job's own drop_flagged judges failed (dropped by default)"),
@@ -370,7 +374,7 @@ mod tests {
             include_str!("mod.rs"),
             include_str!("api.rs"),
             include_str!("judging.rs"),
-            include_str!("ui.rs"),
+            include_str!("ui/mod.rs"),
         ];
         let mut routes = Vec::new();
         for source in sources {

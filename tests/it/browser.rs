@@ -40,11 +40,11 @@ impl Browser {
         std::fs::read_to_string(&out).unwrap()
     }
 
-    /// A PNG of the page at 1280×1600, written to `png`.
-    async fn screenshot(&self, url: &str, png: &Path) {
+    /// A PNG of the page `width` pixels wide (1600 high), written to `png`.
+    async fn screenshot(&self, url: &str, width: u32, png: &Path) {
         let args = vec![
             format!("--screenshot={}", png.display()),
-            "--window-size=1280,1600".into(),
+            format!("--window-size={width},1600"),
             "--hide-scrollbars".into(),
             url.into(),
         ];
@@ -128,12 +128,15 @@ fn between<'a>(html: &'a str, open: &str, close: &str) -> Option<&'a str> {
     Some(&html[start..end])
 }
 
-/// One chat bubble as shown: who speaks, their text, the tool calls' names.
+/// One chat bubble as shown: who speaks, their text (whole, also when a
+/// long one is cut to a preview), the tool calls' names and how many of
+/// them show their result.
 #[derive(Debug, PartialEq)]
 struct Bubble {
     role: String,
     text: Option<String>,
     tool_calls: Vec<String>,
+    results: usize,
 }
 
 fn bubbles_on_page(dom: &str) -> Vec<Bubble> {
@@ -141,45 +144,71 @@ fn bubbles_on_page(dom: &str) -> Vec<Bubble> {
     chat.split("<div class=\"bubble ")
         .skip(1)
         .map(|bubble| {
-            // Tool results follow the bubble as siblings; they are not its own.
-            let bubble = bubble.split("<details class=\"tool\"").next().unwrap();
+            // A result whose call is not stored follows as a sibling.
+            let bubble = bubble.split("<div class=\"orphan\"").next().unwrap();
             Bubble {
                 role: bubble[..bubble.find('"').unwrap()].to_string(),
                 text: between(bubble, "<div class=\"text\">", "</div>").map(unescape),
                 tool_calls: bubble
-                    .split("<details class=\"call\">")
+                    .split("<span class=\"call-name\">")
                     .skip(1)
-                    .map(|call| {
-                        let name = between(call, "<summary>tool call: ", "</summary>")
-                            .expect("a tool call's summary");
-                        unescape(name)
-                    })
+                    .map(|call| unescape(&call[..call.find("</span>").unwrap()]))
                     .collect(),
+                results: bubble.matches(" class=\"result\"").count(),
             }
         })
         .collect()
 }
 
 fn bubbles_of(conversation: &Value) -> Vec<Bubble> {
-    conversation["messages"]
-        .as_array()
-        .unwrap()
+    let messages = conversation["messages"].as_array().unwrap();
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    messages
         .iter()
         .filter(|m| m["role"] != "system" && m["role"] != "tool")
         .map(|m| {
             let content = m["content"].as_str().unwrap();
+            let calls: Vec<&Value> = m["tool_calls"].as_array().into_iter().flatten().collect();
             Bubble {
                 role: m["role"].as_str().unwrap().to_string(),
                 text: (!content.is_empty()).then(|| content.to_string()),
-                tool_calls: m["tool_calls"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                tool_calls: calls
+                    .iter()
                     .map(|call| call["name"].as_str().unwrap().to_string())
                     .collect(),
+                results: calls
+                    .iter()
+                    .filter(|call| answered.contains(&call["id"].as_str().unwrap()))
+                    .count(),
             }
         })
         .collect()
+}
+
+/// The PNG's width, from its IHDR chunk, after checking it is a PNG with
+/// something drawn in it.
+fn png_width(png: &Path) -> u32 {
+    let bytes = std::fs::read(png).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    assert!(
+        bytes.len() > 10_000,
+        "an empty-looking PNG: {} bytes",
+        bytes.len()
+    );
+    u32::from_be_bytes(bytes[16..20].try_into().unwrap())
+}
+
+/// The page at a desktop's and a phone's width.
+async fn screenshots(browser: &Browser, url: &str, name: &str) {
+    for width in [1280, 390] {
+        let png = browser.dir.path().join(format!("{name}-{width}.png"));
+        browser.screenshot(url, width, &png).await;
+        assert_eq!(png_width(&png), width, "{name}");
+    }
 }
 
 fn chromium_is_missing() -> bool {
@@ -254,22 +283,22 @@ async fn a_person_opens_the_job_and_reads_a_conversation_in_chromium() {
         "the mock policy calls tools; none shown in {shown:?}"
     );
 
-    // Tool calls, their results and the system prompt are folded.
+    // Each tool result is shown with its call (the bubbles compared above
+    // count them); only the system prompt and long blocks are folded.
     let results = conversation["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "tool")
         .count();
-    assert_eq!(page.matches("<details class=\"tool\">").count(), results);
-    // The system prompt is one more.
+    let calls: usize = shown.iter().map(|b| b.tool_calls.len()).sum();
+    assert_eq!(shown.iter().map(|b| b.results).sum::<usize>(), results);
+    assert_eq!(page.matches("<details class=\"system\">").count(), 1);
     let details: Vec<&str> = page
         .split("<details")
         .skip(1)
         .map(|tag| &tag[..tag.find('>').unwrap()])
         .collect();
-    let calls: usize = shown.iter().map(|b| b.tool_calls.len()).sum();
-    assert_eq!(details.len(), 1 + calls + results, "{details:?}");
     assert!(
         details
             .iter()
@@ -279,10 +308,8 @@ async fn a_person_opens_the_job_and_reads_a_conversation_in_chromium() {
 
     // The reward and its breakdown, one row per component.
     let reward = conversation["reward"].as_f64().expect("a verified reward");
-    assert!(
-        page.contains(&format!("reward <b>{reward:.3}</b>")),
-        "{page}"
-    );
+    let head = between(&page, "<p class=\"facts\">", "</p>").expect("the conversation's facts");
+    assert!(head.contains(&format!(">{reward:.3}</b>")), "{head}");
     let breakdown = between(&page, "<table class=\"breakdown\"><tbody>", "</tbody>")
         .expect("a reward breakdown table");
     let components = conversation["reward_breakdown"].as_object().unwrap();
@@ -295,17 +322,26 @@ async fn a_person_opens_the_job_and_reads_a_conversation_in_chromium() {
     }
     assert_eq!(breakdown.matches("<tr>").count(), components.len());
 
-    // What it looks like: a PNG of the width asked for.
-    let png = browser.dir.path().join("conversation.png");
-    browser.screenshot(&with_token(first), &png).await;
-    let bytes = std::fs::read(&png).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    assert!(
-        bytes.len() > 10_000,
-        "an empty-looking PNG: {} bytes",
-        bytes.len()
-    );
-    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 1280);
+    // Who the user was and what they wanted, in words, not ids.
+    let scenario =
+        between(&page, "<section class=\"scenario\">", "</section>").expect("the scenario's text");
+    assert!(scenario.contains("reason for contact"), "{scenario}");
+    assert!(scenario.contains("hidden from the policy"), "{scenario}");
+    let persona =
+        between(&page, "<section class=\"persona\">", "</section>").expect("the persona's text");
+    assert!(persona.contains("speaking style"), "{persona}");
+    let knobs = conversation["metadata"]["persona_knobs"]
+        .as_object()
+        .unwrap();
+    for (knob, value) in knobs {
+        assert!(
+            persona.contains(&format!("{knob} = <b>{}</b>", value.as_str().unwrap())),
+            "{knob} not shown: {persona}"
+        );
+    }
+
+    // What it looks like, at a desktop's and a phone's width.
+    screenshots(&browser, &with_token(first), "conversation").await;
 
     println!(
         "browser: jobs, job {job}, conversation {id} ({} bubbles, {calls} tool calls, {results} results, {} reward components) and a screenshot in {:.1?}",
@@ -365,17 +401,221 @@ async fn a_person_compares_two_conversations_of_a_pairwise_judgment_side_by_side
         );
     }
     assert!(page.contains("swap check: <b>"), "{page}");
-    // Each order's raw output is folded.
-    let raw: Vec<&str> = page.split("<details class=\"raw\"").skip(1).collect();
-    assert_eq!(raw.len(), 2, "{page}");
-    assert!(raw
-        .iter()
-        .all(|d| !d[..d.find('>').unwrap()].contains("open")));
+    // Each order's output, the judge's reasoning, is shown, not folded.
+    for call in judgment["calls"].as_array().unwrap() {
+        let raw = call["call"]["raw_output"].as_str().unwrap();
+        let shown = page
+            .split("<div class=\"raw\">")
+            .skip(1)
+            .filter_map(|part| between(part, "<div class=\"text\">", "</div>"))
+            .any(|text| unescape(text) == raw);
+        assert!(shown, "{raw} is not shown in {page}");
+    }
 
-    // What it looks like: a PNG of the two columns.
-    let png = browser.dir.path().join("judgment.png");
-    browser.screenshot(&with_token(&judgments[0]), &png).await;
-    let bytes = std::fs::read(&png).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    assert!(bytes.len() > 10_000, "an empty-looking PNG");
+    // What it looks like: the two columns, and one under the other on a phone.
+    screenshots(&browser, &with_token(&judgments[0]), "judgment").await;
+}
+
+/// The rows' conversation ids of a job page's table, in order.
+fn table_ids(dom: &str) -> Vec<i64> {
+    let table = between(dom, "<table class=\"conversations\">", "</table>").unwrap_or("");
+    links_starting_with(table, "/conversations/")
+        .iter()
+        .map(|link| {
+            let id = &link["/conversations/".len()..];
+            id[..id.find('?').unwrap_or(id.len())].parse().unwrap()
+        })
+        .collect()
+}
+
+/// `score` as the plots print it (three decimals at most).
+fn shown_score(s: f64) -> String {
+    format!("{}", (s * 1000.0).round() / 1000.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_triages_a_job_by_its_plots_filters_and_why_conversations_failed_in_chromium() {
+    if chromium_is_missing() {
+        return;
+    }
+    let service = Service::start(TOKEN).await;
+    // Every shipped scenario once: the mock policy skips the last write or
+    // leaves the facts out on some (scenario, seed)s, deterministically.
+    let job = service.submit_toml(service.job("triaged", 27, "")).await["id"]
+        .as_i64()
+        .unwrap();
+    service.wait_until_done(job).await;
+    let stored = service
+        .json(&format!("/v1/jobs/{job}/conversations?limit=500"))
+        .await;
+    let stored = stored["conversations"].as_array().unwrap().clone();
+    assert_eq!(stored.len(), 27);
+    let reward_of = |id: i64| {
+        stored
+            .iter()
+            .find(|c| c["id"] == id)
+            .and_then(|c| c["reward"].as_f64())
+            .unwrap()
+    };
+    let browser = Browser::new();
+    let url = |path: &str| {
+        let joint = if path.contains('?') { '&' } else { '?' };
+        format!("{}{path}{joint}token={TOKEN}", service.url)
+    };
+
+    // The job page: counts, one plot of each kind, dropdowns of stored values.
+    let page = browser.dump_dom(&url(&format!("/jobs/{job}"))).await;
+    assert!(page.contains("<b>27 conversations</b>"), "{page}");
+    for title in ["Reward by scenario", "Terminations", "pass^k"] {
+        assert!(
+            page.contains(&format!("<figcaption><b>{title}</b>")),
+            "no {title} plot"
+        );
+    }
+    assert!(page.matches("<svg ").count() >= 3, "{page}");
+    let mut terminations: Vec<&str> = stored
+        .iter()
+        .map(|c| c["termination"].as_str().unwrap())
+        .collect();
+    terminations.sort();
+    terminations.dedup();
+    let select = between(&page, "<select name=\"termination\">", "</select>").unwrap();
+    for t in &terminations {
+        let n = stored.iter().filter(|c| c["termination"] == *t).count();
+        assert!(select.contains(&format!("<option value=\"{t}\">{t}</option>")));
+        // Its bar says how many ended so.
+        assert!(
+            page.contains(&format!("<title>{t}: {n} (")),
+            "no bar of {n} for {t}"
+        );
+    }
+    let scenarios = between(&page, "<select name=\"scenario\">", "</select>").unwrap();
+    assert_eq!(scenarios.matches("<option").count(), 1 + 27);
+    for c in &stored {
+        let scenario = c["scenario_id"].as_str().unwrap();
+        let mean = shown_score(c["reward"].as_f64().unwrap());
+        assert!(
+            page.contains(&format!("<title>{scenario}: {mean} (n=1)</title>")),
+            "no bar of {mean} for {scenario}"
+        );
+    }
+
+    // Sorting: a click on "reward" puts the best first; a second click, the worst.
+    let headers = between(&page, "<thead>", "</thead>").unwrap();
+    let by_reward = links_starting_with(headers, &format!("/jobs/{job}?"))
+        .into_iter()
+        .find(|link| link.contains("sort=reward"))
+        .expect("a reward column that sorts");
+    let best_first = browser.dump_dom(&url(&by_reward)).await;
+    let ids = table_ids(&best_first);
+    assert_eq!(ids.len(), 27);
+    let rewards: Vec<f64> = ids.iter().map(|&id| reward_of(id)).collect();
+    assert!(rewards.windows(2).all(|w| w[0] >= w[1]), "{rewards:?}");
+    let again = between(&best_first, "<thead>", "</thead>").unwrap();
+    let worst_first_link = links_starting_with(again, &format!("/jobs/{job}?"))
+        .into_iter()
+        .find(|link| link.contains("sort=reward"))
+        .unwrap();
+    assert!(worst_first_link.contains("dir=asc") || !worst_first_link.contains("dir="));
+    let worst_first = browser.dump_dom(&url(&worst_first_link)).await;
+    let rewards: Vec<f64> = table_ids(&worst_first)
+        .iter()
+        .map(|&id| reward_of(id))
+        .collect();
+    assert!(rewards.windows(2).all(|w| w[0] <= w[1]), "{rewards:?}");
+
+    // The failed ones, as the form submits them (blank fields and all).
+    let failed: Vec<i64> = stored
+        .iter()
+        .filter(|c| c["reward"].as_f64() == Some(0.0))
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    assert!(failed.len() >= 2, "the mock failed too few: {stored:?}");
+    let filtered = browser
+        .dump_dom(&url(&format!(
+            "/jobs/{job}?termination=&scenario=&persona=&min_reward=&max_reward=0&min_judge=&drop_flagged=&sort=id&dir=asc"
+        )))
+        .await;
+    assert!(
+        filtered.contains(&format!(
+            "<b>{} of 27 conversations</b> match the filter",
+            failed.len()
+        )),
+        "{filtered}"
+    );
+    assert_eq!(table_ids(&filtered), failed);
+    // The download link keeps the filter: it downloads those conversations.
+    let export = links_starting_with(&filtered, &format!("/v1/jobs/{job}/export?"));
+    assert!(export[0].contains("max_reward=0"), "{export:?}");
+    let jsonl = service.text(&export[0]).await;
+    assert_eq!(jsonl.lines().count(), failed.len(), "{}", export[0]);
+
+    // Previous / next walk the filtered conversations.
+    let table = between(&filtered, "<table class=\"conversations\">", "</table>").unwrap();
+    let first = links_starting_with(table, "/conversations/")[0].clone();
+    assert!(first.contains("max_reward=0"), "{first}");
+    let one = browser.dump_dom(&url(&first)).await;
+    assert!(
+        one.contains(&format!("1 of {} in the filter", failed.len())),
+        "{one}"
+    );
+    assert!(!one.contains("rel=\"prev\""));
+    let next = links_starting_with(&one, "/conversations/")
+        .into_iter()
+        .find(|l| l.starts_with(&format!("/conversations/{}?", failed[1])))
+        .expect("a link to the next failed conversation");
+    let two = browser.dump_dom(&url(&next)).await;
+    assert!(two.contains(&format!("2 of {} in the filter", failed.len())));
+    assert!(two.contains("rel=\"prev\""));
+
+    // Each failed conversation says why, in the terms of what failed.
+    let mut seen = (0, 0);
+    for &id in &failed {
+        let detail = service.json(&format!("/v1/conversations/{id}")).await;
+        let page = browser
+            .dump_dom(&url(&format!("/conversations/{id}")))
+            .await;
+        let why = between(&page, "<section class=\"why\">", "</section>")
+            .unwrap_or_else(|| panic!("conversation {id} does not say why it failed"));
+        let breakdown = &detail["reward_breakdown"];
+        if breakdown["db"]["score"] == 0.0 {
+            seen.0 += 1;
+            assert!(why.contains("<tr class=\"first-difference\">"), "{why}");
+            assert!(why.contains("State difference (db)"), "{why}");
+        }
+        if breakdown["communicate"]["score"] == 0.0 {
+            seen.1 += 1;
+            let missing = breakdown["communicate"]["detail"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("not said: ")
+                .split("; ")
+                .next()
+                .unwrap()
+                .to_string();
+            assert!(
+                unescape(why).contains(&format!("✗ not said: <b>{missing}</b>")),
+                "{why}"
+            );
+        }
+        if seen.0 > 0 && seen.1 > 0 {
+            screenshots(&browser, &url(&format!("/conversations/{id}")), "failed").await;
+            break;
+        }
+    }
+    assert!(
+        seen.0 > 0 && seen.1 > 0,
+        "no db and communicate failures: {seen:?}"
+    );
+
+    // A malformed filter is a page that says what would be right.
+    let bad = browser
+        .dump_dom(&url(&format!("/jobs/{job}?min_reward=abc")))
+        .await;
+    assert!(
+        unescape(&bad).contains("min_reward: 'abc' is not a reward; give a number such as 0.5"),
+        "{bad}"
+    );
+
+    screenshots(&browser, &url(&format!("/jobs/{job}")), "job").await;
 }

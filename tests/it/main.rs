@@ -36,3 +36,4 @@ mod server_api;
 mod stats_export;
 mod store_story;
 mod telemetry;
+mod ui_pages;

@@ -1,0 +1,125 @@
+//! The web UI, rendered on the server from tera templates
+//! (`src/server/templates/`, autoescaped; no script, no build step): jobs
+//! with progress, a job's conversations with plots, filters and sorting, a
+//! conversation as a chat with why it failed, and a judgment side by side.
+//! Auth: see `auth.rs` (open `/?token=TOKEN` once).
+
+mod browse;
+mod conversation_page;
+mod dataset;
+mod display;
+mod job_page;
+mod jobs_page;
+mod judgment_page;
+mod names;
+mod plots;
+mod templates;
+mod transcript;
+mod why;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde::Serialize;
+
+use super::{ApiError, AppState};
+use browse::BrowseQuery;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(jobs))
+        .route("/jobs/{id}", get(job))
+        .route("/conversations/{id}", get(conversation))
+        .route("/judgments/{id}", get(judgment))
+}
+
+async fn jobs(State(state): State<AppState>) -> Response {
+    page(jobs_page::render(&state).await)
+}
+
+async fn job(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<i64>,
+    query: Result<Query<BrowseQuery>, QueryRejection>,
+) -> Response {
+    match checked(query) {
+        Ok(query) => page(job_page::render(&state, id, &query).await),
+        Err(e) => error_page(e),
+    }
+}
+
+async fn conversation(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<i64>,
+    query: Result<Query<BrowseQuery>, QueryRejection>,
+) -> Response {
+    match checked(query) {
+        Ok(query) => page(conversation_page::render(&state, id, &query).await),
+        Err(e) => error_page(e),
+    }
+}
+
+async fn judgment(State(state): State<AppState>, UrlPath(id): UrlPath<i64>) -> Response {
+    page(judgment_page::render(&state, id).await)
+}
+
+/// The browser's query; one that does not even read as text pairs is a 400
+/// that says which part.
+fn checked(query: Result<Query<BrowseQuery>, QueryRejection>) -> Result<BrowseQuery, ApiError> {
+    query.map(|Query(q)| q).map_err(|e| {
+        ApiError::BadRequest(format!("the query string does not read: {}", e.body_text()))
+    })
+}
+
+fn page(rendered: Result<String, ApiError>) -> Response {
+    match rendered {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => error_page(e),
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorPage {
+    title: String,
+    status: String,
+    message: String,
+    problems: Vec<String>,
+}
+
+/// Errors as HTML pages; detail of internal ones only in the log.
+fn error_page(e: ApiError) -> Response {
+    let status = e.status_code();
+    let (message, problems) = match &e {
+        ApiError::Internal(detail) => {
+            tracing::error!("page failed: {detail}");
+            (
+                "internal error; the server log has the detail".to_string(),
+                Vec::new(),
+            )
+        }
+        ApiError::Invalid(problems) => (
+            "The address has values that cannot be used:".to_string(),
+            problems
+                .iter()
+                .map(|p| match &p.location {
+                    Some(field) => format!("{field}: {}", p.message),
+                    None => p.message.clone(),
+                })
+                .collect(),
+        ),
+        other => (other.to_string(), Vec::new()),
+    };
+    let shown = ErrorPage {
+        title: "error".into(),
+        status: status.to_string(),
+        message,
+        problems,
+    };
+    match templates::render("error.html", &shown) {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, shown.message).into_response(),
+    }
+}
