@@ -107,6 +107,19 @@ impl RawConversationsQuery {
     /// field.
     pub fn check(&self) -> Result<ConversationsQuery, ApiError> {
         let mut problems = Vec::new();
+        // Paging values come from links, never from a form: blank is a mistake.
+        for (field, value, what) in [
+            ("after", &self.after, "a conversation id"),
+            ("limit", &self.limit, "a page size"),
+        ] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                problems.push(Problem::at_field(
+                    QUERY_LABEL,
+                    field,
+                    format!("{field} is empty; give {what}, or leave {field} out"),
+                ));
+            }
+        }
         let text = |v: &Option<String>| given(v).map(str::to_string);
         let query = ConversationsQuery {
             after: whole_number(
@@ -326,6 +339,14 @@ impl ExportQuery {
     /// The kind asked for; an unknown format is a 400 (as before), a judge
     /// with a format other than dpo, or dpo without one, a 422.
     pub fn kind(&self) -> Result<ExportKind, ApiError> {
+        // The bounds are read again by `filter`; checked here so that a bad one
+        // is refused before the job is looked up.
+        let mut problems = Vec::new();
+        reward_bound("min_reward", &self.min_reward, &mut problems);
+        reward_bound("max_reward", &self.max_reward, &mut problems);
+        if !problems.is_empty() {
+            return Err(ApiError::Invalid(problems));
+        }
         let name = self.format_name();
         match (name, &self.judge) {
             ("dpo", Some(judge)) => Ok(ExportKind::Dpo {
