@@ -108,7 +108,13 @@ mod tests {
     ) -> (Option<AzureDeployment>, Vec<String>) {
         let mut problems = Vec::new();
         let field = |f: &str| format!("endpoints.gpt.{f}");
-        let result = check_azure(Path::new("job.toml"), &field, deployment, version, &mut problems);
+        let result = check_azure(
+            Path::new("job.toml"),
+            &field,
+            deployment,
+            version,
+            &mut problems,
+        );
         (result, problems.iter().map(|p| p.to_string()).collect())
     }
 
@@ -126,9 +132,15 @@ mod tests {
         );
         let (result, problems) = check(Some("gpt-4o"), None);
         assert_eq!(result, None);
-        assert!(problems[0].contains("endpoints.gpt.azure_api_version"), "{problems:?}");
+        assert!(
+            problems[0].contains("endpoints.gpt.azure_api_version"),
+            "{problems:?}"
+        );
         let (_, problems) = check(None, Some("2024-10-21"));
-        assert!(problems[0].contains("endpoints.gpt.azure_deployment"), "{problems:?}");
+        assert!(
+            problems[0].contains("endpoints.gpt.azure_deployment"),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -136,7 +148,15 @@ mod tests {
         for good in ["2024-10-21", "2025-04-01-preview", "2022-12-01"] {
             assert!(valid_api_version(good), "{good}");
         }
-        for bad in ["2024-13-01", "24-10-21", "2024-10-21-beta", "latest", "", "2024-1-01", "1999-01-01"] {
+        for bad in [
+            "2024-13-01",
+            "24-10-21",
+            "2024-10-21-beta",
+            "latest",
+            "",
+            "2024-1-01",
+            "1999-01-01",
+        ] {
             assert!(!valid_api_version(bad), "{bad}");
         }
     }
@@ -148,6 +168,9 @@ mod tests {
             assert!(!valid_deployment(bad), "{bad}");
         }
         let (_, problems) = check(Some("../admin"), Some("2024-10-21"));
-        assert!(problems[0].contains("not a deployment name"), "{problems:?}");
+        assert!(
+            problems[0].contains("not a deployment name"),
+            "{problems:?}"
+        );
     }
 }

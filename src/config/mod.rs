@@ -14,8 +14,8 @@ pub mod ranges;
 pub mod service;
 
 pub use job::{
-    AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job, MockConfig,
-    MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
+    AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
+    MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
 };
 pub use load::load;
 pub use problem::Problem;

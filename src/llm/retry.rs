@@ -338,6 +338,9 @@ mod tests {
             run_through(1, vec![Err(unanswered()), Err(unanswered())]).await;
         assert!(result.is_ok(), "{result:?}");
         assert_eq!((asked.len(), retries, resends), (3, 1, 1));
-        assert!(!asked[2].new_connection, "a retry may reuse a kept connection");
+        assert!(
+            !asked[2].new_connection,
+            "a retry may reuse a kept connection"
+        );
     }
 }

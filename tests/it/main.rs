@@ -11,7 +11,6 @@
     clippy::print_stdout,
     clippy::print_stderr
 )]
-
 // The fence of clippy.toml is the library's: tests are the servers the
 // transport talks to and the clients of the service, so they open connections.
 #![allow(clippy::disallowed_types)]

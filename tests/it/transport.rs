@@ -312,8 +312,16 @@ async fn a_request_is_a_well_formed_post_and_the_connection_carries_the_next_one
         first.head
     );
     let head = first.head.to_ascii_lowercase();
-    let authority = server.url.split("//").nth(1).unwrap().trim_end_matches("/v1");
-    assert!(head.contains(&format!("\r\nhost: {authority}\r\n")), "{head}");
+    let authority = server
+        .url
+        .split("//")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("/v1");
+    assert!(
+        head.contains(&format!("\r\nhost: {authority}\r\n")),
+        "{head}"
+    );
     assert!(
         head.contains("\r\nauthorization: bearer sk-test\r\n"),
         "{head}"
@@ -582,6 +590,9 @@ async fn an_untrusted_certificate_is_a_connection_error_naming_it() {
     .await
     .unwrap_err();
     assert_eq!(error.class(), "connection", "{error}");
-    assert!(error.to_string().to_lowercase().contains("certificate"), "{error}");
+    assert!(
+        error.to_string().to_lowercase().contains("certificate"),
+        "{error}"
+    );
     assert!(server.received().is_empty());
 }

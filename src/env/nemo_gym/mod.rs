@@ -14,10 +14,6 @@
 pub mod reply;
 pub mod reverify;
 pub mod rollout;
-// Outside the fence around reqwest::Client (clippy.toml), for the reason
-// server.rs gives at its top: a resources server is called at many paths and
-// keeps its session in a cookie; it retries only through llm::retry.
-#[allow(clippy::disallowed_types)]
 pub mod server;
 pub mod tool_name;
 

@@ -190,9 +190,7 @@ async fn read_response(stream: &mut TcpStream) -> Result<(Reply, bool), Failure>
         received += n;
         if n == 0 {
             if received == 0 {
-                return Err(Failure::NothingReceived(
-                    "the connection was closed".into(),
-                ));
+                return Err(Failure::NothingReceived("the connection was closed".into()));
             }
             return match decoder.finish(buf) {
                 Ok(response) => Ok((reply(response), false)),
