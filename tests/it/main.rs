@@ -19,10 +19,12 @@ mod common;
 mod postgres;
 
 mod bad_inputs;
+mod breaker;
 mod browser;
 mod cli;
 mod data_root;
 mod episodes;
+mod first_user;
 mod judge_mock;
 mod judging;
 mod limits;
