@@ -22,6 +22,9 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
 }
 
 pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = crate::store::open(database).await?;
     if let Some(row) = store.get_job(id).await? {
         if row.kind == "judging" {

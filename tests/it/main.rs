@@ -25,6 +25,7 @@ mod cli;
 mod data_root;
 mod episodes;
 mod first_user;
+mod hardening;
 mod judge_mock;
 mod judging;
 mod limits;
