@@ -81,6 +81,12 @@ struct ServerKeys {
     /// Name of the environment variable holding the API key.
     #[serde(default)]
     api_key_env: Option<String>,
+    /// An Azure OpenAI deployment's name (see `config::azure`).
+    #[serde(default)]
+    azure_deployment: Option<String>,
+    /// Its `api-version`, e.g. `2024-10-21`.
+    #[serde(default)]
+    azure_api_version: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,6 +110,8 @@ pub enum EndpointFile {
     Server {
         base_url: String,
         api_key_env: Option<String>,
+        azure_deployment: Option<String>,
+        azure_api_version: Option<String>,
         settings: EndpointSettings,
     },
     Mock {
@@ -128,6 +136,10 @@ pub struct EndpointSnapshot {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub azure_deployment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub azure_api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f32>,
@@ -146,7 +158,12 @@ pub struct EndpointSnapshot {
     pub output_price_per_million: Option<f64>,
 }
 
-const SERVER_ONLY: &[&str] = &["base_url", "api_key_env"];
+const SERVER_ONLY: &[&str] = &[
+    "base_url",
+    "api_key_env",
+    "azure_deployment",
+    "azure_api_version",
+];
 
 /// Read `[endpoints.NAME]` (`node`, found at `field`): its kind from its keys,
 /// every key that does not belong to that kind reported at its line.
@@ -214,6 +231,9 @@ pub fn read_endpoint<'t>(
                 "api_key_env" => {
                     Some("the built-in mock takes no API key; remove api_key_env".into())
                 }
+                "azure_deployment" | "azure_api_version" => Some(format!(
+                    "the built-in mock is not an Azure deployment; remove {key}"
+                )),
                 _ => None,
             },
             problems,
@@ -243,6 +263,8 @@ pub fn read_endpoint<'t>(
     Some(EndpointFile::Server {
         base_url: keys.base_url,
         api_key_env: keys.api_key_env,
+        azure_deployment: keys.azure_deployment,
+        azure_api_version: keys.azure_api_version,
         settings,
     })
 }
@@ -310,13 +332,20 @@ pub fn read_endpoints<'t>(
 impl EndpointFile {
     /// The stored form; an operator endpoint is stored resolved, so `None`.
     pub fn snapshot(&self) -> Option<EndpointSnapshot> {
-        let (base_url, api_key_env, s) = match self {
+        let (base_url, api_key_env, azure, s) = match self {
             EndpointFile::Server {
                 base_url,
                 api_key_env,
+                azure_deployment,
+                azure_api_version,
                 settings,
-            } => (Some(base_url.clone()), api_key_env.clone(), settings),
-            EndpointFile::Mock { settings } => (None, None, settings),
+            } => (
+                Some(base_url.clone()),
+                api_key_env.clone(),
+                (azure_deployment.clone(), azure_api_version.clone()),
+                settings,
+            ),
+            EndpointFile::Mock { settings } => (None, None, (None, None), settings),
             EndpointFile::Operator { .. } => return None,
         };
         Some(EndpointSnapshot {
@@ -324,6 +353,8 @@ impl EndpointFile {
             base_url,
             model: s.model.clone(),
             api_key_env,
+            azure_deployment: azure.0,
+            azure_api_version: azure.1,
             temperature: s.temperature,
             top_p: s.top_p,
             max_tokens: s.max_tokens,
@@ -401,6 +432,7 @@ pub fn check_endpoint(
 ) -> Option<EndpointConfig> {
     let field = |f: &str| format!("endpoints.{name}.{f}");
     let before = problems.len();
+    let mut azure = None;
     let (target, api_key, s) = match endpoint {
         EndpointFile::Operator { .. } => {
             problems.push(Problem::at_field(
@@ -414,8 +446,17 @@ pub fn check_endpoint(
         EndpointFile::Server {
             base_url,
             api_key_env,
+            azure_deployment,
+            azure_api_version,
             settings,
         } => {
+            azure = super::azure::check_azure(
+                file,
+                &field,
+                azure_deployment.as_deref(),
+                azure_api_version.as_deref(),
+                problems,
+            );
             let target = if base_url.starts_with("http://") || base_url.starts_with("https://") {
                 Some(Target::Url(base_url.trim_end_matches('/').to_string()))
             } else {
@@ -493,6 +534,8 @@ pub fn check_endpoint(
         requests_per_minute: s.requests_per_minute,
         tokens_per_minute: s.tokens_per_minute,
         prices,
+        azure,
+        ca_pem: None,
     })
 }
 

@@ -32,6 +32,20 @@ pub struct EndpointConfig {
     pub requests_per_minute: Option<u32>,
     pub tokens_per_minute: Option<u32>,
     pub prices: Option<Prices>,
+    /// An Azure OpenAI deployment: requests go to
+    /// `{base_url}/openai/deployments/{deployment}/chat/completions?api-version=..`
+    /// with an `api-key` header, through async-openai's Azure config.
+    pub azure: Option<AzureDeployment>,
+    /// PEM certificates trusted for this endpoint's `https://` besides the
+    /// system's roots: a private CA, or a test server's own certificate.
+    pub ca_pem: Option<String>,
+}
+
+/// Which Azure OpenAI deployment, and which version of its API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AzureDeployment {
+    pub deployment: String,
+    pub api_version: String,
 }
 
 /// USD per million tokens.

@@ -1,6 +1,7 @@
 //! Job configuration: the TOML as written (`file`), the validated job (`job`),
 //! loading with every problem reported (`load`), and the `Problem` type.
 
+pub mod azure;
 pub mod document;
 pub mod endpoint;
 pub mod environment;
@@ -13,8 +14,8 @@ pub mod ranges;
 pub mod service;
 
 pub use job::{
-    CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job, MockConfig,
-    MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
+    AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
+    MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
 };
 pub use load::load;
 pub use problem::Problem;

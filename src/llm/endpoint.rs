@@ -3,9 +3,10 @@
 //! Roles naming the same endpoint share one `Endpoint`, so they share its
 //! limits; endpoints are independent of each other.
 //!
-//! async-openai's `OpenAIConfig` gives the URL and the headers (authorization,
-//! organization, project); the requests themselves go through
-//! [`super::transport`]. A call keeps its request (messages share their text,
+//! The requests go through [`super::transport`]: async-openai's config gives
+//! the URL and the headers (authorization, organization, project; Azure's
+//! deployment and api-version), and its client carries `https://` requests.
+//! A call keeps its request (messages share their text,
 //! so that is cheap) and serializes the body for each attempt, so no body is
 //! held while the call waits for the model: async-openai's client kept one
 //! per call, 13 KiB each with a thousand calls in flight.
@@ -13,14 +14,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use async_openai::config::{Config, OpenAIConfig};
 use async_trait::async_trait;
 use http::HeaderValue;
 
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
 use super::limiter::{LimitStats, Limits};
-use super::retry::{parse_retry_after, Pause, RetryPolicy};
+use super::retry::{parse_retry_after, Attempt, Pause, RetryPolicy};
 use super::telemetry::{self, CallMeasure, EndpointTelemetry};
 use super::transport::{Reply, Transport};
 use super::wire::{self, Sampling, WireResponse};
@@ -49,23 +49,7 @@ impl Endpoint {
     /// Fails when the tpm limit is too small for any request to fit, or the
     /// URL or API key cannot be sent.
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<Self, LlmError> {
-        let api_key = config.api_key.clone().unwrap_or_default();
-        // async-openai builds the header with `parse().unwrap()`: check first.
-        if HeaderValue::from_str(&format!("Bearer {api_key}")).is_err() {
-            return Err(LlmError::InvalidRequest(format!(
-                "endpoint '{}': api_key holds characters an HTTP header cannot carry \
-                 (a line break or a control character?)",
-                config.name
-            )));
-        }
-        let openai = OpenAIConfig::new()
-            .with_api_base(base_url)
-            .with_api_key(api_key);
-        let transport = Transport::new(
-            &openai.url("/chat/completions"),
-            openai.headers(),
-            config.http2,
-        )?;
+        let transport = Transport::new(config, base_url)?;
         tracing::debug!(endpoint = %config.name, client = transport.client(), "endpoint ready");
         Ok(Endpoint {
             name: config.name.clone(),
@@ -99,7 +83,7 @@ impl Endpoint {
         self.limits.estimate_tokens(bytes)
     }
 
-    /// Which client carries this endpoint's requests (`http1` or `reqwest`).
+    /// Which client carries this endpoint's requests (`http1` or `async-openai`).
     pub fn client(&self) -> &'static str {
         self.transport.client()
     }
@@ -159,8 +143,8 @@ impl Endpoint {
         let admission_wait = AtomicU64::new(0);
         let (result, retries) = self
             .policy
-            .run(&self.pause, &self.name, &self.telemetry, |retry| {
-                self.attempt(req, &extra, retry, &admission_wait)
+            .run(&self.pause, &self.name, &self.telemetry, |attempt| {
+                self.attempt(req, &extra, attempt, &admission_wait)
             })
             .await;
         measure.retries = u64::from(retries);
@@ -178,15 +162,16 @@ impl Endpoint {
         (result, measure)
     }
 
-    /// Attempt number `retry` (0: the first try): admitted by the limits,
+    /// One attempt, as `llm::retry` asks for it: admitted by the limits,
     /// sent, and read. A 429 pauses the endpoint for every caller.
     async fn attempt(
         &self,
         req: &ChatRequest,
         extra: &[(&str, &HeaderValue)],
-        retry: u32,
+        attempt: Attempt,
         admission_wait: &AtomicU64,
     ) -> Result<WireResponse, LlmError> {
+        let retry = attempt.retry;
         let encode = || self.encode(req);
         let body = encode()?;
         let estimate = self.limits.estimate_tokens(body.len());
@@ -214,7 +199,7 @@ impl Endpoint {
             body,
         } = self
             .transport
-            .post(body, extra, self.timeout, &encode)
+            .post(body, extra, self.timeout, attempt.new_connection, &encode)
             .await?;
         if !(200..300).contains(&status) {
             let retry_after = retry_after

@@ -16,6 +16,13 @@ pub enum LlmError {
     Timeout(Duration),
     #[error("connection failed: {0}")]
     Connection(String),
+    /// The connection closed before a byte of an answer arrived: most often a
+    /// kept-alive connection the server closed while idle, just as the
+    /// request went out. `llm::retry` sends such a request once more at
+    /// once, on a new connection, without spending a retry; after that it is
+    /// a connection failure like any other (its class is `connection`).
+    #[error("connection failed: {0}")]
+    Unanswered(String),
     #[error("malformed response: {0}")]
     Malformed(String),
     #[error("request rejected (HTTP {status}): {message}")]
@@ -67,7 +74,7 @@ impl LlmError {
             LlmError::RateLimited { .. } => 0,
             LlmError::Server { .. } => 1,
             LlmError::Timeout(_) => 2,
-            LlmError::Connection(_) => 3,
+            LlmError::Connection(_) | LlmError::Unanswered(_) => 3,
             LlmError::Malformed(_) => 4,
             LlmError::Rejected { .. } => 5,
             LlmError::QuotaExhausted(_) => 6,
@@ -84,6 +91,7 @@ impl LlmError {
             | LlmError::Server { .. }
             | LlmError::Timeout(_)
             | LlmError::Connection(_)
+            | LlmError::Unanswered(_)
             | LlmError::Malformed(_) => true,
             LlmError::Rejected { .. }
             | LlmError::QuotaExhausted(_)

@@ -16,3 +16,4 @@ pub use chat::{ChatModel, ChatRequest, ChatResponse, Role, Usage};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use limiter::LimitStats;
+pub use transport::MAX_BODY_BYTES;

@@ -123,12 +123,27 @@ impl Pause {
     }
 }
 
+/// What an attempt is asked to do: which retry it is (0 for the first try)
+/// and whether it must open a new connection rather than reuse a kept one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Attempt {
+    pub retry: u32,
+    pub new_connection: bool,
+}
+
 impl RetryPolicy {
-    /// Run `attempt` (given the retry number, 0 for the first try) until it
-    /// succeeds, fails for good, or the retries run out; returns the result
-    /// and the retries made. A 429 waits out the endpoint's `pause` (which the
-    /// attempt that got it extended); other transient failures wait a jittered
-    /// backoff. `label` names the endpoint in logs.
+    /// Run `attempt` until it succeeds, fails for good, or the retries run
+    /// out; returns the result and the retries made. A 429 waits out the
+    /// endpoint's `pause` (which the attempt that got it extended); other
+    /// transient failures wait a jittered backoff. `label` names the
+    /// endpoint in logs.
+    ///
+    /// A request whose connection closed before a byte of an answer
+    /// ([`LlmError::Unanswered`]) is sent once more at once, on a new
+    /// connection, spending no retry: a kept-alive connection that the server
+    /// closed while idle, just as the request went out, is an ordinary race
+    /// of HTTP/1.1 (RFC 9112 §9.3.1), not a failure of the server. It is
+    /// counted as a `resend`. A second one is a connection failure.
     pub async fn run<T, F, Fut>(
         &self,
         pause: &Pause,
@@ -137,15 +152,27 @@ impl RetryPolicy {
         mut attempt: F,
     ) -> (Result<T, LlmError>, u32)
     where
-        F: FnMut(u32) -> Fut,
+        F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, LlmError>>,
     {
-        let mut retry = 0;
+        let mut next = Attempt::default();
+        let mut resent = false;
         loop {
-            let error = match attempt(retry).await {
-                Ok(value) => return (Ok(value), retry),
+            let error = match attempt(next).await {
+                Ok(value) => return (Ok(value), next.retry),
                 Err(error) => error,
             };
+            let retry = next.retry;
+            if let LlmError::Unanswered(why) = &error {
+                if !resent {
+                    resent = true;
+                    telemetry.record_retry(RetryReason::Resend);
+                    tracing::debug!(endpoint = %label, "no answer on the connection, sending again on a new one: {why}");
+                    next.new_connection = true;
+                    continue;
+                }
+            }
+            next.new_connection = false;
             if !(error.is_retryable() && retry < self.max_retries) {
                 return (Err(error), retry);
             }
@@ -168,7 +195,7 @@ impl RetryPolicy {
             if !matches!(error, LlmError::RateLimited { .. }) {
                 tokio::time::sleep(wait).await;
             }
-            retry += 1;
+            next.retry += 1;
         }
     }
 }
@@ -242,5 +269,78 @@ mod tests {
         }
         let draws: std::collections::HashSet<_> = (0..50).map(|_| policy.delay(3, &e)).collect();
         assert!(draws.len() > 1, "full jitter must spread the waits");
+    }
+
+    fn unanswered() -> LlmError {
+        LlmError::Unanswered("closed".into())
+    }
+
+    /// Runs `outcomes` in turn through the policy with `max_retries`; the
+    /// attempts asked for, the result, the retries and the resends counted.
+    async fn run_through(
+        max_retries: u32,
+        outcomes: Vec<Result<(), LlmError>>,
+    ) -> (Vec<Attempt>, Result<(), LlmError>, u32, u64) {
+        let policy = RetryPolicy {
+            max_retries,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+            ..RetryPolicy::default()
+        };
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        let name = format!("retry-test-{}", RUNS.fetch_add(1, Ordering::Relaxed));
+        let telemetry = crate::llm::telemetry::endpoint(&name);
+        let asked = std::sync::Mutex::new(Vec::new());
+        let outcomes = std::sync::Mutex::new(outcomes.into_iter());
+        let (result, retries) = policy
+            .run(&Pause::default(), "test", &telemetry, |attempt| {
+                asked.lock().unwrap().push(attempt);
+                let outcome = outcomes.lock().unwrap().next().unwrap_or(Ok(()));
+                async move { outcome }
+            })
+            .await;
+        let resends = telemetry
+            .snapshot()
+            .retries
+            .iter()
+            .find(|(reason, _)| *reason == "resend")
+            .map_or(0, |&(_, n)| n);
+        (asked.into_inner().unwrap(), result, retries, resends)
+    }
+
+    #[tokio::test]
+    async fn an_unanswered_request_is_resent_once_on_a_new_connection_spending_no_retry() {
+        let (asked, result, retries, resends) = run_through(0, vec![Err(unanswered())]).await;
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!(retries, 0);
+        assert_eq!(resends, 1);
+        assert_eq!(
+            asked,
+            [
+                Attempt::default(),
+                Attempt {
+                    retry: 0,
+                    new_connection: true
+                }
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_second_unanswered_request_is_a_connection_failure_like_any_other() {
+        let (asked, result, _, resends) =
+            run_through(0, vec![Err(unanswered()), Err(unanswered())]).await;
+        let error = result.unwrap_err();
+        assert_eq!(error.class(), "connection");
+        assert_eq!((asked.len(), resends), (2, 1));
+
+        let (asked, result, retries, resends) =
+            run_through(1, vec![Err(unanswered()), Err(unanswered())]).await;
+        assert!(result.is_ok(), "{result:?}");
+        assert_eq!((asked.len(), retries, resends), (3, 1, 1));
+        assert!(
+            !asked[2].new_connection,
+            "a retry may reuse a kept connection"
+        );
     }
 }

@@ -193,6 +193,8 @@ pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::conf
         requests_per_minute: None,
         tokens_per_minute: None,
         prices: None,
+        azure: None,
+        ca_pem: None,
     }
 }
 

@@ -5,8 +5,8 @@
 //! model calls (one URL per endpoint, no response headers), while a resources
 //! server is called at many paths and keeps its session in a cookie that every
 //! reply may renew. This is the one other place that builds an HTTP client:
-//! the clippy `disallowed-types` fence around `reqwest::Client` (when it
-//! lands) lists this module, with this reason. It retries only through
+//! the clippy `disallowed-types` fence around `reqwest::Client` (clippy.toml)
+//! lets the two items below through, with this reason. It retries only through
 //! `llm::retry`, the one retry policy.
 
 use std::collections::BTreeMap;

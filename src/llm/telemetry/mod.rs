@@ -32,15 +32,19 @@ pub enum RetryReason {
     Timeout,
     Connection,
     Malformed,
+    /// Not a retry: the one resend of a request whose connection closed
+    /// before answering (see `LlmError::Unanswered`), which spends none.
+    Resend,
 }
 
 impl RetryReason {
-    pub const ALL: [RetryReason; 5] = [
+    pub const ALL: [RetryReason; 6] = [
         RetryReason::RateLimited,
         RetryReason::ServerError,
         RetryReason::Timeout,
         RetryReason::Connection,
         RetryReason::Malformed,
+        RetryReason::Resend,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -50,6 +54,7 @@ impl RetryReason {
             RetryReason::Timeout => "timeout",
             RetryReason::Connection => "connection",
             RetryReason::Malformed => "malformed",
+            RetryReason::Resend => "resend",
         }
     }
 
@@ -59,7 +64,7 @@ impl RetryReason {
             LlmError::RateLimited { .. } => Some(RetryReason::RateLimited),
             LlmError::Server { .. } => Some(RetryReason::ServerError),
             LlmError::Timeout(_) => Some(RetryReason::Timeout),
-            LlmError::Connection(_) => Some(RetryReason::Connection),
+            LlmError::Connection(_) | LlmError::Unanswered(_) => Some(RetryReason::Connection),
             LlmError::Malformed(_) => Some(RetryReason::Malformed),
             LlmError::Rejected { .. }
             | LlmError::QuotaExhausted(_)
@@ -300,6 +305,7 @@ mod tests {
             LlmError::from_status(503, b"", None),
             LlmError::Timeout(Duration::ZERO),
             LlmError::Connection(String::new()),
+            LlmError::Unanswered(String::new()),
             LlmError::Malformed(String::new()),
             LlmError::from_status(401, b"", None),
             LlmError::InvalidRequest(String::new()),

@@ -253,6 +253,119 @@ impl Chunked {
     }
 }
 
+/// The first read buffer; a chat completion usually fits.
+pub const FIRST_READ: usize = 4096;
+
+/// A whole response, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub head: Head,
+    pub body: Vec<u8>,
+    /// Whether the connection may carry the next request: the head allows
+    /// it and nothing followed the response.
+    pub keep_alive: bool,
+}
+
+/// Decodes one response out of the bytes received so far, whatever way they
+/// were split: [`Decoder::decode`] after each read, [`Decoder::finish`] when
+/// the server closed the connection. Interim (1xx) responses are skipped.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    /// The final response's head, once read (its `len` then 0: the head's
+    /// bytes have left the buffer).
+    head: Option<Head>,
+    chunked: Chunked,
+}
+
+impl Decoder {
+    /// How many bytes the next read should make room for, with `buffered`
+    /// bytes in the buffer: the rest of a body of known length, else a page.
+    pub fn wanted(&self, buffered: usize) -> usize {
+        match &self.head {
+            Some(Head {
+                framing: Framing::Length(n),
+                ..
+            }) => n.saturating_sub(buffered).max(1),
+            _ => FIRST_READ.max(buffered),
+        }
+    }
+
+    /// Take what it can from `buf` (the bytes received and not yet taken);
+    /// the response once complete.
+    pub fn decode(&mut self, buf: &mut Vec<u8>) -> Result<Option<Response>, String> {
+        loop {
+            let Some(head) = &self.head else {
+                match parse_head(buf)? {
+                    Some(h) => {
+                        buf.drain(..h.len);
+                        if !h.is_interim() {
+                            self.head = Some(Head { len: 0, ..h });
+                        }
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            };
+            return match head.framing {
+                Framing::Length(n) if buf.len() >= n => {
+                    // Bytes beyond the declared length: do not trust the connection.
+                    let exact = buf.len() == n;
+                    buf.truncate(n);
+                    Ok(Some(Response {
+                        head: head.clone(),
+                        body: std::mem::take(buf),
+                        keep_alive: head.keep_alive && exact,
+                    }))
+                }
+                Framing::Length(_) | Framing::UntilClose => Ok(None),
+                Framing::Chunked => {
+                    let taken = self.chunked.feed(buf)?;
+                    buf.drain(..taken);
+                    if !self.chunked.is_done() {
+                        return Ok(None);
+                    }
+                    let exact = buf.is_empty();
+                    Ok(Some(Response {
+                        head: head.clone(),
+                        body: std::mem::take(&mut self.chunked).into_body(),
+                        keep_alive: head.keep_alive && exact,
+                    }))
+                }
+            };
+        }
+    }
+
+    /// The server closed the connection with `buf` not taken: the response
+    /// if its body runs to the close, else why it is incomplete.
+    pub fn finish(&mut self, buf: Vec<u8>) -> Result<Response, String> {
+        match &self.head {
+            Some(h) if h.framing == Framing::UntilClose => Ok(Response {
+                head: h.clone(),
+                body: buf,
+                keep_alive: false,
+            }),
+            Some(h) => Err(format!(
+                "the server closed the connection before the response was complete \
+                 (HTTP {}, {} bytes of body received{})",
+                h.status,
+                match h.framing {
+                    Framing::Chunked => self.chunked.body.len() + buf.len(),
+                    _ => buf.len(),
+                },
+                match h.framing {
+                    Framing::Length(n) => format!(" of {n}"),
+                    _ => String::new(),
+                }
+            )),
+            None => Err(format!(
+                "the server closed the connection in the middle of the response head \
+                 ({} bytes received)",
+                buf.len()
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

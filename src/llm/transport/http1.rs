@@ -19,13 +19,10 @@ use http::{HeaderMap, HeaderValue};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use super::framing::{parse_head, Chunked, Framing, Head};
+use super::framing::{Decoder, Response, FIRST_READ};
 use super::pool::{pool_for, Pool};
 use super::{Encode, Reply};
 use crate::llm::LlmError;
-
-/// The first read buffer; a chat completion usually fits.
-const FIRST_READ: usize = 4096;
 
 pub struct Http1 {
     pool: Arc<Pool>,
@@ -38,9 +35,7 @@ pub struct Http1 {
 
 /// Why an exchange failed.
 enum Failure {
-    /// Nothing of a response arrived before the connection failed. On a
-    /// reused connection that is a server that closed it while idle, and the
-    /// request is sent again on a new one.
+    /// Nothing of a response arrived before the connection failed.
     NothingReceived(String),
     Failed(LlmError),
 }
@@ -89,64 +84,66 @@ impl Http1 {
         head
     }
 
-    /// Send `body` and read the response. `encode` makes the body again when
-    /// it was dropped: while a new connection opened, or to resend it after a
-    /// reused connection turned out closed.
+    /// Send `body` and read the response, on a kept connection unless
+    /// `new_connection`. `encode` makes the body again when it was dropped
+    /// while a new connection opened.
+    ///
+    /// A connection that fails before a byte of the answer arrives is
+    /// [`LlmError::Unanswered`]: whether to send the request again is
+    /// `llm::retry`'s decision, not this client's.
     pub async fn post(
         &self,
         body: String,
         extra: &[(&str, &HeaderValue)],
+        new_connection: bool,
         encode: Encode<'_>,
     ) -> Result<Reply, LlmError> {
         let mut body = body;
-        let mut fresh_only = false;
-        loop {
-            let idle = if fresh_only { None } else { self.pool.idle() };
-            let reused = idle.is_some();
-            let mut stream = match idle {
-                Some(stream) => stream,
-                None => {
-                    // Opening a connection takes a round trip or more, and
-                    // when a job starts, a thousand calls open theirs at once:
-                    // none holds its body meanwhile.
-                    drop(std::mem::take(&mut body));
-                    let stream = self.pool.connect().await?;
-                    body = encode()?;
-                    stream
-                }
-            };
-            let head = self.request_head(body.len(), extra);
-            let sent = write_all(&mut stream, &head, body.as_bytes()).await;
-            drop(head);
-            if let Err(e) = sent {
-                if reused {
-                    fresh_only = true;
-                    continue;
-                }
-                return Err(LlmError::Connection(format!(
-                    "cannot send the request to {}: {e}",
-                    self.origin
-                )));
+        let idle = if new_connection {
+            None
+        } else {
+            self.pool.idle()
+        };
+        let reused = idle.is_some();
+        let mut stream = match idle {
+            Some(stream) => stream,
+            None => {
+                // Opening a connection takes a round trip or more, and when a
+                // job starts, a thousand calls open theirs at once: none
+                // holds its body meanwhile.
+                drop(std::mem::take(&mut body));
+                let stream = self.pool.connect().await?;
+                body = encode()?;
+                stream
             }
-            // The call now waits for the model; it holds no copy of the request.
-            drop(std::mem::take(&mut body));
-            match read_response(&mut stream).await {
-                Ok((reply, keep_alive)) => {
-                    if keep_alive {
-                        self.pool.put_back(stream);
-                    }
-                    return Ok(reply);
+        };
+        let head = self.request_head(body.len(), extra);
+        let sent = write_all(&mut stream, &head, body.as_bytes()).await;
+        drop(head);
+        // The call now waits for the model; it holds no copy of the request.
+        drop(body);
+        if let Err(e) = sent {
+            let why = format!("cannot send the request to {}: {e}", self.origin);
+            // A kept connection the server closed while it was idle.
+            return Err(if reused {
+                LlmError::Unanswered(why)
+            } else {
+                LlmError::Connection(why)
+            });
+        }
+        match read_response(&mut stream).await {
+            Ok((reply, keep_alive)) => {
+                if keep_alive {
+                    self.pool.put_back(stream);
                 }
-                // Sent again on a new connection, which encodes the body anew.
-                Err(Failure::NothingReceived(_)) if reused => fresh_only = true,
-                Err(Failure::NothingReceived(why)) => {
-                    return Err(LlmError::Connection(format!(
-                        "{} closed the connection without answering ({why})",
-                        self.origin
-                    )))
-                }
-                Err(Failure::Failed(e)) => return Err(e),
+                Ok(reply)
             }
+            Err(Failure::NothingReceived(why)) => Err(LlmError::Unanswered(format!(
+                "{} closed the {} connection without answering ({why})",
+                self.origin,
+                if reused { "kept" } else { "new" }
+            ))),
+            Err(Failure::Failed(e)) => Err(e),
         }
     }
 }
@@ -165,15 +162,10 @@ async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::io:
     Ok(())
 }
 
-fn failed(message: String) -> Failure {
-    Failure::Failed(LlmError::Connection(message))
-}
-
 /// Read one response: the reply and whether the connection may be reused.
 async fn read_response(stream: &mut TcpStream) -> Result<(Reply, bool), Failure> {
     let mut buf: Vec<u8> = Vec::new();
-    let mut head: Option<Head> = None;
-    let mut chunked = Chunked::default();
+    let mut decoder = Decoder::default();
     let mut received = 0usize;
     loop {
         // Most of a call is spent here, waiting for the model; nothing is
@@ -185,15 +177,8 @@ async fn read_response(stream: &mut TcpStream) -> Result<(Reply, bool), Failure>
                 failed(format!("reading the response failed: {e}"))
             });
         }
-        let free = buf.capacity() - buf.len();
-        let wanted = match &head {
-            Some(h) => match h.framing {
-                Framing::Length(n) => (h.len + n).saturating_sub(buf.len()).max(1),
-                Framing::Chunked | Framing::UntilClose => FIRST_READ.max(buf.len()),
-            },
-            None => FIRST_READ.max(buf.len()),
-        };
-        if free < wanted.min(FIRST_READ) {
+        let wanted = decoder.wanted(buf.len());
+        if buf.capacity() - buf.len() < wanted.min(FIRST_READ) {
             buf.reserve(wanted);
         }
         let n = match stream.try_read_buf(&mut buf) {
@@ -204,77 +189,33 @@ async fn read_response(stream: &mut TcpStream) -> Result<(Reply, bool), Failure>
         };
         received += n;
         if n == 0 {
-            return match head {
-                Some(h) if h.framing == Framing::UntilClose => {
-                    buf.drain(..h.len);
-                    Ok((reply(&h, buf), false))
-                }
-                None if received == 0 => {
-                    Err(Failure::NothingReceived("the connection was closed".into()))
-                }
-                Some(h) => Err(failed(format!(
-                    "the server closed the connection before the response was complete \
-                     (HTTP {}, {} bytes of body received{})",
-                    h.status,
-                    buf.len().saturating_sub(h.len),
-                    match h.framing {
-                        Framing::Length(n) => format!(" of {n}"),
-                        _ => String::new(),
-                    }
-                ))),
-                None => Err(failed(format!(
-                    "the server closed the connection in the middle of the response head \
-                     ({} bytes received)",
-                    buf.len()
-                ))),
+            if received == 0 {
+                return Err(Failure::NothingReceived("the connection was closed".into()));
+            }
+            return match decoder.finish(buf) {
+                Ok(response) => Ok((reply(response), false)),
+                Err(why) => Err(failed(why)),
             };
         }
-        loop {
-            let h = match &head {
-                Some(h) => h,
-                None => match parse_head(&buf) {
-                    Ok(Some(h)) if h.is_interim() => {
-                        buf.drain(..h.len);
-                        continue;
-                    }
-                    Ok(Some(h)) => {
-                        buf.drain(..h.len);
-                        head = Some(Head { len: 0, ..h });
-                        continue;
-                    }
-                    Ok(None) => break,
-                    Err(e) => return Err(Failure::Failed(LlmError::Malformed(e))),
-                },
-            };
-            match h.framing {
-                Framing::Length(n) if buf.len() >= n => {
-                    // Bytes beyond the declared length: do not trust the connection.
-                    let exact = buf.len() == n;
-                    buf.truncate(n);
-                    return Ok((reply(h, buf), h.keep_alive && exact));
-                }
-                Framing::Length(_) | Framing::UntilClose => break,
-                Framing::Chunked => {
-                    let taken = chunked
-                        .feed(&buf)
-                        .map_err(|e| Failure::Failed(LlmError::Malformed(e)))?;
-                    buf.drain(..taken);
-                    if chunked.is_done() {
-                        let exact = buf.is_empty();
-                        let body = std::mem::take(&mut chunked).into_body();
-                        return Ok((reply(h, body), h.keep_alive && exact));
-                    }
-                    break;
-                }
+        match decoder.decode(&mut buf) {
+            Ok(Some(response)) => {
+                let keep_alive = response.keep_alive;
+                return Ok((reply(response), keep_alive));
             }
+            Ok(None) => {}
+            Err(e) => return Err(Failure::Failed(LlmError::Malformed(e))),
         }
     }
 }
 
-fn reply(head: &Head, body: Vec<u8>) -> Reply {
+fn failed(message: String) -> Failure {
+    Failure::Failed(LlmError::Connection(message))
+}
+
+fn reply(response: Response) -> Reply {
     Reply {
-        status: head.status,
-        retry_after: head.retry_after.clone(),
-        body,
+        status: response.head.status,
+        retry_after: response.head.retry_after,
+        body: response.body,
     }
 }

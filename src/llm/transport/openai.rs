@@ -1,0 +1,83 @@
+//! Requests through async-openai's client: `https://` endpoints, Azure
+//! OpenAI deployments, and any endpoint that speaks HTTP/2 or must go through
+//! a proxy. async-openai builds each request from its config (URL, query,
+//! authorization headers) and parses the completion; it sends them through
+//! [`CappedService`], so its own retry layer never runs.
+//!
+//! Its `byot` requests take our body as it is (already JSON) and give the
+//! completion back as raw JSON for `llm::wire` to read, as the lean client's.
+
+use async_openai::config::Config;
+use async_openai::error::OpenAIError;
+use async_openai::traits::RequestOptionsBuilder;
+use http::HeaderValue;
+use serde_json::value::RawValue;
+
+use super::capped_service::{CappedService, StatusReply};
+use super::Reply;
+use crate::llm::LlmError;
+
+pub struct OpenAiClient {
+    client: async_openai::Client<Box<dyn Config>>,
+}
+
+impl OpenAiClient {
+    pub fn new(config: Box<dyn Config>, http: reqwest::Client) -> Self {
+        let client = async_openai::Client::build(http.clone(), config)
+            .with_http_service(CappedService::new(http));
+        OpenAiClient { client }
+    }
+
+    /// The URL a chat completion is posted to (without the query).
+    pub fn url(&self) -> String {
+        self.client.config().url("/chat/completions")
+    }
+
+    pub async fn post(
+        &self,
+        body: String,
+        extra: &[(&str, &HeaderValue)],
+    ) -> Result<Reply, LlmError> {
+        let request = RawValue::from_string(body)
+            .map_err(|e| LlmError::InvalidRequest(format!("the request is not JSON: {e}")))?;
+        let mut headers = http::HeaderMap::with_capacity(extra.len());
+        for (name, value) in extra {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| LlmError::InvalidRequest(format!("header {name:?}: {e}")))?;
+            headers.insert(name, (*value).clone());
+        }
+        let chat = self.client.chat().headers(headers);
+        match chat.create_byot::<_, Box<RawValue>>(request).await {
+            Ok(completion) => Ok(Reply {
+                status: 200,
+                retry_after: None,
+                body: completion.get().as_bytes().to_vec(),
+            }),
+            Err(e) => failure(e),
+        }
+    }
+}
+
+/// What an error of async-openai's client means here: a status other than
+/// success is a reply for the endpoint to classify, like the lean client's.
+fn failure(e: OpenAIError) -> Result<Reply, LlmError> {
+    match e {
+        OpenAIError::Boxed(boxed) => {
+            let boxed = match boxed.downcast::<StatusReply>() {
+                Ok(reply) => return Ok(reply.0),
+                Err(other) => other,
+            };
+            match boxed.downcast::<LlmError>() {
+                Ok(e) => Err(*e),
+                Err(other) => Err(LlmError::Connection(other.to_string())),
+            }
+        }
+        OpenAIError::JSONDeserialize(e, content) => Err(LlmError::Malformed(format!(
+            "the body is not a chat completion ({e}); it starts with {:?}",
+            content.chars().take(120).collect::<String>()
+        ))),
+        OpenAIError::InvalidArgument(message) => Err(LlmError::InvalidRequest(message)),
+        OpenAIError::Reqwest(e) => Err(LlmError::InvalidRequest(e.to_string())),
+        other => Err(LlmError::Malformed(other.to_string())),
+    }
+}
