@@ -1,4 +1,4 @@
-//! The Postgres store: many workers, on many machines, sharing one database.
+//! The Postgres backend: many workers, on many machines, sharing one database.
 //!
 //! Every operation is one statement or one transaction on a pooled
 //! connection, so workers never hold a connection while a conversation runs.
@@ -12,36 +12,28 @@
 //! SQLite.
 
 mod connect;
-mod conversations;
 mod items;
-mod jobs;
-mod judgments;
+mod messages;
 
-// Children read rows with the shared decoders as `super::decode`.
-use super::decode;
-use async_trait::async_trait;
-use sqlx::postgres::PgPool;
+use sqlx::postgres::{PgPool, PgRow};
+use sqlx::{Postgres, Transaction};
 
 pub use connect::is_postgres_url;
 
-use crate::store::{
-    ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
-    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, Store, StoreError,
-    StoredConversation,
-};
+use super::sql::runs::{OnPool, Runs};
+use super::sql::{Backend, SqlStore};
+use crate::store::{ItemRow, NewItem, NewMessage, StoreError, UsageRow};
 
-/// The server's clock in unix milliseconds, fixed for the whole statement (a
-/// macro, so it can be spliced into `concat!`ed SQL).
-macro_rules! server_now_ms {
-    () => {
-        "FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000)::BIGINT"
-    };
-}
-use server_now_ms;
+/// Starts the transactions that read a conversation and its rows: one
+/// snapshot for all their queries, as SQLite's read transactions give.
+const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
-/// A [`Store`] in a Postgres database.
+/// A [`crate::store::Store`] in a Postgres database.
+pub type PostgresStore = SqlStore<PostgresBackend>;
+
+/// The connection pool of one Postgres database.
 #[derive(Debug, Clone)]
-pub struct PostgresStore {
+pub struct PostgresBackend {
     pool: PgPool,
 }
 
@@ -51,45 +43,35 @@ impl PostgresStore {
     /// once take turns migrating: the first applies the schema, the others
     /// find it applied.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        Ok(PostgresStore {
+        Ok(SqlStore::new(PostgresBackend {
             pool: connect::open(url).await?,
-        })
+        }))
     }
 
     /// Wait for running statements, then close every connection.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.backend().pool.close().await;
     }
 }
 
-#[async_trait]
-impl Store for PostgresStore {
-    async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError> {
-        jobs::create(&self.pool, job).await
+impl Backend for PostgresBackend {
+    type Row = PgRow;
+    type Tx = Transaction<'static, Postgres>;
+
+    fn reader(&self) -> impl Runs<Row = PgRow> + '_ {
+        OnPool(&self.pool)
     }
 
-    async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError> {
-        jobs::get(&self.pool, id).await
+    fn writer(&self) -> impl Runs<Row = PgRow> + '_ {
+        OnPool(&self.pool)
     }
 
-    async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
-        jobs::find_by_config_hash(&self.pool, hash).await
+    async fn begin_read(&self) -> Result<Self::Tx, StoreError> {
+        Ok(self.pool.begin_with(BEGIN_READ).await?)
     }
 
-    async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
-        jobs::find_by_name(&self.pool, name).await
-    }
-
-    async fn all_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
-        jobs::all(&self.pool).await
-    }
-
-    async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
-        jobs::open(&self.pool).await
-    }
-
-    async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
-        jobs::set_status(&self.pool, id, status).await
+    async fn begin_write(&self) -> Result<Self::Tx, StoreError> {
+        Ok(self.pool.begin().await?)
     }
 
     async fn add_items(&self, job_id: i64, items: &[NewItem]) -> Result<u64, StoreError> {
@@ -115,109 +97,19 @@ impl Store for PostgresStore {
         items::renew(&self.pool, owner, item_ids, lease_ms).await
     }
 
-    async fn complete_items(
-        &self,
-        owner: &str,
-        batch: &[(i64, &NewConversation)],
-    ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
-        conversations::complete_items(&self.pool, owner, batch).await
-    }
-
-    async fn finish_item(&self, item_id: i64, owner: &str) -> Result<(), StoreError> {
-        items::finish(&self.pool, item_id, owner).await
-    }
-
-    async fn fail_item(
-        &self,
-        item_id: i64,
-        owner: &str,
-        class: &str,
-        message: &str,
+    async fn insert_messages(
+        tx: &mut Self::Tx,
+        conversation_id: i64,
+        messages: &[NewMessage],
     ) -> Result<(), StoreError> {
-        items::fail(&self.pool, item_id, owner, class, message).await
+        messages::insert_messages(tx, conversation_id, messages).await
     }
 
-    async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError> {
-        items::reset_failed(&self.pool, job_id).await
-    }
-
-    async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError> {
-        items::release(&self.pool, job_id, owner).await
-    }
-
-    async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
-        items::counts(&self.pool, job_id).await
-    }
-
-    async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError> {
-        conversations::get(&self.pool, id).await
-    }
-
-    async fn conversations_page(
-        &self,
-        job_id: i64,
-        after_id: i64,
-        limit: u32,
-    ) -> Result<Vec<StoredConversation>, StoreError> {
-        conversations::page(&self.pool, job_id, after_id, limit).await
-    }
-
-    async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
-        conversations::summary(&self.pool, job_id).await
-    }
-
-    async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
-        conversations::latencies(&self.pool, job_id).await
-    }
-
-    async fn save_judgment(&self, judgment: &NewJudgment) -> Result<i64, StoreError> {
-        judgments::save(&self.pool, judgment).await
-    }
-
-    async fn find_judgment(
-        &self,
-        judge_hash: &str,
-        a: i64,
-        b: Option<i64>,
-    ) -> Result<Option<JudgmentRow>, StoreError> {
-        judgments::find(&self.pool, judge_hash, a, b).await
-    }
-
-    async fn judge_calls(
-        &self,
-        judge_hash: &str,
-        a: i64,
-        b: Option<i64>,
-    ) -> Result<Vec<JudgeCallRow>, StoreError> {
-        judgments::calls(&self.pool, judge_hash, a, b).await
-    }
-
-    async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::of_job(&self.pool, job_id).await
-    }
-
-    async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError> {
-        judgments::calls_of_job(&self.pool, job_id).await
-    }
-
-    async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
-        judgments::get(&self.pool, id).await
-    }
-
-    async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::of_conversation(&self.pool, id).await
-    }
-
-    async fn judgments_made_by(
-        &self,
-        job_id: i64,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::made_by(&self.pool, job_id, after, limit).await
-    }
-
-    async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
-        judgments::conversation_keys(&self.pool, job_id).await
+    async fn insert_usage(
+        tx: &mut Self::Tx,
+        conversation_id: i64,
+        usage: &[UsageRow],
+    ) -> Result<(), StoreError> {
+        messages::insert_usage(tx, conversation_id, usage).await
     }
 }

@@ -1,12 +1,13 @@
-//! The `items` table: adding work, leasing it, renewing leases, failing it,
-//! counting it. (Completing an item stores a conversation: see `conversations.rs`.)
+//! Items in SQLite's own words: adding many in multi-row INSERTs, leasing
+//! them on the one writer, and renewing leases named in a JSON array.
 
 use sqlx::sqlite::SqlitePool;
-use sqlx::{AssertSqlSafe, Row};
+use sqlx::AssertSqlSafe;
 
-use super::decode::{self, item_columns};
-use super::{multi_row_sql, rows_per_statement, BEGIN_WRITE};
-use crate::store::{now_ms, ItemCounts, ItemRow, ItemStatus, NewItem, StoreError};
+use super::multi_row::{multi_row_sql, rows_per_statement};
+use super::BEGIN_WRITE;
+use crate::store::decode::{self, item_columns};
+use crate::store::{now_ms, ItemRow, NewItem, StoreError};
 
 /// Bound parameters per row of [`add`]'s INSERT.
 const ITEM_PARAMETERS: usize = 7;
@@ -125,108 +126,4 @@ pub(super) async fn renew(
     .execute(writer)
     .await?;
     Ok(renewed.rows_affected())
-}
-
-pub(super) async fn fail(
-    writer: &SqlitePool,
-    item_id: i64,
-    owner: &str,
-    class: &str,
-    message: &str,
-) -> Result<(), StoreError> {
-    let failed = sqlx::query(
-        "UPDATE items SET status = 'failed', last_error = ?, lease_expires_at = NULL, \
-         updated_at = ? WHERE id = ? AND status = 'leased' AND lease_owner = ?",
-    )
-    .bind(format!("{class}: {message}"))
-    .bind(now_ms())
-    .bind(item_id)
-    .bind(owner)
-    .execute(writer)
-    .await?;
-    if failed.rows_affected() == 0 {
-        return Err(StoreError::LeaseLost {
-            item_id,
-            owner: owner.to_string(),
-        });
-    }
-    Ok(())
-}
-
-/// Mark a leased item done without a conversation (a judging item, whose
-/// results are judgments stored on their own).
-pub(super) async fn finish(
-    writer: &SqlitePool,
-    item_id: i64,
-    owner: &str,
-) -> Result<(), StoreError> {
-    let done = sqlx::query(
-        "UPDATE items SET status = 'done', lease_expires_at = NULL, updated_at = ? \
-         WHERE id = ? AND status = 'leased' AND lease_owner = ?",
-    )
-    .bind(now_ms())
-    .bind(item_id)
-    .bind(owner)
-    .execute(writer)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::LeaseLost {
-            item_id,
-            owner: owner.to_string(),
-        });
-    }
-    Ok(())
-}
-
-pub(super) async fn reset_failed(writer: &SqlitePool, job_id: i64) -> Result<u64, StoreError> {
-    let reset = sqlx::query(
-        "UPDATE items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, \
-         updated_at = ? WHERE job_id = ? AND status = 'failed'",
-    )
-    .bind(now_ms())
-    .bind(job_id)
-    .execute(writer)
-    .await?;
-    Ok(reset.rows_affected())
-}
-
-pub(super) async fn release(
-    writer: &SqlitePool,
-    job_id: i64,
-    owner: &str,
-) -> Result<u64, StoreError> {
-    let released = sqlx::query(
-        "UPDATE items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, \
-         updated_at = ? WHERE job_id = ? AND status = 'leased' AND lease_owner = ?",
-    )
-    .bind(now_ms())
-    .bind(job_id)
-    .bind(owner)
-    .execute(writer)
-    .await?;
-    Ok(released.rows_affected())
-}
-
-pub(super) async fn counts(reader: &SqlitePool, job_id: i64) -> Result<ItemCounts, StoreError> {
-    let rows = sqlx::query(
-        "SELECT status, COUNT(*) AS n, MIN(id) AS example FROM items \
-         WHERE job_id = ? GROUP BY status",
-    )
-    .bind(job_id)
-    .fetch_all(reader)
-    .await?;
-    let mut counts = ItemCounts::default();
-    for row in &rows {
-        let status: String = row.try_get("status")?;
-        let n: i64 = row.try_get("n")?;
-        let example: i64 = row.try_get("example")?;
-        let slot = match decode::item_status(example, &status)? {
-            ItemStatus::Pending => &mut counts.pending,
-            ItemStatus::Leased => &mut counts.leased,
-            ItemStatus::Done => &mut counts.done,
-            ItemStatus::Failed => &mut counts.failed,
-        };
-        *slot += n;
-    }
-    Ok(counts)
 }

@@ -1,0 +1,156 @@
+//! Where statements run: a pool, or a transaction begun on one, of either
+//! backend. Shared queries are written against [`Runs`], so one text and one
+//! list of values serve SQLite and Postgres alike.
+
+use std::future::Future;
+
+use sqlx::encode::Encode;
+use sqlx::query::Query;
+use sqlx::{Database, Pool, Postgres, Sqlite, Transaction, Type};
+
+use super::statement::{Param, Sql};
+use crate::store::decode::StoredRow;
+use crate::store::StoreError;
+
+/// Runs a statement with its values, in one dialect.
+pub(crate) trait Runs: Send {
+    type Row: StoredRow + Send + Sync;
+    /// How many rows it changed.
+    fn execute(
+        &mut self,
+        sql: &Sql,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+    fn fetch_all(
+        &mut self,
+        sql: &Sql,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Vec<Self::Row>, StoreError>> + Send;
+    fn fetch_optional(
+        &mut self,
+        sql: &Sql,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Option<Self::Row>, StoreError>> + Send;
+    fn fetch_one(
+        &mut self,
+        sql: &Sql,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<Self::Row, StoreError>> + Send;
+}
+
+/// A transaction that [`Runs`] statements until it is committed (dropped, it
+/// rolls back).
+pub(crate) trait Commit: Runs {
+    fn commit(self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Statements on a pool, each on whichever connection is free.
+#[derive(Debug)]
+pub(crate) struct OnPool<'p, DB: Database>(pub &'p Pool<DB>);
+
+/// `text` with `params` bound to `$1`, `$2`, … in order.
+fn bound<'q, DB>(text: &'static str, params: &[Param<'_>]) -> Query<'q, DB, DB::Arguments>
+where
+    DB: Database,
+    i64: for<'t> Encode<'t, DB> + Type<DB>,
+    Option<i64>: for<'t> Encode<'t, DB> + Type<DB>,
+    Option<f64>: for<'t> Encode<'t, DB> + Type<DB>,
+    Option<bool>: for<'t> Encode<'t, DB> + Type<DB>,
+    for<'t> &'t str: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<&'t str>: Encode<'t, DB> + Type<DB>,
+{
+    let mut query = sqlx::query(text);
+    for param in params {
+        query = match *param {
+            Param::Int(value) => query.bind(value),
+            Param::OptInt(value) => query.bind(value),
+            Param::OptReal(value) => query.bind(value),
+            Param::OptBool(value) => query.bind(value),
+            Param::Text(value) => query.bind(value),
+            Param::OptText(value) => query.bind(value),
+        };
+    }
+    query
+}
+
+/// [`Runs`] for a pool and a transaction of `$db`, whose text is `Sql::$dialect`.
+macro_rules! runs_on {
+    ($db:ty, $dialect:ident) => {
+        impl Runs for OnPool<'_, $db> {
+            type Row = <$db as Database>::Row;
+            async fn execute(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<u64, StoreError> {
+                let done = bound(sql.$dialect, params).execute(self.0).await?;
+                Ok(done.rows_affected())
+            }
+            async fn fetch_all(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Vec<Self::Row>, StoreError> {
+                Ok(bound(sql.$dialect, params).fetch_all(self.0).await?)
+            }
+            async fn fetch_optional(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Option<Self::Row>, StoreError> {
+                Ok(bound(sql.$dialect, params).fetch_optional(self.0).await?)
+            }
+            async fn fetch_one(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Self::Row, StoreError> {
+                Ok(bound(sql.$dialect, params).fetch_one(self.0).await?)
+            }
+        }
+
+        impl Runs for Transaction<'static, $db> {
+            type Row = <$db as Database>::Row;
+            async fn execute(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<u64, StoreError> {
+                let done = bound(sql.$dialect, params).execute(&mut **self).await?;
+                Ok(done.rows_affected())
+            }
+            async fn fetch_all(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Vec<Self::Row>, StoreError> {
+                Ok(bound(sql.$dialect, params).fetch_all(&mut **self).await?)
+            }
+            async fn fetch_optional(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Option<Self::Row>, StoreError> {
+                Ok(bound(sql.$dialect, params)
+                    .fetch_optional(&mut **self)
+                    .await?)
+            }
+            async fn fetch_one(
+                &mut self,
+                sql: &Sql,
+                params: &[Param<'_>],
+            ) -> Result<Self::Row, StoreError> {
+                Ok(bound(sql.$dialect, params).fetch_one(&mut **self).await?)
+            }
+        }
+
+        impl Commit for Transaction<'static, $db> {
+            async fn commit(self) -> Result<(), StoreError> {
+                Ok(Transaction::commit(self).await?)
+            }
+        }
+    };
+}
+
+runs_on!(Sqlite, sqlite);
+runs_on!(Postgres, postgres);
