@@ -5,6 +5,7 @@
 pub mod browse;
 pub(crate) mod decode;
 pub mod judgments;
+mod migrations;
 pub mod postgres;
 pub mod rows;
 pub mod sql;

@@ -3,15 +3,21 @@
 use sqlx::{Postgres, Transaction};
 
 use crate::store::decode::{message_columns, usage_columns};
-use crate::store::{NewMessage, StoreError, UsageRow};
+use crate::store::sql::dialect::BulkInsert;
+use crate::store::{NewConversation, NewMessage, StoreError, UsageRow};
+
+type Tx = Transaction<'static, Postgres>;
+
+impl BulkInsert for Postgres {
+    async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
+        insert_messages(tx, id, &c.messages).await?;
+        insert_usage(tx, id, &c.usage).await
+    }
+}
 
 /// All messages in one INSERT: one array per column, so the statement binds
 /// ten parameters however long the conversation is.
-pub(super) async fn insert_messages(
-    tx: &mut Transaction<'static, Postgres>,
-    conversation_id: i64,
-    messages: &[NewMessage],
-) -> Result<(), StoreError> {
+async fn insert_messages(tx: &mut Tx, id: i64, messages: &[NewMessage]) -> Result<(), StoreError> {
     if messages.is_empty() {
         return Ok(());
     }
@@ -35,7 +41,7 @@ pub(super) async fn insert_messages(
         ") SELECT $1, given.* FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], \
          $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::BIGINT[]) AS given"
     ))
-    .bind(conversation_id)
+    .bind(id)
     .bind(&idxs)
     .bind(&roles)
     .bind(&contents)
@@ -50,11 +56,7 @@ pub(super) async fn insert_messages(
     Ok(())
 }
 
-pub(super) async fn insert_usage(
-    tx: &mut Transaction<'static, Postgres>,
-    conversation_id: i64,
-    usage: &[UsageRow],
-) -> Result<(), StoreError> {
+async fn insert_usage(tx: &mut Tx, id: i64, usage: &[UsageRow]) -> Result<(), StoreError> {
     if usage.is_empty() {
         return Ok(());
     }
@@ -69,7 +71,7 @@ pub(super) async fn insert_usage(
         ") SELECT $1, given.* FROM UNNEST($2::TEXT[], $3::BIGINT[], $4::BIGINT[], \
          $5::BIGINT[], $6::BIGINT[]) AS given"
     ))
-    .bind(conversation_id)
+    .bind(id)
     .bind(&roles)
     .bind(&calls)
     .bind(&prompt_tokens)

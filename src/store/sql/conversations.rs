@@ -3,9 +3,10 @@
 //! byte in both dialects, whatever a Postgres database's locale says about
 //! underscores and case.
 
-use super::backend::Backend;
+use super::dialect::Dialect;
 use super::runs::{Commit, Runs};
 use super::statement::{sql, Param, Sql};
+use super::SqlStore;
 use crate::store::decode::{self, conversation_columns, message_columns, usage_columns, StoredRow};
 use crate::store::{JobSummary, LatencyHistogram, NewConversation, StoreError, StoredConversation};
 
@@ -96,15 +97,15 @@ const LATENCIES: Sql = sql!(
 /// Postgres the claiming UPDATE locks the item row until commit, so a leaser
 /// taking the expired lease over either skips it (and finds it done) or
 /// commits first (and this finds the lease lost).
-pub(super) async fn complete_items<B: Backend>(
-    backend: &B,
+pub(super) async fn complete_items<D: Dialect>(
+    store: &SqlStore<D>,
     owner: &str,
     batch: &[(i64, &NewConversation)],
 ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
-    let mut tx = backend.begin_write().await?;
+    let mut tx = store.begin_write().await?;
     let mut results = Vec::with_capacity(batch.len());
     for &(item_id, conversation) in batch {
-        results.push(store_one::<B>(&mut tx, item_id, owner, conversation).await?);
+        results.push(store_one::<D>(&mut tx, item_id, owner, conversation).await?);
     }
     tx.commit().await?;
     Ok(results)
@@ -112,8 +113,8 @@ pub(super) async fn complete_items<B: Backend>(
 
 /// One conversation of a batch: `Err(LeaseLost)` (and nothing written) when
 /// `owner` no longer holds the item.
-async fn store_one<B: Backend>(
-    tx: &mut B::Tx,
+async fn store_one<D: Dialect>(
+    tx: &mut D::Tx,
     item_id: i64,
     owner: &str,
     conversation: &NewConversation,
@@ -139,8 +140,7 @@ async fn store_one<B: Backend>(
         );
     }
     let conversation_id = insert_conversation(tx, job_id, item_id, conversation).await?;
-    B::insert_messages(tx, conversation_id, &conversation.messages).await?;
-    B::insert_usage(tx, conversation_id, &conversation.usage).await?;
+    D::insert_rows(tx, conversation_id, conversation).await?;
     Ok(Ok(conversation_id))
 }
 
@@ -180,10 +180,10 @@ async fn insert_conversation(
 }
 
 pub(super) async fn get(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     id: i64,
 ) -> Result<Option<StoredConversation>, StoreError> {
-    let mut tx = backend.begin_read().await?;
+    let mut tx = store.begin_read().await?;
     let Some(row) = tx.fetch_optional(&BY_ID, &[Param::Int(id)]).await? else {
         return Ok(None);
     };
@@ -195,7 +195,7 @@ pub(super) async fn get(
 }
 
 pub(super) async fn page(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
     after_id: i64,
     limit: u32,
@@ -204,7 +204,7 @@ pub(super) async fn page(
         return Ok(Vec::new());
     }
     // One snapshot, so the three queries agree.
-    let mut tx = backend.begin_read().await?;
+    let mut tx = store.begin_read().await?;
     let conversations = tx
         .fetch_all(
             &PAGE,
@@ -229,9 +229,12 @@ pub(super) async fn page(
     decode::assemble(&conversations, &messages, &usage)
 }
 
-pub(super) async fn summary(backend: &impl Backend, job_id: i64) -> Result<JobSummary, StoreError> {
+pub(super) async fn summary(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<JobSummary, StoreError> {
     let job = [Param::Int(job_id)];
-    let mut tx = backend.begin_read().await?;
+    let mut tx = store.begin_read().await?;
     let totals = tx.fetch_one(&TOTALS, &job).await?;
     let terminations = tx.fetch_all(&TERMINATIONS, &job).await?;
     let usage = tx.fetch_all(&USAGE_BY_ROLE, &job).await?;

@@ -3,9 +3,10 @@
 //! are the backends' own; completing one stores a conversation: see
 //! `conversations.rs`.)
 
-use super::backend::Backend;
+use super::dialect::Dialect;
 use super::runs::Runs;
 use super::statement::{sql, Param, Sql};
+use super::SqlStore;
 use crate::store::decode::{self, StoredRow};
 use crate::store::{ItemCounts, ItemStatus, StoreError};
 
@@ -37,14 +38,14 @@ const COUNTS: Sql = sql!(
 );
 
 pub(super) async fn fail(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     item_id: i64,
     owner: &str,
     class: &str,
     message: &str,
 ) -> Result<(), StoreError> {
     let error = format!("{class}: {message}");
-    let failed = backend
+    let failed = store
         .writer()
         .execute(
             &FAIL,
@@ -57,37 +58,43 @@ pub(super) async fn fail(
 /// Mark a leased item done without a conversation (a judging item, whose
 /// results are judgments stored on their own).
 pub(super) async fn finish(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     item_id: i64,
     owner: &str,
 ) -> Result<(), StoreError> {
-    let done = backend
+    let done = store
         .writer()
         .execute(&FINISH, &[Param::Int(item_id), Param::Text(owner)])
         .await?;
     held(done, item_id, owner)
 }
 
-pub(super) async fn reset_failed(backend: &impl Backend, job_id: i64) -> Result<u64, StoreError> {
-    backend
+pub(super) async fn reset_failed(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<u64, StoreError> {
+    store
         .writer()
         .execute(&RESET_FAILED, &[Param::Int(job_id)])
         .await
 }
 
 pub(super) async fn release(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
     owner: &str,
 ) -> Result<u64, StoreError> {
-    backend
+    store
         .writer()
         .execute(&RELEASE, &[Param::Int(job_id), Param::Text(owner)])
         .await
 }
 
-pub(super) async fn counts(backend: &impl Backend, job_id: i64) -> Result<ItemCounts, StoreError> {
-    let rows = backend
+pub(super) async fn counts(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<ItemCounts, StoreError> {
+    let rows = store
         .reader()
         .fetch_all(&COUNTS, &[Param::Int(job_id)])
         .await?;

@@ -1,8 +1,9 @@
 //! The `jobs` table.
 
-use super::backend::Backend;
+use super::dialect::Dialect;
 use super::runs::Runs;
 use super::statement::{sql, Param, Sql};
+use super::SqlStore;
 use crate::store::decode::{self, job_columns};
 use crate::store::{JobRow, JobStatus, NewJob, StoreError};
 
@@ -38,8 +39,11 @@ const SET_STATUS: Sql = sql!(
     " WHERE id = $2"
 );
 
-pub(super) async fn create(backend: &impl Backend, job: &NewJob) -> Result<JobRow, StoreError> {
-    let row = backend
+pub(super) async fn create(
+    store: &SqlStore<impl Dialect>,
+    job: &NewJob,
+) -> Result<JobRow, StoreError> {
+    let row = store
         .writer()
         .fetch_one(
             &CREATE,
@@ -55,38 +59,41 @@ pub(super) async fn create(backend: &impl Backend, job: &NewJob) -> Result<JobRo
     decode::job(&row)
 }
 
-pub(super) async fn get(backend: &impl Backend, id: i64) -> Result<Option<JobRow>, StoreError> {
-    one(backend, &BY_ID, Param::Int(id)).await
+pub(super) async fn get(
+    store: &SqlStore<impl Dialect>,
+    id: i64,
+) -> Result<Option<JobRow>, StoreError> {
+    one(store, &BY_ID, Param::Int(id)).await
 }
 
 pub(super) async fn find_by_config_hash(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     hash: &str,
 ) -> Result<Option<JobRow>, StoreError> {
-    one(backend, &NEWEST_BY_CONFIG_HASH, Param::Text(hash)).await
+    one(store, &NEWEST_BY_CONFIG_HASH, Param::Text(hash)).await
 }
 
 pub(super) async fn find_by_name(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     name: &str,
 ) -> Result<Option<JobRow>, StoreError> {
-    one(backend, &NEWEST_BY_NAME, Param::Text(name)).await
+    one(store, &NEWEST_BY_NAME, Param::Text(name)).await
 }
 
-pub(super) async fn open(backend: &impl Backend) -> Result<Vec<JobRow>, StoreError> {
-    many(backend, &OPEN).await
+pub(super) async fn open(store: &SqlStore<impl Dialect>) -> Result<Vec<JobRow>, StoreError> {
+    many(store, &OPEN).await
 }
 
-pub(super) async fn all(backend: &impl Backend) -> Result<Vec<JobRow>, StoreError> {
-    many(backend, &ALL).await
+pub(super) async fn all(store: &SqlStore<impl Dialect>) -> Result<Vec<JobRow>, StoreError> {
+    many(store, &ALL).await
 }
 
 pub(super) async fn set_status(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     id: i64,
     status: JobStatus,
 ) -> Result<(), StoreError> {
-    let changed = backend
+    let changed = store
         .writer()
         .execute(&SET_STATUS, &[Param::Text(status.as_str()), Param::Int(id)])
         .await?;
@@ -102,11 +109,11 @@ pub(super) async fn set_status(
 
 /// The job `sql` finds by its one value, if any.
 async fn one(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     sql: &Sql,
     value: Param<'_>,
 ) -> Result<Option<JobRow>, StoreError> {
-    backend
+    store
         .reader()
         .fetch_optional(sql, &[value])
         .await?
@@ -115,8 +122,8 @@ async fn one(
         .transpose()
 }
 
-async fn many(backend: &impl Backend, sql: &Sql) -> Result<Vec<JobRow>, StoreError> {
-    backend
+async fn many(store: &SqlStore<impl Dialect>, sql: &Sql) -> Result<Vec<JobRow>, StoreError> {
+    store
         .reader()
         .fetch_all(sql, &[])
         .await?

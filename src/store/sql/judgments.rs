@@ -5,9 +5,10 @@
 //! `COALESCE(conversation_b, 0)` (see `migrations/*/0002_judgments.sql`), and
 //! so do the lookups, which then use those unique indexes.
 
-use super::backend::Backend;
+use super::dialect::Dialect;
 use super::runs::{Commit, Runs};
 use super::statement::{sql, Param, Sql};
+use super::SqlStore;
 use crate::store::decode::{
     self, conversation_key_columns, judge_call_columns, judgment_columns, StoredRow,
 };
@@ -96,13 +97,13 @@ const KEYS: Sql = sql!(
 /// workers saving the same judgment at once lock its rows in the same order,
 /// so one waits for the other instead of deadlocking.
 pub(super) async fn save(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     judgment: &NewJudgment,
 ) -> Result<i64, StoreError> {
     let mut calls: Vec<&NewJudgeCall> = judgment.calls.iter().collect();
     calls.sort_by_key(|call| (call.order.as_str(), call.sample));
     let verdict = judgment.verdict.as_ref().map(|verdict| verdict.to_string());
-    let mut tx = backend.begin_write().await?;
+    let mut tx = store.begin_write().await?;
     for call in calls {
         upsert_call(&mut tx, judgment, call).await?;
     }
@@ -159,13 +160,13 @@ async fn upsert_call(
 }
 
 pub(super) async fn find(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     judge_hash: &str,
     a: i64,
     b: Option<i64>,
 ) -> Result<Option<JudgmentRow>, StoreError> {
     let key = [Param::Int(a), Param::Text(judge_hash), Param::OptInt(b)];
-    backend
+    store
         .reader()
         .fetch_optional(&BY_KEY, &key)
         .await?
@@ -175,28 +176,28 @@ pub(super) async fn find(
 }
 
 pub(super) async fn calls(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     judge_hash: &str,
     a: i64,
     b: Option<i64>,
 ) -> Result<Vec<JudgeCallRow>, StoreError> {
     let key = [Param::Int(a), Param::Text(judge_hash), Param::OptInt(b)];
-    let rows = backend.reader().fetch_all(&CALLS_BY_KEY, &key).await?;
+    let rows = store.reader().fetch_all(&CALLS_BY_KEY, &key).await?;
     rows.iter().map(decode::judge_call).collect()
 }
 
 pub(super) async fn of_job(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
 ) -> Result<Vec<JudgmentRow>, StoreError> {
-    judgments(backend, &OF_JOB, &[Param::Int(job_id)]).await
+    judgments(store, &OF_JOB, &[Param::Int(job_id)]).await
 }
 
 pub(super) async fn calls_of_job(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
 ) -> Result<Vec<JudgeCallRow>, StoreError> {
-    let rows = backend
+    let rows = store
         .reader()
         .fetch_all(&CALLS_OF_JOB, &[Param::Int(job_id)])
         .await?;
@@ -204,10 +205,10 @@ pub(super) async fn calls_of_job(
 }
 
 pub(super) async fn get(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     id: i64,
 ) -> Result<Option<JudgmentRow>, StoreError> {
-    backend
+    store
         .reader()
         .fetch_optional(&BY_ID, &[Param::Int(id)])
         .await?
@@ -217,14 +218,14 @@ pub(super) async fn get(
 }
 
 pub(super) async fn of_conversation(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     id: i64,
 ) -> Result<Vec<JudgmentRow>, StoreError> {
-    judgments(backend, &OF_CONVERSATION, &[Param::Int(id)]).await
+    judgments(store, &OF_CONVERSATION, &[Param::Int(id)]).await
 }
 
 pub(super) async fn made_by(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
     after: i64,
     limit: u32,
@@ -234,14 +235,14 @@ pub(super) async fn made_by(
         Param::Int(after),
         Param::Int(i64::from(limit)),
     ];
-    judgments(backend, &MADE_BY, &page).await
+    judgments(store, &MADE_BY, &page).await
 }
 
 pub(super) async fn conversation_keys(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     job_id: i64,
 ) -> Result<Vec<ConversationKey>, StoreError> {
-    let rows = backend
+    let rows = store
         .reader()
         .fetch_all(&KEYS, &[Param::Int(job_id)])
         .await?;
@@ -249,10 +250,10 @@ pub(super) async fn conversation_keys(
 }
 
 async fn judgments(
-    backend: &impl Backend,
+    store: &SqlStore<impl Dialect>,
     sql: &Sql,
     params: &[Param<'_>],
 ) -> Result<Vec<JudgmentRow>, StoreError> {
-    let rows = backend.reader().fetch_all(sql, params).await?;
+    let rows = store.reader().fetch_all(sql, params).await?;
     rows.iter().map(decode::judgment).collect()
 }

@@ -1,10 +1,10 @@
 //! The one [`Store`] over both backends: each query is written once here,
-//! in SQL both dialects read, and runs on whichever [`Backend`] the store
-//! holds. A backend brings its pools and transactions and the statements its
-//! dialect writes its own way: leasing and bulk inserts.
+//! in SQL both dialects read, and runs on the store's pools. A backend's
+//! [`Dialect`] brings how its transactions begin and the statements it writes
+//! its own way: leasing and bulk inserts.
 
-pub(crate) mod backend;
 mod conversations;
+pub(crate) mod dialect;
 mod items;
 mod jobs;
 mod judgments;
@@ -12,8 +12,10 @@ pub(crate) mod runs;
 pub(crate) mod statement;
 
 use async_trait::async_trait;
+use sqlx::{Database, Pool};
 
-pub(crate) use backend::Backend;
+use dialect::{Dialect, Lease, Renewal};
+use runs::Runs;
 
 use crate::store::{
     ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
@@ -21,55 +23,93 @@ use crate::store::{
     StoredConversation,
 };
 
-/// A [`Store`] on a backend: [`crate::store::sqlite::SqliteStore`] or
-/// [`crate::store::postgres::PostgresStore`].
-#[derive(Debug, Clone)]
-pub struct SqlStore<B> {
-    backend: B,
+/// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
+/// or [`crate::store::postgres::PostgresStore`].
+#[derive(Debug)]
+pub struct SqlStore<D: Database> {
+    /// Where reads go (SQLite: read-only connections beside the writer).
+    reader: Pool<D>,
+    /// Where writes go (SQLite: the one writer connection).
+    writer: Pool<D>,
 }
 
-impl<B> SqlStore<B> {
-    pub(crate) fn new(backend: B) -> Self {
-        SqlStore { backend }
+impl<D: Database> Clone for SqlStore<D> {
+    fn clone(&self) -> Self {
+        SqlStore {
+            reader: self.reader.clone(),
+            writer: self.writer.clone(),
+        }
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    pub(crate) fn new(reader: Pool<D>, writer: Pool<D>) -> Self {
+        SqlStore { reader, writer }
     }
 
-    pub(crate) fn backend(&self) -> &B {
-        &self.backend
+    /// Wait for queued writes and running statements, then close every
+    /// connection.
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+}
+
+// The helpers below are private to `sql/`, as `Dialect` is to the crate.
+#[allow(private_bounds)]
+impl<D: Dialect> SqlStore<D> {
+    fn reader(&self) -> impl Runs<Row = D::Row> + '_ {
+        D::on_pool(&self.reader)
+    }
+
+    fn writer(&self) -> impl Runs<Row = D::Row> + '_ {
+        D::on_pool(&self.writer)
+    }
+
+    async fn begin_read(&self) -> Result<D::Tx, StoreError> {
+        D::begin(&self.reader, D::BEGIN_READ).await
+    }
+
+    async fn begin_write(&self) -> Result<D::Tx, StoreError> {
+        D::begin(&self.writer, D::BEGIN_WRITE).await
     }
 }
 
 #[async_trait]
-impl<B: Backend> Store for SqlStore<B> {
+impl<D: Dialect> Store for SqlStore<D> {
     async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError> {
-        jobs::create(&self.backend, job).await
+        jobs::create(self, job).await
     }
 
     async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError> {
-        jobs::get(&self.backend, id).await
+        jobs::get(self, id).await
     }
 
     async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
-        jobs::find_by_config_hash(&self.backend, hash).await
+        jobs::find_by_config_hash(self, hash).await
     }
 
     async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
-        jobs::find_by_name(&self.backend, name).await
+        jobs::find_by_name(self, name).await
     }
 
     async fn all_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
-        jobs::all(&self.backend).await
+        jobs::all(self).await
     }
 
     async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
-        jobs::open(&self.backend).await
+        jobs::open(self).await
     }
 
     async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
-        jobs::set_status(&self.backend, id, status).await
+        jobs::set_status(self, id, status).await
     }
 
     async fn add_items(&self, job_id: i64, items: &[NewItem]) -> Result<u64, StoreError> {
-        self.backend.add_items(job_id, items).await
+        if items.is_empty() {
+            return Ok(0);
+        }
+        D::add_items(&self.writer, job_id, items).await
     }
 
     async fn lease_items(
@@ -79,9 +119,16 @@ impl<B: Backend> Store for SqlStore<B> {
         limit: u32,
         lease_ms: i64,
     ) -> Result<Vec<ItemRow>, StoreError> {
-        self.backend
-            .lease_items(job_id, owner, limit, lease_ms)
-            .await
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let lease = Lease {
+            job_id,
+            owner,
+            limit,
+            lease_ms,
+        };
+        D::lease_items(&self.writer, &lease).await
     }
 
     async fn renew_leases(
@@ -90,7 +137,15 @@ impl<B: Backend> Store for SqlStore<B> {
         item_ids: &[i64],
         lease_ms: i64,
     ) -> Result<u64, StoreError> {
-        self.backend.renew_leases(owner, item_ids, lease_ms).await
+        if item_ids.is_empty() {
+            return Ok(0);
+        }
+        let renewal = Renewal {
+            owner,
+            item_ids,
+            lease_ms,
+        };
+        D::renew_leases(&self.writer, &renewal).await
     }
 
     async fn complete_items(
@@ -98,11 +153,11 @@ impl<B: Backend> Store for SqlStore<B> {
         owner: &str,
         batch: &[(i64, &NewConversation)],
     ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
-        conversations::complete_items(&self.backend, owner, batch).await
+        conversations::complete_items(self, owner, batch).await
     }
 
     async fn finish_item(&self, item_id: i64, owner: &str) -> Result<(), StoreError> {
-        items::finish(&self.backend, item_id, owner).await
+        items::finish(self, item_id, owner).await
     }
 
     async fn fail_item(
@@ -112,23 +167,23 @@ impl<B: Backend> Store for SqlStore<B> {
         class: &str,
         message: &str,
     ) -> Result<(), StoreError> {
-        items::fail(&self.backend, item_id, owner, class, message).await
+        items::fail(self, item_id, owner, class, message).await
     }
 
     async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError> {
-        items::reset_failed(&self.backend, job_id).await
+        items::reset_failed(self, job_id).await
     }
 
     async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError> {
-        items::release(&self.backend, job_id, owner).await
+        items::release(self, job_id, owner).await
     }
 
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
-        items::counts(&self.backend, job_id).await
+        items::counts(self, job_id).await
     }
 
     async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError> {
-        conversations::get(&self.backend, id).await
+        conversations::get(self, id).await
     }
 
     async fn conversations_page(
@@ -137,19 +192,19 @@ impl<B: Backend> Store for SqlStore<B> {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredConversation>, StoreError> {
-        conversations::page(&self.backend, job_id, after_id, limit).await
+        conversations::page(self, job_id, after_id, limit).await
     }
 
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
-        conversations::summary(&self.backend, job_id).await
+        conversations::summary(self, job_id).await
     }
 
     async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
-        conversations::latencies(&mut self.backend.reader(), job_id).await
+        conversations::latencies(&mut self.reader(), job_id).await
     }
 
     async fn save_judgment(&self, judgment: &NewJudgment) -> Result<i64, StoreError> {
-        judgments::save(&self.backend, judgment).await
+        judgments::save(self, judgment).await
     }
 
     async fn find_judgment(
@@ -158,7 +213,7 @@ impl<B: Backend> Store for SqlStore<B> {
         a: i64,
         b: Option<i64>,
     ) -> Result<Option<JudgmentRow>, StoreError> {
-        judgments::find(&self.backend, judge_hash, a, b).await
+        judgments::find(self, judge_hash, a, b).await
     }
 
     async fn judge_calls(
@@ -167,23 +222,23 @@ impl<B: Backend> Store for SqlStore<B> {
         a: i64,
         b: Option<i64>,
     ) -> Result<Vec<JudgeCallRow>, StoreError> {
-        judgments::calls(&self.backend, judge_hash, a, b).await
+        judgments::calls(self, judge_hash, a, b).await
     }
 
     async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::of_job(&self.backend, job_id).await
+        judgments::of_job(self, job_id).await
     }
 
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError> {
-        judgments::calls_of_job(&self.backend, job_id).await
+        judgments::calls_of_job(self, job_id).await
     }
 
     async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
-        judgments::get(&self.backend, id).await
+        judgments::get(self, id).await
     }
 
     async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::of_conversation(&self.backend, id).await
+        judgments::of_conversation(self, id).await
     }
 
     async fn judgments_made_by(
@@ -192,10 +247,10 @@ impl<B: Backend> Store for SqlStore<B> {
         after: i64,
         limit: u32,
     ) -> Result<Vec<JudgmentRow>, StoreError> {
-        judgments::made_by(&self.backend, job_id, after, limit).await
+        judgments::made_by(self, job_id, after, limit).await
     }
 
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
-        judgments::conversation_keys(&self.backend, job_id).await
+        judgments::conversation_keys(self, job_id).await
     }
 }

@@ -44,9 +44,21 @@ pub(crate) trait Commit: Runs {
     fn commit(self) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
+/// A database whose pools and transactions [`Runs`] statements.
+pub(crate) trait Runner: Database<Row: StoredRow + Send + Sync> {
+    /// A transaction on one of its pools.
+    type Tx: Commit<Row = Self::Row>;
+    fn on_pool(pool: &Pool<Self>) -> impl Runs<Row = Self::Row> + '_;
+    /// A transaction begun with `statement` (`BEGIN …`).
+    fn begin(
+        pool: &Pool<Self>,
+        statement: &'static str,
+    ) -> impl Future<Output = Result<Self::Tx, StoreError>> + Send;
+}
+
 /// Statements on a pool, each on whichever connection is free.
 #[derive(Debug)]
-pub(crate) struct OnPool<'p, DB: Database>(pub &'p Pool<DB>);
+struct OnPool<'p, DB: Database>(&'p Pool<DB>);
 
 /// `text` with `params` bound to `$1`, `$2`, … in order.
 fn bound<'q, DB>(text: &'static str, params: &[Param<'_>]) -> Query<'q, DB, DB::Arguments>
@@ -73,9 +85,22 @@ where
     query
 }
 
-/// [`Runs`] for a pool and a transaction of `$db`, whose text is `Sql::$dialect`.
+/// [`Runner`] for `$db`, whose text is `Sql::$dialect`.
 macro_rules! runs_on {
     ($db:ty, $dialect:ident) => {
+        impl Runner for $db {
+            type Tx = Transaction<'static, $db>;
+            fn on_pool(pool: &Pool<Self>) -> impl Runs<Row = Self::Row> + '_ {
+                OnPool(pool)
+            }
+            async fn begin(
+                pool: &Pool<Self>,
+                statement: &'static str,
+            ) -> Result<Self::Tx, StoreError> {
+                Ok(pool.begin_with(statement).await?)
+            }
+        }
+
         impl Runs for OnPool<'_, $db> {
             type Row = <$db as Database>::Row;
             async fn execute(

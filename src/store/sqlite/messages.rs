@@ -4,18 +4,24 @@ use sqlx::{AssertSqlSafe, Sqlite, Transaction};
 
 use super::multi_row::{multi_row_sql, power_of_two_chunks};
 use crate::store::decode::{message_columns, usage_columns};
-use crate::store::{NewMessage, StoreError, UsageRow};
+use crate::store::sql::dialect::BulkInsert;
+use crate::store::{NewConversation, NewMessage, StoreError, UsageRow};
+
+type Tx = Transaction<'static, Sqlite>;
+
+impl BulkInsert for Sqlite {
+    async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
+        insert_messages(tx, id, &c.messages).await?;
+        insert_usage(tx, id, &c.usage).await
+    }
+}
 
 /// Bound parameters per row of the messages INSERT.
 const MESSAGE_PARAMETERS: usize = 10;
 /// Bound parameters per row of the usage INSERT.
 const USAGE_PARAMETERS: usize = 6;
 
-pub(super) async fn insert_messages(
-    tx: &mut Transaction<'static, Sqlite>,
-    conversation_id: i64,
-    messages: &[NewMessage],
-) -> Result<(), StoreError> {
+async fn insert_messages(tx: &mut Tx, id: i64, messages: &[NewMessage]) -> Result<(), StoreError> {
     let mut idx: i64 = 0;
     for chunk in power_of_two_chunks(messages, MESSAGE_PARAMETERS) {
         let sql = multi_row_sql(
@@ -27,7 +33,7 @@ pub(super) async fn insert_messages(
         let mut insert = sqlx::query(AssertSqlSafe(sql));
         for m in chunk {
             insert = insert
-                .bind(conversation_id)
+                .bind(id)
                 .bind(idx)
                 .bind(m.role.as_str())
                 .bind(&*m.content)
@@ -44,11 +50,7 @@ pub(super) async fn insert_messages(
     Ok(())
 }
 
-pub(super) async fn insert_usage(
-    tx: &mut Transaction<'static, Sqlite>,
-    conversation_id: i64,
-    usage: &[UsageRow],
-) -> Result<(), StoreError> {
+async fn insert_usage(tx: &mut Tx, id: i64, usage: &[UsageRow]) -> Result<(), StoreError> {
     for chunk in power_of_two_chunks(usage, USAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!(
@@ -63,7 +65,7 @@ pub(super) async fn insert_usage(
         let mut insert = sqlx::query(AssertSqlSafe(sql));
         for u in chunk {
             insert = insert
-                .bind(conversation_id)
+                .bind(id)
                 .bind(u.role.as_str())
                 .bind(u.calls)
                 .bind(u.prompt_tokens)
