@@ -179,3 +179,27 @@ macro_rules! runs_on {
 
 runs_on!(Sqlite, sqlite);
 runs_on!(Postgres, postgres);
+
+#[cfg(test)]
+mod tests {
+    use sqlx::sqlite::SqlitePoolOptions;
+
+    use super::*;
+    use crate::store::sql::statement::sql;
+
+    #[tokio::test]
+    async fn sqlite_binds_dollar_placeholders_by_number_repeated_and_out_of_order() {
+        let pool = SqlitePoolOptions::new()
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        const PICK: Sql = sql!("SELECT $2 AS second, $1 AS first, $1 + 1 AS first_again");
+        let row = Sqlite::on_pool(&pool)
+            .fetch_one(&PICK, &[Param::Int(41), Param::Text("b")])
+            .await
+            .unwrap();
+        assert_eq!(row.text("second").unwrap(), "b");
+        assert_eq!(row.int("first").unwrap(), 41);
+        assert_eq!(row.int("first_again").unwrap(), 42);
+    }
+}
