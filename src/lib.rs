@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod env;
+pub mod error_chain;
 pub mod export;
 pub mod jobs;
 pub mod judge;

@@ -30,6 +30,9 @@ pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
             return Ok(EXIT_INVALID);
         }
     };
+    if let Some(code) = super::refuse_missing_database(args.database) {
+        return Ok(code);
+    }
     let name = job_name(&target);
     let spec = JudgingSpec {
         judges: JudgesSource::File { path },
@@ -55,7 +58,7 @@ pub fn print_report(
         }
         Err(e @ RunError::NoSuchJob(_)) => {
             eprintln!("error: {e}");
-            return Ok(EXIT_INVALID);
+            return Ok(super::EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };

@@ -1,12 +1,18 @@
-//! The command line: one file per subcommand. Errors here are `anyhow`; exit
-//! code 2 means the user's input is invalid, 1 that the work failed.
+//! The command line: one file per subcommand. Errors here are `anyhow`.
+//! Exit codes, the same for every command: 0 done, 1 the work failed (or was
+//! stopped by the circuit breaker), 2 invalid input (a bad config, flag or
+//! file; clap's usage errors too), 3 not found (a job or conversation id that
+//! is not in the database).
 //!
 //! With `main`, this is the one place where usersim prints; the library below
 //! reports through return values and tracing.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod conversations;
 mod export;
+mod filters;
+mod jobs;
 mod judge;
 pub mod logging;
 mod mock_llm;
@@ -25,6 +31,8 @@ use clap::{Parser, Subcommand};
 
 /// Exit code for invalid input (bad config, persona, scenario or template).
 pub const EXIT_INVALID: i32 = 2;
+/// Exit code for a job or conversation id that is not in the database.
+pub const EXIT_NOT_FOUND: i32 = 3;
 
 const DEFAULT_DATABASE: &str = "sqlite://usersim.db";
 
@@ -151,6 +159,14 @@ enum Command {
         #[arg(long)]
         rollouts: PathBuf,
     },
+    /// List the jobs in a database: id, name, kind, status, created, items, mean reward.
+    Jobs {
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+    },
+    /// List a job's conversations (id, scenario, persona, termination, reward),
+    /// with the export's filters; `usersim show ID` prints one.
+    Conversations(conversations::ConversationsArgs),
     /// Print one stored conversation as a readable transcript.
     Show {
         conversation_id: i64,
@@ -274,6 +290,8 @@ pub async fn main() -> i32 {
             conversation_id,
             database,
         } => show::show(&database, conversation_id).await,
+        Command::Jobs { database } => jobs::jobs(&database).await,
+        Command::Conversations(args) => conversations::conversations(args).await,
         Command::Export(args) => export::export(args).await,
         Command::Stats(args) => stats::stats(args).await,
         Command::Serve {
@@ -299,9 +317,23 @@ pub async fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::error_chain::error_chain(e.as_ref()));
             1
         }
+    }
+}
+
+/// For commands that only read a database: the exit code when it does not
+/// exist (said on stderr), so that nothing creates it.
+fn refuse_missing_database(url: &str) -> Option<i32> {
+    match crate::store::must_exist(url) {
+        Ok(()) => None,
+        Err(e @ crate::store::StoreError::Missing { .. }) => {
+            eprintln!("error: {e}");
+            Some(EXIT_INVALID)
+        }
+        // A malformed URL: opening it says what is wrong.
+        Err(_) => None,
     }
 }
 

@@ -22,6 +22,9 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
 }
 
 pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = crate::store::open(database).await?;
     if let Some(row) = store.get_job(id).await? {
         if row.kind == "judging" {
@@ -46,9 +49,13 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             report_problems(&problems);
             return Ok(EXIT_INVALID);
         }
-        Err(e @ (RunError::ConfigChanged { .. } | RunError::NoSuchJob(_))) => {
+        Err(e @ RunError::ConfigChanged { .. }) => {
             eprintln!("error: {e}");
             return Ok(EXIT_INVALID);
+        }
+        Err(e @ RunError::NoSuchJob(_)) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };
@@ -80,7 +87,9 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
         .iter()
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
-    println!("terminations: {}", terminations.join(", "));
+    if !terminations.is_empty() {
+        println!("terminations: {}", terminations.join(", "));
+    }
     print_usage(s, &report.job, database);
     match &report.end {
         WorkEnd::Finished => {}
@@ -117,6 +126,10 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
                 format!(" --database {database}")
             }
         );
+    }
+    if s.conversations == 0 {
+        // Nothing to export yet (e.g. interrupted before the first conversation).
+        return Ok(0);
     }
     let database_flag = if database == super::DEFAULT_DATABASE {
         String::new()

@@ -3,7 +3,7 @@
 use crate::jobs::stats::{job_stats, StatsError};
 use crate::store;
 
-use super::{DEFAULT_DATABASE, EXIT_INVALID};
+use super::{DEFAULT_DATABASE, EXIT_NOT_FOUND};
 
 #[derive(clap::Args)]
 pub struct StatsArgs {
@@ -28,12 +28,15 @@ pub struct StatsArgs {
 }
 
 pub async fn stats(args: StatsArgs) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(&args.database) {
+        return Ok(code);
+    }
     let store = store::open(&args.database).await?;
     let report = match job_stats(store.as_ref(), args.job, &args.k).await {
         Ok(report) => report,
         Err(StatsError::NoSuchJob(job)) => {
             eprintln!("job {job} is not in {}", args.database);
-            return Ok(EXIT_INVALID);
+            return Ok(EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };

@@ -330,10 +330,11 @@ pub async fn serve_worker(
                         );
                     }
                 }
-                WorkEnd::Tripped { reason } => {
+                WorkEnd::Tripped { .. } => {
                     store.set_job_status(row.id, JobStatus::Failed).await?;
+                    // The reason is logged once, where the breaker tripped.
                     eprintln!(
-                        "worker {owner}: job {} stopped by its circuit breaker: {reason}",
+                        "worker {owner}: job {} stopped by its circuit breaker",
                         row.id
                     );
                 }

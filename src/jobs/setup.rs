@@ -261,7 +261,7 @@ pub struct Models {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsError {
-    #[error("cannot start the in-process mock model server: {0}")]
+    #[error("cannot start the in-process mock model server")]
     Mock(#[from] std::io::Error),
     #[error("endpoint '{name}': {error}")]
     Endpoint {

@@ -21,6 +21,11 @@ use crate::store::StoreError;
 /// A [`crate::store::Store`] in a SQLite database file (or in memory, for tests).
 pub type SqliteStore = SqlStore<Sqlite>;
 
+/// The file a `sqlite:` URL names, or `None` for an in-memory database.
+pub fn database_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
+    connect::database_file(url)
+}
+
 impl SqliteStore {
     /// Open `sqlite://PATH` (relative or absolute; `sqlite::memory:` for a
     /// throwaway database), creating the file and its folder if missing, and

@@ -69,7 +69,9 @@ async fn migrate(connection: &mut PgConnection) -> Result<(), MigrateError> {
 
 /// The migrations of `migrations/postgres/`, embedded in the binary.
 fn migrator() -> Migrator {
-    let mut migrator = migrations::embedded!("postgres": "0001_init", "0002_judgments");
+    let mut migrator = migrations::embedded!(
+        "postgres": "0001_init", "0002_judgments", "0003_judgment_per_judge_name"
+    );
     // On by default; said here because concurrent workers depend on it.
     migrator.set_locking(true);
     migrator
