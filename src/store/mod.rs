@@ -1,11 +1,14 @@
-//! Storage of jobs, items and conversations behind one [`Store`] trait, with one
-//! implementation per backend, chosen by the database URL.
+//! Storage of jobs, items and conversations behind one [`Store`] trait,
+//! implemented once over SQL both dialects read (`sql/`), on a backend chosen
+//! by the database URL (`sqlite/`, `postgres/`: leasing and bulk inserts).
 
 pub mod browse;
 pub(crate) mod decode;
 pub mod judgments;
+mod migrations;
 pub mod postgres;
 pub mod rows;
+pub mod sql;
 pub mod sqlite;
 
 use std::sync::Arc;

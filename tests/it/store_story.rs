@@ -157,6 +157,12 @@ async fn story(url: &str) {
     )
     .await;
 
+    chapter(
+        "corrupt_stored_values_are_reported_naming_table_row_and_column",
+        corrupt_stored_values_are_reported_naming_table_row_and_column(&store, url, &run),
+    )
+    .await;
+
     let before = Snapshot::take(&store, summarised).await;
     drop(store);
     let reopened = store::open(url).await.unwrap();
@@ -1425,6 +1431,143 @@ async fn reopening_the_database_keeps_everything(store: &Arc<dyn Store>, before:
     );
 }
 
+/// Values only a hand (or a bug) could write are refused on the way out with
+/// `Corrupt`, naming where they are. Written through a connection of its own.
+async fn corrupt_stored_values_are_reported_naming_table_row_and_column(
+    store: &Arc<dyn Store>,
+    url: &str,
+    run: &str,
+) {
+    let job = store
+        .create_job(&new_job("corrupt", &format!("{run}-corrupt")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("c", 2)).await.unwrap();
+    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
+    let mut conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
+    conversation.messages[1].tool_calls = Some(json!([]));
+    let id = store
+        .complete_item(leased[0].id, "w", &conversation)
+        .await
+        .unwrap();
+
+    let mut raw = RawDatabase::connect(url).await;
+    raw.run(
+        "UPDATE conversations SET metadata = '{not json' WHERE id = $1",
+        id,
+    )
+    .await;
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("conversations row")
+            && message.contains(&id.to_string())
+            && message.contains("metadata"),
+        "{message}"
+    );
+    let message = corrupt_message(store.conversations_page(job.id, 0, 10).await);
+    assert!(message.contains("metadata"), "{message}");
+
+    raw.run("UPDATE conversations SET metadata = '{}' WHERE id = $1", id)
+        .await;
+    raw.run(
+        "UPDATE messages SET tool_calls = '[' WHERE conversation_id = $1 AND idx = 1",
+        id,
+    )
+    .await;
+    let message = corrupt_message(store.get_conversation(id).await);
+    assert!(
+        message.contains("messages row")
+            && message.contains("idx 1")
+            && message.contains("tool_calls"),
+        "{message}"
+    );
+
+    raw.run(
+        "UPDATE items SET status = 'exploded' WHERE id = $1",
+        leased[1].id,
+    )
+    .await;
+    let message = corrupt_message(store.item_counts(job.id).await);
+    assert!(
+        message.contains("items row")
+            && message.contains(&leased[1].id.to_string())
+            && message.contains("status")
+            && message.contains("exploded"),
+        "{message}"
+    );
+
+    let judgment = new_judgment(
+        job.id,
+        "corrupt-judge",
+        id,
+        None,
+        vec![judge_call("ab", 0, "ok")],
+    );
+    let judgment_id = store.save_judgment(&judgment).await.unwrap();
+    raw.run(
+        "UPDATE judgments SET verdict = '{\"winner\"' WHERE id = $1",
+        judgment_id,
+    )
+    .await;
+    let message = corrupt_message(store.find_judgment("corrupt-judge", id, None).await);
+    assert!(
+        message.contains(&format!("judgments row {judgment_id}")) && message.contains("verdict"),
+        "{message}"
+    );
+    let message = corrupt_message(store.judgments_of_job(job.id).await);
+    assert!(message.contains("verdict"), "{message}");
+    raw.run(
+        "UPDATE judge_calls SET parsed = 'nope' WHERE conversation_a = $1",
+        id,
+    )
+    .await;
+    let message = corrupt_message(store.judge_calls("corrupt-judge", id, None).await);
+    assert!(
+        message.contains("judge_calls row") && message.contains("parsed"),
+        "{message}"
+    );
+
+    // Leave a shared database as clean as it was.
+    raw.run("DELETE FROM jobs WHERE id = $1", job.id).await;
+    assert!(store.get_job(job.id).await.unwrap().is_none());
+}
+
+/// A connection of its own to the story's database, for writing what the
+/// store never would.
+enum RawDatabase {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+impl RawDatabase {
+    async fn connect(url: &str) -> RawDatabase {
+        use sqlx::Connection;
+        if url.starts_with("sqlite:") {
+            RawDatabase::Sqlite(sqlx::SqliteConnection::connect(url).await.unwrap())
+        } else {
+            RawDatabase::Postgres(sqlx::PgConnection::connect(url).await.unwrap())
+        }
+    }
+
+    /// Runs `sql` with `$1` (both dialects read it) bound to `id`; it must
+    /// change something, or the corruption a chapter checks was never made.
+    async fn run(&mut self, sql: &'static str, id: i64) {
+        let changed = match self {
+            RawDatabase::Sqlite(raw) => sqlx::query(sql)
+                .bind(id)
+                .execute(raw)
+                .await
+                .map(|done| done.rows_affected()),
+            RawDatabase::Postgres(raw) => sqlx::query(sql)
+                .bind(id)
+                .execute(raw)
+                .await
+                .map(|done| done.rows_affected()),
+        };
+        assert!(changed.unwrap() > 0, "{sql} with $1 = {id} changed nothing");
+    }
+}
+
 // ------------------------------------------------------------ sqlite only
 
 #[tokio::test]
@@ -1465,104 +1608,6 @@ async fn unsupported_database_urls_are_refused() {
     let refused = store::open("mysql://localhost/usersim").await;
     assert!(
         matches!(refused, Err(StoreError::UnsupportedUrl(url)) if url == "mysql://localhost/usersim")
-    );
-}
-
-#[tokio::test]
-async fn corrupt_stored_values_are_reported_naming_table_row_and_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("corrupt.db").display());
-    let store = store::open(&url).await.unwrap();
-    let job = store
-        .create_job(&new_job("corrupt", "corrupt"))
-        .await
-        .unwrap();
-    store.add_items(job.id, &new_items("c", 2)).await.unwrap();
-    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
-    let mut conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
-    conversation.messages[1].tool_calls = Some(json!([]));
-    let id = store
-        .complete_item(leased[0].id, "w", &conversation)
-        .await
-        .unwrap();
-
-    let mut raw = raw_connection(&url).await;
-    sqlx::query("UPDATE conversations SET metadata = '{not json' WHERE id = ?")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.get_conversation(id).await);
-    assert!(
-        message.contains("conversations row")
-            && message.contains(&id.to_string())
-            && message.contains("metadata"),
-        "{message}"
-    );
-    let message = corrupt_message(store.conversations_page(job.id, 0, 10).await);
-    assert!(message.contains("metadata"), "{message}");
-
-    sqlx::query("UPDATE conversations SET metadata = '{}' WHERE id = ?")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    sqlx::query("UPDATE messages SET tool_calls = '[' WHERE conversation_id = ? AND idx = 1")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.get_conversation(id).await);
-    assert!(
-        message.contains("messages row")
-            && message.contains("idx 1")
-            && message.contains("tool_calls"),
-        "{message}"
-    );
-
-    sqlx::query("UPDATE items SET status = 'exploded' WHERE id = ?")
-        .bind(leased[1].id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.item_counts(job.id).await);
-    assert!(
-        message.contains("items row")
-            && message.contains(&leased[1].id.to_string())
-            && message.contains("status")
-            && message.contains("exploded"),
-        "{message}"
-    );
-
-    let judgment = new_judgment(
-        job.id,
-        "corrupt-judge",
-        id,
-        None,
-        vec![judge_call("ab", 0, "ok")],
-    );
-    let judgment_id = store.save_judgment(&judgment).await.unwrap();
-    sqlx::query("UPDATE judgments SET verdict = '{\"winner\"' WHERE id = ?")
-        .bind(judgment_id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.find_judgment("corrupt-judge", id, None).await);
-    assert!(
-        message.contains(&format!("judgments row {judgment_id}")) && message.contains("verdict"),
-        "{message}"
-    );
-    let message = corrupt_message(store.judgments_of_job(job.id).await);
-    assert!(message.contains("verdict"), "{message}");
-    sqlx::query("UPDATE judge_calls SET parsed = 'nope' WHERE conversation_a = ?")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.judge_calls("corrupt-judge", id, None).await);
-    assert!(
-        message.contains("judge_calls row") && message.contains("parsed"),
-        "{message}"
     );
 }
 
@@ -1720,114 +1765,6 @@ async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
     if let Err(failure) = checked {
         std::panic::resume_unwind(failure.into_panic());
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_corrupt_stored_values_are_reported_naming_table_row_and_column() {
-    use sqlx::{Connection, PgConnection};
-    let Some(url) = postgres_url("postgres corrupt values") else {
-        return;
-    };
-    let run = run_id();
-    let store = store::open(&url).await.unwrap();
-    let job = store
-        .create_job(&new_job("pg-corrupt", &format!("{run}-pg-corrupt")))
-        .await
-        .unwrap();
-    store.add_items(job.id, &new_items("c", 2)).await.unwrap();
-    let leased = store.lease_items(job.id, "w", 2, 60_000).await.unwrap();
-    let mut conversation = new_conversation(&leased[0], "user_stop", Some(1.0));
-    conversation.messages[1].tool_calls = Some(json!([]));
-    let id = store
-        .complete_item(leased[0].id, "w", &conversation)
-        .await
-        .unwrap();
-
-    let mut raw = PgConnection::connect(&url).await.unwrap();
-    sqlx::query("UPDATE conversations SET metadata = '{not json' WHERE id = $1")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.get_conversation(id).await);
-    assert!(
-        message.contains("conversations row")
-            && message.contains(&id.to_string())
-            && message.contains("metadata"),
-        "{message}"
-    );
-    let message = corrupt_message(store.conversations_page(job.id, 0, 10).await);
-    assert!(message.contains("metadata"), "{message}");
-
-    sqlx::query("UPDATE conversations SET metadata = '{}' WHERE id = $1")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    sqlx::query("UPDATE messages SET tool_calls = '[' WHERE conversation_id = $1 AND idx = 1")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.get_conversation(id).await);
-    assert!(
-        message.contains("messages row")
-            && message.contains("idx 1")
-            && message.contains("tool_calls"),
-        "{message}"
-    );
-
-    sqlx::query("UPDATE items SET status = 'exploded' WHERE id = $1")
-        .bind(leased[1].id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.item_counts(job.id).await);
-    assert!(
-        message.contains("items row")
-            && message.contains(&leased[1].id.to_string())
-            && message.contains("status")
-            && message.contains("exploded"),
-        "{message}"
-    );
-
-    let judgment = new_judgment(
-        job.id,
-        "corrupt-judge",
-        id,
-        None,
-        vec![judge_call("ab", 0, "ok")],
-    );
-    let judgment_id = store.save_judgment(&judgment).await.unwrap();
-    sqlx::query("UPDATE judgments SET verdict = '{\"winner\"' WHERE id = $1")
-        .bind(judgment_id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.find_judgment("corrupt-judge", id, None).await);
-    assert!(
-        message.contains(&format!("judgments row {judgment_id}")) && message.contains("verdict"),
-        "{message}"
-    );
-    let message = corrupt_message(store.judgments_of_job(job.id).await);
-    assert!(message.contains("verdict"), "{message}");
-    sqlx::query("UPDATE judge_calls SET parsed = 'nope' WHERE conversation_a = $1")
-        .bind(id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
-    let message = corrupt_message(store.judge_calls("corrupt-judge", id, None).await);
-    assert!(
-        message.contains("judge_calls row") && message.contains("parsed"),
-        "{message}"
-    );
-
-    // Leave the shared database as clean as it was.
-    sqlx::query("DELETE FROM jobs WHERE id = $1")
-        .bind(job.id)
-        .execute(&mut raw)
-        .await
-        .unwrap();
 }
 
 #[tokio::test]

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
+use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
-use sqlx::{Connection, SqlSafeStr};
+use sqlx::Connection;
 
-use crate::store::StoreError;
+use crate::store::{migrations, StoreError};
 
 /// Connections per process. A worker holds one only for a statement or a
 /// short transaction (milliseconds), never while a conversation runs, so 16
@@ -69,29 +69,9 @@ async fn migrate(connection: &mut PgConnection) -> Result<(), MigrateError> {
 
 /// The migrations of `migrations/postgres/`, embedded in the binary.
 fn migrator() -> Migrator {
-    let init = Migration::new(
-        1,
-        Cow::Borrowed("init"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/postgres/0001_init.sql").into_sql_str(),
-        false,
+    let mut migrator = migrations::embedded!(
+        "postgres": "0001_init", "0002_judgments", "0003_judgment_per_judge_name"
     );
-    let judgments = Migration::new(
-        2,
-        Cow::Borrowed("judgments"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/postgres/0002_judgments.sql").into_sql_str(),
-        false,
-    );
-    let judgment_per_name = Migration::new(
-        3,
-        Cow::Borrowed("judgment_per_judge_name"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/postgres/0003_judgment_per_judge_name.sql")
-            .into_sql_str(),
-        false,
-    );
-    let mut migrator = Migrator::with_migrations(vec![init, judgments, judgment_per_name]);
     // On by default; said here because concurrent workers depend on it.
     migrator.set_locking(true);
     migrator

@@ -1,17 +1,15 @@
 //! Opening a SQLite database: URL, pragmas, the writer and reader pools, and
 //! the embedded migrations.
 
-use std::borrow::Cow;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::SqlSafeStr;
 
-use crate::store::StoreError;
+use crate::store::{migrations, StoreError};
 
 /// How long a statement waits for a lock held by another process on the same
 /// file (within this process, writers queue for the one writer connection).
@@ -111,26 +109,7 @@ pub(super) fn database_file(url: &str) -> Result<Option<std::path::PathBuf>, Sto
 
 /// The migrations of `migrations/sqlite/`, embedded in the binary.
 fn migrator() -> Migrator {
-    let init = Migration::new(
-        1,
-        Cow::Borrowed("init"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/sqlite/0001_init.sql").into_sql_str(),
-        false,
-    );
-    let judgments = Migration::new(
-        2,
-        Cow::Borrowed("judgments"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/sqlite/0002_judgments.sql").into_sql_str(),
-        false,
-    );
-    let judgment_per_name = Migration::new(
-        3,
-        Cow::Borrowed("judgment_per_judge_name"),
-        MigrationType::Simple,
-        include_str!("../../../migrations/sqlite/0003_judgment_per_judge_name.sql").into_sql_str(),
-        false,
-    );
-    Migrator::with_migrations(vec![init, judgments, judgment_per_name])
+    migrations::embedded!(
+        "sqlite": "0001_init", "0002_judgments", "0003_judgment_per_judge_name"
+    )
 }

@@ -1,0 +1,256 @@
+//! The one [`Store`] over both backends: each query is written once here,
+//! in SQL both dialects read, and runs on the store's pools. A backend's
+//! [`Dialect`] brings how its transactions begin and the statements it writes
+//! its own way: leasing and bulk inserts.
+
+mod conversations;
+pub(crate) mod dialect;
+mod items;
+mod jobs;
+mod judgments;
+pub(crate) mod runs;
+pub(crate) mod statement;
+
+use async_trait::async_trait;
+use sqlx::{Database, Pool};
+
+use dialect::{Dialect, Lease, Renewal};
+use runs::Runs;
+
+use crate::store::{
+    ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
+    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, Store, StoreError,
+    StoredConversation,
+};
+
+/// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
+/// or [`crate::store::postgres::PostgresStore`].
+#[derive(Debug)]
+pub struct SqlStore<D: Database> {
+    /// Where reads go (SQLite: read-only connections beside the writer).
+    reader: Pool<D>,
+    /// Where writes go (SQLite: the one writer connection).
+    writer: Pool<D>,
+}
+
+impl<D: Database> Clone for SqlStore<D> {
+    fn clone(&self) -> Self {
+        SqlStore {
+            reader: self.reader.clone(),
+            writer: self.writer.clone(),
+        }
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    pub(crate) fn new(reader: Pool<D>, writer: Pool<D>) -> Self {
+        SqlStore { reader, writer }
+    }
+
+    /// Wait for queued writes and running statements, then close every
+    /// connection.
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+}
+
+// The helpers below are private to `sql/`, as `Dialect` is to the crate.
+#[allow(private_bounds)]
+impl<D: Dialect> SqlStore<D> {
+    fn reader(&self) -> impl Runs<Row = D::Row> + '_ {
+        D::on_pool(&self.reader)
+    }
+
+    fn writer(&self) -> impl Runs<Row = D::Row> + '_ {
+        D::on_pool(&self.writer)
+    }
+
+    async fn begin_read(&self) -> Result<D::Tx, StoreError> {
+        D::begin(&self.reader, D::BEGIN_READ).await
+    }
+
+    async fn begin_write(&self) -> Result<D::Tx, StoreError> {
+        D::begin(&self.writer, D::BEGIN_WRITE).await
+    }
+}
+
+#[async_trait]
+impl<D: Dialect> Store for SqlStore<D> {
+    async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError> {
+        jobs::create(self, job).await
+    }
+
+    async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError> {
+        jobs::get(self, id).await
+    }
+
+    async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
+        jobs::find_by_config_hash(self, hash).await
+    }
+
+    async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
+        jobs::find_by_name(self, name).await
+    }
+
+    async fn all_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
+        jobs::all(self).await
+    }
+
+    async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
+        jobs::open(self).await
+    }
+
+    async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
+        jobs::set_status(self, id, status).await
+    }
+
+    async fn add_items(&self, job_id: i64, items: &[NewItem]) -> Result<u64, StoreError> {
+        if items.is_empty() {
+            return Ok(0);
+        }
+        D::add_items(&self.writer, job_id, items).await
+    }
+
+    async fn lease_items(
+        &self,
+        job_id: i64,
+        owner: &str,
+        limit: u32,
+        lease_ms: i64,
+    ) -> Result<Vec<ItemRow>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let lease = Lease {
+            job_id,
+            owner,
+            limit,
+            lease_ms,
+        };
+        D::lease_items(&self.writer, &lease).await
+    }
+
+    async fn renew_leases(
+        &self,
+        owner: &str,
+        item_ids: &[i64],
+        lease_ms: i64,
+    ) -> Result<u64, StoreError> {
+        if item_ids.is_empty() {
+            return Ok(0);
+        }
+        let renewal = Renewal {
+            owner,
+            item_ids,
+            lease_ms,
+        };
+        D::renew_leases(&self.writer, &renewal).await
+    }
+
+    async fn complete_items(
+        &self,
+        owner: &str,
+        batch: &[(i64, &NewConversation)],
+    ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
+        conversations::complete_items(self, owner, batch).await
+    }
+
+    async fn finish_item(&self, item_id: i64, owner: &str) -> Result<(), StoreError> {
+        items::finish(self, item_id, owner).await
+    }
+
+    async fn fail_item(
+        &self,
+        item_id: i64,
+        owner: &str,
+        class: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
+        items::fail(self, item_id, owner, class, message).await
+    }
+
+    async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError> {
+        items::reset_failed(self, job_id).await
+    }
+
+    async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError> {
+        items::release(self, job_id, owner).await
+    }
+
+    async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
+        items::counts(self, job_id).await
+    }
+
+    async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError> {
+        conversations::get(self, id).await
+    }
+
+    async fn conversations_page(
+        &self,
+        job_id: i64,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredConversation>, StoreError> {
+        conversations::page(self, job_id, after_id, limit).await
+    }
+
+    async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
+        conversations::summary(self, job_id).await
+    }
+
+    async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
+        conversations::latencies(&mut self.reader(), job_id).await
+    }
+
+    async fn save_judgment(&self, judgment: &NewJudgment) -> Result<i64, StoreError> {
+        judgments::save(self, judgment).await
+    }
+
+    async fn find_judgment(
+        &self,
+        judge_hash: &str,
+        a: i64,
+        b: Option<i64>,
+    ) -> Result<Option<JudgmentRow>, StoreError> {
+        judgments::find(self, judge_hash, a, b).await
+    }
+
+    async fn judge_calls(
+        &self,
+        judge_hash: &str,
+        a: i64,
+        b: Option<i64>,
+    ) -> Result<Vec<JudgeCallRow>, StoreError> {
+        judgments::calls(self, judge_hash, a, b).await
+    }
+
+    async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
+        judgments::of_job(self, job_id).await
+    }
+
+    async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError> {
+        judgments::calls_of_job(self, job_id).await
+    }
+
+    async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
+        judgments::get(self, id).await
+    }
+
+    async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
+        judgments::of_conversation(self, id).await
+    }
+
+    async fn judgments_made_by(
+        &self,
+        job_id: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<JudgmentRow>, StoreError> {
+        judgments::made_by(self, job_id, after, limit).await
+    }
+
+    async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
+        judgments::conversation_keys(self, job_id).await
+    }
+}
