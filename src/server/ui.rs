@@ -196,7 +196,7 @@ async fn render_job(
         status = job.status.as_str(),
         progress = progress_cell(job),
     );
-    if job.kind == "judging" {
+    if job.kind == crate::store::JobKind::Judging {
         body.push_str(&made_judgments_html(state, id).await?);
         return Ok(page(&format!("job {id}"), !job.finished(), &body));
     }

@@ -21,9 +21,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use usersim::jobs::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use usersim::judge::aggregate::win_rate;
 use usersim::judge::Preference;
+use usersim::report::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use usersim::store::{
     self, ItemRow, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store,
 };
@@ -544,7 +544,7 @@ async fn job(
     let job = store
         .create_job(&NewJob {
             name: name.into(),
-            kind: "generation".into(),
+            kind: usersim::store::JobKind::Generation,
             config_snapshot: String::new(),
             config_hash: unique_name(name),
         })
