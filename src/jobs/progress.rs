@@ -79,10 +79,11 @@ impl ProgressSnapshot {
             .eta()
             .map_or_else(|| "?".to_string(), |d| format!("{:.0}s", d.as_secs_f64()));
         format!(
-            "done {} failed {} | {} calls in flight, {} retr{} | {:.1} {} | ETA {eta}",
+            "done {} failed {} | {} call{} in flight, {} retr{} | {:.1} {} | ETA {eta}",
             self.done,
             self.failed,
             self.calls_in_flight,
+            if self.calls_in_flight == 1 { "" } else { "s" },
             self.retries,
             if self.retries == 1 { "y" } else { "ies" },
             self.per_minute(),
