@@ -1,5 +1,9 @@
 //! The command line: one file per subcommand. Errors here are `anyhow`; exit
 //! code 2 means the user's input is invalid, 1 that the work failed.
+//!
+//! With `main`, this is the one place where usersim prints; the library below
+//! reports through return values and tracing.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod export;

@@ -326,14 +326,14 @@ impl<'a> Exporter<'a> {
         if self.done {
             return Ok(None);
         }
-        if self.judgments.is_none() {
-            self.judgments = Some(if self.filter.needs_judgments() {
+        let judgments = match self.judgments.take() {
+            Some(judgments) => judgments,
+            None if self.filter.needs_judgments() => {
                 JudgmentIndex::build(self.store.judgments_of_job(self.job_id).await?)?
-            } else {
-                JudgmentIndex::default()
-            });
-        }
-        let judgments = self.judgments.as_ref().expect("read just above");
+            }
+            None => JudgmentIndex::default(),
+        };
+        let judgments = &*self.judgments.insert(judgments);
         let page = self
             .store
             .conversations_page(self.job_id, self.after, PAGE)

@@ -85,6 +85,13 @@ impl EpisodeError {
     }
 }
 
+/// One conversation, start to end. Its span names the scenario and seed (the item
+/// span around it holds the item key), so every call logged under it says whose it was.
+#[tracing::instrument(
+    name = "episode",
+    skip_all,
+    fields(scenario = %spec.scenario.id, seed = spec.seed)
+)]
 pub async fn run_episode(
     spec: &EpisodeSpec<'_>,
     policy: &PolicyAgent,

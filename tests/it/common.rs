@@ -144,17 +144,13 @@ pub fn first_scenarios(dir: &Path, n: usize) -> PathBuf {
     path
 }
 
-/// The database URLs a store-level test should run on: a SQLite file in `dir`,
-/// and Postgres when `USERSIM_TEST_POSTGRES` names one (else says it is skipped).
+/// The database URLs a store-level test should run on: a SQLite file in `dir`
+/// (`None`), and this process's own Postgres database when `USERSIM_TEST_POSTGRES`
+/// names a server (else says it is skipped).
 pub fn databases(dir: &Path, test: &str) -> Vec<Option<String>> {
-    let mut urls = vec![None];
-    match std::env::var("USERSIM_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => urls.push(Some(url)),
-        _ => println!(
-            "SKIPPED: {test} on Postgres: USERSIM_TEST_POSTGRES is not set (e.g. postgres://postgres@127.0.0.1:5432/test)"
-        ),
-    }
     let _ = dir;
+    let mut urls = vec![None];
+    urls.extend(crate::postgres::database(test).map(Some));
     urls
 }
 

@@ -2,8 +2,18 @@
 //! real interfaces (the `usersim` binary, HTTP to the mock model, SQLite files,
 //! Postgres when `USERSIM_TEST_POSTGRES` names it, headless Chromium, the local
 //! model). One binary links once, instead of once per file.
+//!
+//! Test code may panic and print: a panic is how a test fails (the crate's
+//! `unwrap_used`/`print_*` lints guard the library, not its tests' helpers).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 mod common;
+mod postgres;
 
 mod bad_inputs;
 mod browser;

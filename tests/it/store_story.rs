@@ -38,19 +38,10 @@ async fn postgres_store_tells_the_whole_story() {
     story(&url).await;
 }
 
-/// The Postgres server `USERSIM_TEST_POSTGRES` names, or `None` after saying
-/// that `test` is skipped and why.
+/// This process's own Postgres database, or `None` after saying that `test` is
+/// skipped and why.
 fn postgres_url(test: &str) -> Option<String> {
-    let url = std::env::var("USERSIM_TEST_POSTGRES")
-        .ok()
-        .filter(|url| !url.is_empty());
-    if url.is_none() {
-        println!(
-            "SKIPPED: {test}: USERSIM_TEST_POSTGRES is not set (set it to a postgres:// URL, \
-             e.g. postgres://postgres@127.0.0.1:5432/test, to run it on Postgres)"
-        );
-    }
-    url
+    crate::postgres::database(test)
 }
 
 /// Unique to this run of this process: config hashes start with it, so runs
@@ -1675,7 +1666,7 @@ async fn postgres_concurrent_leasers_never_share_an_item_and_together_lease_each
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
     use sqlx::{AssertSqlSafe, Connection, PgConnection};
-    let Some(url) = postgres_url("postgres concurrent migration") else {
+    let Some(url) = crate::postgres::server("postgres concurrent migration") else {
         return;
     };
     let name = format!("usersim_test_migrate_{}_{}", std::process::id(), now_ms());
@@ -1687,7 +1678,7 @@ async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
         println!("SKIPPED: postgres concurrent migration: cannot create a scratch database: {e}");
         return;
     }
-    let fresh = with_database(&url, &name);
+    let fresh = crate::postgres::with_database(&url, &name);
 
     // On a task of its own, so the scratch database is dropped even when an
     // assertion fails; the failure is passed on after.
@@ -1857,15 +1848,6 @@ async fn an_unreachable_postgres_server_is_named_without_its_password() {
 /// one that cannot).
 async fn open_postgres(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     Ok(Arc::new(PostgresStore::open(url).await?))
-}
-
-/// `url` (`postgres://…/DATABASE[?…]`) naming `database` instead.
-fn with_database(url: &str, database: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap();
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    let query = path.find('?').map_or("", |at| &path[at..]);
-    format!("{scheme}://{authority}/{database}{query}")
 }
 
 // -------------------------------------------------------------- fixtures
