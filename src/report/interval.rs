@@ -179,6 +179,17 @@ mod tests {
     }
 
     #[test]
+    fn one_rubric_score_has_no_interval_and_identical_ones_a_point() {
+        let one = Mean::of_unbounded(&[7.0]).unwrap();
+        assert_eq!((one.n, one.mean, one.ci95), (1, 7.0, None));
+        assert_eq!(Mean::of_unbounded(&[]), None);
+        assert_eq!(
+            Mean::of_unbounded(&[5.0, 5.0]).unwrap().ci95,
+            Some((5.0, 5.0))
+        );
+    }
+
+    #[test]
     fn rubric_scores_keep_the_plain_normal_interval() {
         // 4, 6, 8: mean 6, s = 2, half-width 1.959964 · 2 / √3 = 2.263172.
         let m = Mean::of_unit(&[4.0, 6.0, 8.0]).unwrap();
