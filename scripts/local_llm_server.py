@@ -8,12 +8,20 @@ import threading
 
 import xllamacpp
 
+# Requests the server works at once, each in its own slot with its own context.
+# As many as examples/local-smollm2.toml sends at once (its concurrency and
+# max_in_flight): a request beyond the slots waits in llama.cpp's queue until
+# the client's timeout, is retried, and waits again.
+SLOTS = 2
+# Tokens of context per slot (the server splits n_ctx among its slots).
+CONTEXT_PER_SLOT = 4096
 
 def main() -> None:
     model, port = sys.argv[1], int(sys.argv[2])
     params = xllamacpp.CommonParams()
     params.model.path = model
-    params.n_ctx = 4096
+    params.n_parallel = SLOTS
+    params.n_ctx = CONTEXT_PER_SLOT * SLOTS
     params.use_jinja = True
     params.hostnames = ["127.0.0.1"]
     params.port = port

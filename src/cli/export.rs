@@ -84,7 +84,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     let store = store::open(database).await?;
     let Some(row) = store.get_job(job).await? else {
         eprintln!("job {job} is not in {database}");
-        return Ok(EXIT_INVALID);
+        return Ok(super::EXIT_NOT_FOUND);
     };
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
@@ -147,15 +147,16 @@ async fn lines(
     writer: &mut dyn Write,
     out: &Path,
 ) -> anyhow::Result<()> {
+    let progress = Progress::new();
     let counts = export::write(store, job, format, filter, writer, &mut |c| {
-        eprint!(
-            "\rexported {} conversations ({} skipped)",
+        progress.show(&format!(
+            "exported {} conversations ({} skipped)",
             c.written,
             c.skipped.total()
-        )
+        ))
     })
     .await?;
-    eprintln!();
+    progress.clear();
     println!(
         "wrote {} conversations to {}; skipped {}: {}",
         counts.written,
@@ -174,11 +175,16 @@ async fn pairs(
     writer: &mut (dyn Write + Send),
     out: &Path,
 ) -> anyhow::Result<()> {
+    let progress = Progress::new();
     let counts = dpo::write(store, job, judge, filter, writer, &mut |c| {
-        eprint!("\rwrote {} pairs ({} skipped)", c.written, c.skipped())
+        progress.show(&format!(
+            "wrote {} pairs ({} skipped)",
+            c.written,
+            c.skipped()
+        ))
     })
     .await?;
-    eprintln!();
+    progress.clear();
     println!(
         "wrote {} DPO pairs to {} from {} judgments by '{judge}'; skipped {}: {}",
         counts.written,
@@ -188,6 +194,34 @@ async fn pairs(
         counts
     );
     Ok(())
+}
+
+/// The export's progress: one line on a terminal, rewritten in place and
+/// cleared at the end, so the result is printed once (on stdout); nothing
+/// when stderr is not a terminal.
+struct Progress {
+    terminal: bool,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&self, line: &str) {
+        if self.terminal {
+            eprint!("\r\x1b[2K{line}");
+        }
+    }
+
+    fn clear(&self) {
+        if self.terminal {
+            eprint!("\r\x1b[2K");
+        }
+    }
 }
 
 /// A temporary file next to `out` to write to, so a failed export never

@@ -55,7 +55,7 @@ pub fn print_report(
         }
         Err(e @ RunError::NoSuchJob(_)) => {
             eprintln!("error: {e}");
-            return Ok(EXIT_INVALID);
+            return Ok(super::EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };

@@ -1,12 +1,18 @@
-//! The command line: one file per subcommand. Errors here are `anyhow`; exit
-//! code 2 means the user's input is invalid, 1 that the work failed.
+//! The command line: one file per subcommand. Errors here are `anyhow`.
+//! Exit codes, the same for every command: 0 done, 1 the work failed (or was
+//! stopped by the circuit breaker), 2 invalid input (a bad config, flag or
+//! file; clap's usage errors too), 3 not found (a job or conversation id that
+//! is not in the database).
 //!
 //! With `main`, this is the one place where usersim prints; the library below
 //! reports through return values and tracing.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod conversations;
 mod export;
+mod filters;
+mod jobs;
 mod judge;
 pub mod logging;
 mod mock_llm;
@@ -26,6 +32,8 @@ use clap::{Parser, Subcommand};
 
 /// Exit code for invalid input (bad config, persona, scenario or template).
 pub const EXIT_INVALID: i32 = 2;
+/// Exit code for a job or conversation id that is not in the database.
+pub const EXIT_NOT_FOUND: i32 = 3;
 
 const DEFAULT_DATABASE: &str = "sqlite://usersim.db";
 
@@ -152,6 +160,14 @@ enum Command {
         #[arg(long)]
         rollouts: PathBuf,
     },
+    /// List the jobs in a database: id, name, kind, status, created, items, mean reward.
+    Jobs {
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+    },
+    /// List a job's conversations (id, scenario, persona, termination, reward),
+    /// with the export's filters; `usersim show ID` prints one.
+    Conversations(conversations::ConversationsArgs),
     /// Print one stored conversation as a readable transcript.
     Show {
         conversation_id: i64,
@@ -275,6 +291,8 @@ pub async fn main() -> i32 {
             conversation_id,
             database,
         } => show::show(&database, conversation_id).await,
+        Command::Jobs { database } => jobs::jobs(&database).await,
+        Command::Conversations(args) => conversations::conversations(args).await,
         Command::Export(args) => export::export(args).await,
         Command::Stats(args) => stats::stats(args).await,
         Command::Serve {

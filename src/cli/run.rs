@@ -47,9 +47,13 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             report_problems(&problems);
             return Ok(EXIT_INVALID);
         }
-        Err(e @ (RunError::ConfigChanged { .. } | RunError::NoSuchJob(_))) => {
+        Err(e @ RunError::ConfigChanged { .. }) => {
             eprintln!("error: {e}");
             return Ok(EXIT_INVALID);
+        }
+        Err(e @ RunError::NoSuchJob(_)) => {
+            eprintln!("error: {e}");
+            return Ok(super::EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };
@@ -81,7 +85,9 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
         .iter()
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
-    println!("terminations: {}", terminations.join(", "));
+    if !terminations.is_empty() {
+        println!("terminations: {}", terminations.join(", "));
+    }
     print_usage(s, &report.job);
     match &report.end {
         WorkEnd::Finished => {}
@@ -118,6 +124,10 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
                 format!(" --database {database}")
             }
         );
+    }
+    if s.conversations == 0 {
+        // Nothing to export yet (e.g. interrupted before the first conversation).
+        return Ok(0);
     }
     let database_flag = if database == super::DEFAULT_DATABASE {
         String::new()

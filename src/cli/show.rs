@@ -6,7 +6,7 @@ pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
     let store = store::open(database).await?;
     let Some(stored) = store.get_conversation(id).await? else {
         eprintln!("conversation {id} is not in {database}");
-        return Ok(1);
+        return Ok(super::EXIT_NOT_FOUND);
     };
     let c = &stored.conversation;
     println!(

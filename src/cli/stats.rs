@@ -3,7 +3,7 @@
 use crate::report::{job_stats, StatsError};
 use crate::store;
 
-use super::{DEFAULT_DATABASE, EXIT_INVALID};
+use super::{DEFAULT_DATABASE, EXIT_NOT_FOUND};
 
 #[derive(clap::Args)]
 pub struct StatsArgs {
@@ -33,7 +33,7 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<i32> {
         Ok(report) => report,
         Err(StatsError::NoSuchJob(job)) => {
             eprintln!("job {job} is not in {}", args.database);
-            return Ok(EXIT_INVALID);
+            return Ok(EXIT_NOT_FOUND);
         }
         Err(e) => return Err(e.into()),
     };

@@ -32,7 +32,7 @@ pub async fn worker(
         }
         Err(e @ RunError::NoSuchJob(_)) => {
             eprintln!("error: {e}");
-            Ok(EXIT_INVALID)
+            Ok(super::EXIT_NOT_FOUND)
         }
         Err(e) => Err(e.into()),
     }

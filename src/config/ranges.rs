@@ -58,7 +58,7 @@ pub const PERSONAS_PER_SCENARIO: Whole = whole(1, 100_000);
 pub const MAX_ITEMS: u64 = 1_000_000;
 /// Seconds a worker's claim on an item lasts without a heartbeat.
 pub const LEASE_SECS: Real = closed(0.5, 86_400.0);
-/// Recent finished items the circuit breaker looks at.
+/// Consecutive items (in start order) the circuit breaker judges together.
 pub const BREAKER_WINDOW: Whole = whole(1, 100_000);
 /// The failed share of the window that stops the job.
 pub const BREAKER_RATE: Real = above(0.0, 1.0);

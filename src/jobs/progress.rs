@@ -136,8 +136,8 @@ pub enum Notice {
     CancelledNotWorked { job_id: i64 },
     /// The job was cancelled while this process worked it.
     Cancelled { job_id: i64, released: u64 },
-    /// The circuit breaker stopped the job.
-    Tripped { job_id: i64, reason: String },
+    /// The circuit breaker stopped the job (its reason is logged once, where it tripped).
+    Tripped { job_id: i64 },
 }
 
 impl std::fmt::Display for Notice {
@@ -158,9 +158,7 @@ impl std::fmt::Display for Notice {
                 f,
                 "job {job_id} was cancelled; {released} items in flight were returned to pending"
             ),
-            Notice::Tripped { job_id, reason } => {
-                write!(f, "job {job_id} stopped by its circuit breaker: {reason}")
-            }
+            Notice::Tripped { job_id } => write!(f, "job {job_id} stopped by its circuit breaker"),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Working a job's items: lease one at a time per task, run it as an episode,
 //! store the conversation or the failure. A heartbeat renews the leases this
 //! process holds, so a worker that dies has its items redone once they expire;
-//! the circuit breaker stops the work when too many recent items fail.
+//! the circuit breaker stops the work, and cancels the items in flight, when
+//! too many items fail in a row.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use tracing::Instrument;
 use crate::config::{CircuitBreakerConfig, Job};
 use crate::store::{self, ItemRow, JobKind, NewConversation, Store, StoreError};
 
-use super::breaker::CircuitBreaker;
+use super::breaker::{CircuitBreaker, ItemEnd, Started};
 use super::commit::Committer;
 use super::progress::{Progress, ProgressSink};
 use super::totals::{self, ItemTotals};
@@ -261,6 +262,8 @@ async fn work_job(
     let cancelled = cancelled_in_store(store.clone(), job_id);
     tokio::pin!(cancelled);
     let mut cancelled_here = false;
+    let tripped = worker.breaker.wait_tripped();
+    tokio::pin!(tripped);
     loop {
         tokio::select! {
             joined = tasks.join_next() => match joined {
@@ -290,6 +293,13 @@ async fn work_job(
                 cancelled_here = true;
                 tasks.abort_all();
             }
+            () = &mut tripped, if !interrupted => {
+                // Said once here, not by each item that fails after the trip.
+                let reason = worker.breaker.tripped().unwrap_or_default();
+                tracing::error!("circuit breaker tripped: {reason}; items in flight are cancelled and released");
+                interrupted = true;
+                tasks.abort_all();
+            }
         }
     }
     heartbeat.abort();
@@ -305,10 +315,10 @@ async fn work_job(
     }
     Ok(if cancelled_here {
         WorkEnd::Cancelled { released }
-    } else if interrupted {
-        WorkEnd::Interrupted { released }
     } else if let Some(reason) = worker.breaker.tripped() {
         WorkEnd::Tripped { reason }
+    } else if interrupted {
+        WorkEnd::Interrupted { released }
     } else {
         WorkEnd::Finished
     })
@@ -440,7 +450,13 @@ impl Worker {
         }
     }
 
-    async fn fail(&self, item: &ItemRow, class: &str, message: &str) -> Result<(), StoreError> {
+    async fn fail(
+        &self,
+        item: &ItemRow,
+        started: Started,
+        class: &str,
+        message: &str,
+    ) -> Result<(), StoreError> {
         match self
             .store
             .fail_item(item.id, &self.owner, class, message)
@@ -449,13 +465,13 @@ impl Worker {
             Ok(()) => {
                 self.progress.item_failed();
                 self.totals.failed();
-                if let Some(reason) = self.breaker.record(Some(&format!("{class}: {message}"))) {
-                    tracing::error!("circuit breaker tripped: {reason}");
-                }
+                let error = format!("{class}: {message}");
+                self.breaker.finish(started, ItemEnd::Failed(&error));
                 Ok(())
             }
             Err(StoreError::LeaseLost { .. }) => {
                 tracing::warn!(item = %item.key, "lease lost; failure not recorded");
+                self.breaker.finish(started, ItemEnd::Abandoned);
                 Ok(())
             }
             Err(e) => Err(e),
@@ -464,10 +480,11 @@ impl Worker {
 
     #[tracing::instrument(name = "item", skip_all, fields(id = item.id, key = %item.key))]
     async fn run_item(&self, item: &ItemRow) -> Result<(), StoreError> {
+        let started = self.breaker.start();
         let stored = match self.runner.run(item).await {
             Outcome::Failed { class, message } => {
                 tracing::warn!(item = %item.key, class, "item failed: {message}");
-                return self.fail(item, &class, &message).await;
+                return self.fail(item, started, &class, &message).await;
             }
             Outcome::Conversation(conversation) => self
                 .committer
@@ -480,12 +497,13 @@ impl Worker {
             Ok(()) => {
                 self.progress.item_done();
                 self.totals.completed();
-                self.breaker.record(None);
+                self.breaker.finish(started, ItemEnd::Succeeded);
                 Ok(())
             }
             // Someone else owns it now; their result stands.
             Err(StoreError::LeaseLost { .. }) => {
                 tracing::warn!(item = %item.key, "lease lost; result discarded");
+                self.breaker.finish(started, ItemEnd::Abandoned);
                 Ok(())
             }
             Err(e) => Err(e),

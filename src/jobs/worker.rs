@@ -51,12 +51,7 @@ pub async fn serve_worker(
                     job_id: row.id,
                     released,
                 }),
-                WorkEnd::Tripped { reason } => {
-                    options.notice(Notice::Tripped {
-                        job_id: row.id,
-                        reason,
-                    });
-                }
+                WorkEnd::Tripped { .. } => options.notice(Notice::Tripped { job_id: row.id }),
                 WorkEnd::Finished => {}
             }
         }

@@ -27,6 +27,25 @@ pub enum Termination {
 }
 
 impl Termination {
+    pub const ALL: [Termination; 11] = [
+        Termination::UserStop,
+        Termination::UserTransfer,
+        Termination::UserOutOfScope,
+        Termination::MaxTurns,
+        Termination::PolicyAnswered,
+        Termination::MaxSteps,
+        Termination::PolicyError,
+        Termination::UserError,
+        Termination::EnvError,
+        Termination::Timeout,
+        Termination::Cancelled,
+    ];
+
+    /// The termination of this name (as stored and as `as_str` writes it).
+    pub fn parse(name: &str) -> Option<Termination> {
+        Termination::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Termination::UserStop => "user_stop",

@@ -16,10 +16,12 @@ mod common;
 mod postgres;
 
 mod bad_inputs;
+mod breaker;
 mod browser;
 mod cli;
 mod data_root;
 mod episodes;
+mod first_user;
 mod http1_transport;
 mod judge_mock;
 mod judging;

@@ -196,3 +196,47 @@ personas_per_scenario = 1
     assert!(show.status.success());
     assert!(text(&show.stdout).contains("[USER]"));
 }
+
+/// The body of `GET path` over a plain HTTP/1.0 socket, if it answered 200.
+fn get_body(base_url: &str, path: &str) -> Option<String> {
+    let host_port = base_url.strip_prefix("http://")?.split('/').next()?;
+    let addr = host_port.to_socket_addrs().ok()?.next()?;
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {host_port}\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    if !response.starts_with("HTTP/1.1 200") {
+        return None;
+    }
+    Some(response.split_once("\r\n\r\n")?.1.to_string())
+}
+
+#[test]
+fn the_local_server_has_a_slot_for_every_request_the_example_sends_at_once() {
+    let url = base_url();
+    if !server_is_healthy(&url) {
+        eprintln!(
+            "SKIPPED the_local_server_has_a_slot_for_every_request_the_example_sends_at_once: \
+             no llama.cpp server answers {url} (/health)."
+        );
+        return;
+    }
+    let props: Value =
+        serde_json::from_str(&get_body(&url, "/props").expect("GET /props")).unwrap();
+    let slots = props["total_slots"].as_i64().expect("total_slots");
+    let example: toml::Value = toml::from_str(
+        &std::fs::read_to_string(repo().join("examples/local-smollm2.toml")).unwrap(),
+    )
+    .unwrap();
+    let at_once = example["concurrency"].as_integer().unwrap().min(
+        example["endpoints"]["local"]["max_in_flight"]
+            .as_integer()
+            .unwrap(),
+    );
+    assert!(
+        at_once <= slots,
+        "examples/local-smollm2.toml sends {at_once} requests at once; the server has {slots} slots"
+    );
+}

@@ -416,7 +416,7 @@ fn malformed_flags_and_unknown_judges_say_what_is_expected(dir: &Path, f: &Fixtu
     );
     assert!(!out_path.exists() && !dir.join("never.jsonl.partial").exists());
     let out = cli(dir, &["stats", "--job", "999999999"], &f.url);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(3), "not found");
     let out = cli(dir, &["stats", "--job", &job, "--k", "0"], &f.url);
     assert_eq!(out.status.code(), Some(2));
 }
