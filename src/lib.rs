@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `jobs, report, bench` → `sim, judge, export` → `env, verify, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export` → `env, verify, llm, prompt, persona` → `store, config`.
 
 pub mod bench;
 pub mod cli;
