@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod env;
+pub mod error_chain;
 pub mod export;
 pub mod jobs;
 pub mod judge;

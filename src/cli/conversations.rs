@@ -23,6 +23,9 @@ const PAGE: u32 = 500;
 
 pub async fn conversations(args: ConversationsArgs) -> anyhow::Result<i32> {
     let (database, job) = (&args.database, args.job);
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = store::open(database).await?;
     let Some(row) = store.get_job(job).await? else {
         eprintln!("job {job} is not in {database}");

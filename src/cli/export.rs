@@ -1,10 +1,9 @@
 //! `usersim export --job ID --format openai|dpo --out FILE [filters]`
 
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
-
+use crate::export::target::{ExportTarget, PartialFile, TargetError};
 use crate::export::{self, dpo, ExportError, Filter, Format, MinJudge};
 use crate::store::{self, Store};
 
@@ -25,11 +24,12 @@ pub struct ExportArgs {
     /// inconsistent swap checks are skipped; filters apply to both sides).
     #[arg(long, default_value = "openai")]
     format: String,
-    /// Output file.
+    /// Output file (written as FILE.partial, then renamed over FILE; an
+    /// existing FILE must be a regular file), or - for standard output.
     #[arg(long)]
     out: PathBuf,
     /// Keep only conversations with at least this reward.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::config::ranges::parse_finite)]
     min_reward: Option<f64>,
     /// Keep only conversations judge NAME scored at least SCORE (an ok
     /// judgment; unjudged conversations are dropped). Repeatable: all must hold.
@@ -80,7 +80,18 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             }
         }
     };
-    let (database, job, out) = (&args.database, args.job, args.out.as_path());
+    let target = match ExportTarget::check(&args.out) {
+        Ok(target) => target,
+        Err(e @ TargetError::NotRegular { .. }) => {
+            eprintln!("{e}");
+            return Ok(EXIT_INVALID);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (database, job) = (&args.database, args.job);
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = store::open(database).await?;
     let Some(row) = store.get_job(job).await? else {
         eprintln!("job {job} is not in {database}");
@@ -103,16 +114,32 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     if filter.needs_judgments() && !judges_exist(store.as_ref(), job, &filter).await? {
         return Ok(EXIT_INVALID);
     }
-    let (partial, mut writer) = start_partial(out)?;
-    let result = match &chosen {
-        Chosen::Lines(format) => {
-            lines(store.as_ref(), job, *format, &filter, &mut writer, out).await
+    let store = store.as_ref();
+    let written = match &target {
+        ExportTarget::Stdout => {
+            let mut writer = BufWriter::new(std::io::stdout());
+            let written = write_chosen(store, job, &chosen, &filter, &mut writer, &target).await;
+            written.and_then(|w| Ok(writer.flush().map(|()| w)?))
         }
-        Chosen::Dpo(judge) => pairs(store.as_ref(), job, judge, &filter, &mut writer, out).await,
+        ExportTarget::File(out) => {
+            // Dropped on any error, the partial file is removed.
+            let mut partial = PartialFile::create(out)?;
+            let written =
+                write_chosen(store, job, &chosen, &filter, partial.writer(), &target).await;
+            written.and_then(|w| Ok(partial.commit().map(|()| w)?))
+        }
     };
-    drop(writer);
-    let result = finish_partial(&partial, out, result);
-    match result {
+    match written {
+        // Said only once the export is where it belongs; on stderr when the
+        // export itself is on stdout.
+        Ok(said) if target == ExportTarget::Stdout => {
+            eprintln!("{said}");
+            Ok(0)
+        }
+        Ok(said) => {
+            println!("{said}");
+            Ok(0)
+        }
         Err(e) => match e.downcast_ref::<ExportError>() {
             Some(ExportError::NoJudgments { .. }) => {
                 eprintln!("{e}");
@@ -120,7 +147,22 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             }
             _ => Err(e),
         },
-        Ok(()) => Ok(0),
+    }
+}
+
+/// Write the chosen format to `writer`; returns what was written, to say
+/// once the export is complete.
+async fn write_chosen(
+    store: &dyn Store,
+    job: i64,
+    chosen: &Chosen,
+    filter: &Filter,
+    writer: &mut (dyn Write + Send),
+    target: &ExportTarget,
+) -> anyhow::Result<String> {
+    match chosen {
+        Chosen::Lines(format) => lines(store, job, *format, filter, writer, target).await,
+        Chosen::Dpo(judge) => pairs(store, job, judge, filter, writer, target).await,
     }
 }
 
@@ -144,9 +186,9 @@ async fn lines(
     job: i64,
     format: Format,
     filter: &Filter,
-    writer: &mut dyn Write,
-    out: &Path,
-) -> anyhow::Result<()> {
+    writer: &mut (dyn Write + Send),
+    target: &ExportTarget,
+) -> anyhow::Result<String> {
     let progress = Progress::new();
     let counts = export::write(store, job, format, filter, writer, &mut |c| {
         progress.show(&format!(
@@ -157,14 +199,13 @@ async fn lines(
     })
     .await?;
     progress.clear();
-    println!(
+    Ok(format!(
         "wrote {} conversations to {}; skipped {}: {}",
         counts.written,
-        out.display(),
+        target.describe(),
         counts.skipped.total(),
         counts.skipped
-    );
-    Ok(())
+    ))
 }
 
 async fn pairs(
@@ -173,27 +214,26 @@ async fn pairs(
     judge: &str,
     filter: &Filter,
     writer: &mut (dyn Write + Send),
-    out: &Path,
-) -> anyhow::Result<()> {
+    target: &ExportTarget,
+) -> anyhow::Result<String> {
     let progress = Progress::new();
     let counts = dpo::write(store, job, judge, filter, writer, &mut |c| {
         progress.show(&format!(
-            "wrote {} pairs ({} skipped)",
+            "exported {} pairs ({} skipped)",
             c.written,
             c.skipped()
         ))
     })
     .await?;
     progress.clear();
-    println!(
+    Ok(format!(
         "wrote {} DPO pairs to {} from {} judgments by '{judge}'; skipped {}: {}",
         counts.written,
-        out.display(),
+        target.describe(),
         counts.judgments,
         counts.skipped(),
         counts
-    );
-    Ok(())
+    ))
 }
 
 /// The export's progress: one line on a terminal, rewritten in place and
@@ -222,26 +262,4 @@ impl Progress {
             eprint!("\r\x1b[2K");
         }
     }
-}
-
-/// A temporary file next to `out` to write to, so a failed export never
-/// leaves a truncated file where a good one was.
-fn start_partial(out: &Path) -> anyhow::Result<(PathBuf, BufWriter<std::fs::File>)> {
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let partial = out.with_extension("jsonl.partial");
-    let file = std::fs::File::create(&partial)
-        .with_context(|| format!("cannot create {}", partial.display()))?;
-    Ok((partial, BufWriter::new(file)))
-}
-
-/// Rename the finished temporary file to `out`, or remove it after a failure.
-fn finish_partial(partial: &Path, out: &Path, result: anyhow::Result<()>) -> anyhow::Result<()> {
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(partial);
-        return Err(e);
-    }
-    std::fs::rename(partial, out)
-        .with_context(|| format!("cannot move the export to {}", out.display()))
 }

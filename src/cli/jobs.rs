@@ -3,6 +3,9 @@
 use crate::store::{self, JobKind};
 
 pub async fn jobs(database: &str) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = store::open(database).await?;
     let rows = store.all_jobs().await?;
     if rows.is_empty() {

@@ -29,6 +29,9 @@ pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
             return Ok(EXIT_INVALID);
         }
     };
+    if let Some(code) = super::refuse_missing_database(args.database) {
+        return Ok(code);
+    }
     let name = job_name(&target);
     let spec = JudgingSpec {
         judges: JudgesSource::File { path },

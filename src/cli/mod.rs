@@ -318,9 +318,23 @@ pub async fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::error_chain::error_chain(e.as_ref()));
             1
         }
+    }
+}
+
+/// For commands that only read a database: the exit code when it does not
+/// exist (said on stderr), so that nothing creates it.
+fn refuse_missing_database(url: &str) -> Option<i32> {
+    match crate::store::must_exist(url) {
+        Ok(()) => None,
+        Err(e @ crate::store::StoreError::Missing { .. }) => {
+            eprintln!("error: {e}");
+            Some(EXIT_INVALID)
+        }
+        // A malformed URL: opening it says what is wrong.
+        Err(_) => None,
     }
 }
 

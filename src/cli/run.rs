@@ -32,6 +32,9 @@ pub async fn context(database: &str) -> anyhow::Result<jobs::Context> {
 }
 
 pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let ctx = context(database).await?;
     match jobs::work_stored(&ctx, id, options).await {
         Ok(JobReport::Generation(r)) => report(Ok(*r), database),

@@ -3,6 +3,9 @@
 use crate::store;
 
 pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(database) {
+        return Ok(code);
+    }
     let store = store::open(database).await?;
     let Some(stored) = store.get_conversation(id).await? else {
         eprintln!("conversation {id} is not in {database}");

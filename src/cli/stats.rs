@@ -28,6 +28,9 @@ pub struct StatsArgs {
 }
 
 pub async fn stats(args: StatsArgs) -> anyhow::Result<i32> {
+    if let Some(code) = super::refuse_missing_database(&args.database) {
+        return Ok(code);
+    }
     let store = store::open(&args.database).await?;
     let report = match job_stats(store.as_ref(), args.job, &args.k).await {
         Ok(report) => report,

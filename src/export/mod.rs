@@ -7,6 +7,7 @@ pub mod dpo;
 pub mod judgments;
 pub mod nemo_gym;
 pub mod openai;
+pub mod target;
 
 use std::fmt;
 use std::io::Write;
@@ -258,7 +259,7 @@ impl fmt::Display for Skipped {
 pub enum ExportError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot write the export: {0}")]
+    #[error("cannot write the export")]
     Io(#[from] std::io::Error),
     #[error("conversation {conversation} is stored inconsistently: {message}")]
     Corrupt { conversation: i64, message: String },

@@ -39,7 +39,7 @@ pub struct Models {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsError {
-    #[error("cannot start the in-process mock model server: {0}")]
+    #[error("cannot start the in-process mock model server")]
     Mock(#[from] std::io::Error),
     #[error(
         "endpoint '{0}' is the mock model server (mock = true), which this process does not \

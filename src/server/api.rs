@@ -185,6 +185,7 @@ async fn list_conversations(
     UrlPath(id): UrlPath<i64>,
     Query(query): Query<ConversationsQuery>,
 ) -> Result<Response, ApiError> {
+    query.check_numbers()?;
     views::job_row(state.store.as_ref(), id).await?;
     let page = filters::conversations_page(state.store.as_ref(), id, &query).await?;
     let conversations: Vec<ConversationEntry> = page

@@ -99,14 +99,4 @@ impl From<RunError> for ApiError {
     }
 }
 
-/// An error and its sources, `: `-separated.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+pub use crate::error_chain::error_chain;

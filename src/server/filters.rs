@@ -47,6 +47,12 @@ impl ConversationsQuery {
         }
     }
 
+    /// The reward bounds are finite numbers (a 422 naming the field).
+    pub fn check_numbers(&self) -> Result<(), ApiError> {
+        finite("min_reward", self.min_reward)?;
+        finite("max_reward", self.max_reward)
+    }
+
     pub fn limit(&self) -> u32 {
         self.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE)
     }
@@ -132,12 +138,26 @@ fn refuse_unjudged(
     ))
 }
 
+/// A number read from the query string must be a number: `NaN` compares
+/// false with everything, so each filter would treat it differently.
+fn finite(field: &str, value: Option<f64>) -> Result<(), ApiError> {
+    match value {
+        Some(v) if !v.is_finite() => Err(ApiError::Invalid(vec![Problem::at_field(
+            QUERY_LABEL,
+            field,
+            format!("{v} is not a finite number; give a reward such as 0.5"),
+        )])),
+        _ => Ok(()),
+    }
+}
+
 /// A page of job `job_id`'s conversations that every filter of `query` keeps.
 pub async fn conversations_page(
     store: &dyn Store,
     job_id: i64,
     query: &ConversationsQuery,
 ) -> Result<Page, ApiError> {
+    query.check_numbers()?;
     let filter = query.filter();
     let judges = query.judge_filter()?;
     let judgments = judgments_for(store, job_id, &judges).await?;
@@ -181,6 +201,7 @@ impl ExportQuery {
     /// The kind asked for; an unknown format is a 400 (as before), a judge
     /// with a format other than dpo, or dpo without one, a 422.
     pub fn kind(&self) -> Result<ExportKind, ApiError> {
+        finite("min_reward", self.min_reward)?;
         let name = self.format_name();
         match (name, &self.judge) {
             ("dpo", Some(judge)) => Ok(ExportKind::Dpo {

@@ -7,6 +7,7 @@ mod api;
 mod auth;
 mod error;
 mod filters;
+mod json_errors;
 mod judging;
 mod metrics;
 mod openapi;
@@ -87,31 +88,58 @@ fn working_directory_boundary() -> Boundary {
     Boundary::new(cwd, OperatorEndpoints::default())
 }
 
+/// Shortest token a non-loopback bind accepts: anyone who can reach the
+/// address may guess, so the token must be long enough not to be guessed.
+pub const MIN_OPEN_TOKEN_CHARS: usize = 16;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(
         "refusing to listen on {0} without an API token: anyone who can reach that address could \
-         run jobs and read every conversation. Set --token or USERSIM_API_TOKEN, or bind a \
-         loopback address such as 127.0.0.1:8080"
+         run jobs and read every conversation. Set --token or USERSIM_API_TOKEN (at least 16 \
+         characters), or bind a loopback address such as 127.0.0.1:8080"
     )]
     OpenWithoutToken(SocketAddr),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error(
+        "--token is blank: a token of only whitespace would be matched by a blank `?token=+`; \
+         give a token of at least 16 characters, or leave --token and USERSIM_API_TOKEN unset on \
+         a loopback address"
+    )]
+    BlankToken,
+    #[error(
+        "--token has {chars} characters, too short to listen on {addr}, which others can reach: \
+         give at least 16 characters (e.g. `openssl rand -hex 16`), or bind a loopback address \
+         such as 127.0.0.1:8080"
+    )]
+    ShortToken { addr: SocketAddr, chars: usize },
+    #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
         #[source]
         source: std::io::Error,
     },
-    #[error("the server stopped: {0}")]
+    #[error("the server stopped")]
     Io(#[from] std::io::Error),
 }
 
-/// A non-loopback address is only served with a token.
+/// A token is never blank, and a non-loopback address is only served with a
+/// token of at least [`MIN_OPEN_TOKEN_CHARS`] characters.
 pub fn check_bind(addr: SocketAddr, token: Option<&str>) -> Result<(), ServeError> {
-    let has_token = token.is_some_and(|t| !t.is_empty());
-    if addr.ip().is_loopback() || has_token {
-        Ok(())
-    } else {
-        Err(ServeError::OpenWithoutToken(addr))
+    let token = match token {
+        Some(t) if t.trim().is_empty() => return Err(ServeError::BlankToken),
+        Some(t) => Some(t),
+        None => None,
+    };
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    match token {
+        None => Err(ServeError::OpenWithoutToken(addr)),
+        Some(t) if t.chars().count() < MIN_OPEN_TOKEN_CHARS => Err(ServeError::ShortToken {
+            addr,
+            chars: t.chars().count(),
+        }),
+        Some(_) => Ok(()),
     }
 }
 
@@ -133,6 +161,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        .layer(axum::middleware::from_fn(json_errors::json_errors))
         .with_state(state)
 }
 
@@ -153,4 +182,41 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> Result
         .await?;
     runs.stop_all_and_wait().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_blank_token_is_refused_on_any_address() {
+        for bind in ["127.0.0.1:8080", "0.0.0.0:8080"] {
+            for token in ["", " ", "\t \n"] {
+                assert!(matches!(
+                    check_bind(addr(bind), Some(token)),
+                    Err(ServeError::BlankToken)
+                ));
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_loopback_bind_needs_a_token_of_sixteen_characters() {
+        let open = addr("0.0.0.0:8080");
+        assert!(matches!(
+            check_bind(open, None),
+            Err(ServeError::OpenWithoutToken(_))
+        ));
+        assert!(matches!(
+            check_bind(open, Some("fifteen-chars-x")),
+            Err(ServeError::ShortToken { chars: 15, .. })
+        ));
+        assert!(check_bind(open, Some("sixteen-chars-xx")).is_ok());
+        assert!(check_bind(addr("127.0.0.1:8080"), None).is_ok());
+        assert!(check_bind(addr("[::1]:8080"), Some("short")).is_ok());
+    }
 }

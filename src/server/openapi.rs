@@ -4,7 +4,12 @@ use serde_json::{json, Value};
 
 fn id_param(what: &str) -> Value {
     json!({"name": "id", "in": "path", "required": true, "description": format!("{what} id"),
-           "schema": {"type": "integer"}})
+           "schema": int64()})
+}
+
+/// What the service parses as a 64-bit integer; anything else is a 400.
+fn int64() -> Value {
+    json!({"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX})
 }
 
 fn query(name: &str, kind: &str, description: &str) -> Value {
@@ -21,7 +26,104 @@ fn error(description: &str) -> Value {
     json_response(description, "Error")
 }
 
+/// The document, with the errors every operation shares documented on each.
 pub fn document() -> Value {
+    let mut document = paths_and_schemas();
+    if let Some(paths) = document["paths"].as_object_mut() {
+        for (path, item) in paths.iter_mut() {
+            let Some(operations) = item.as_object_mut() else {
+                continue;
+            };
+            for operation in operations.values_mut() {
+                shared_errors(path, operation);
+            }
+        }
+    }
+    document
+}
+
+/// The errors any operation may answer before its handler decides anything:
+/// 401 without the token, 400 for a path or query value that does not parse,
+/// 413 and 400 for a body over the limit or not of its media type, 404 for an
+/// id with nothing behind it. Every one is the `Error` shape; the web UI's
+/// own 404 and 422 pages are HTML.
+fn shared_errors(path: &str, operation: &mut Value) {
+    let unprotected = operation["security"]
+        .as_array()
+        .is_some_and(|s| s.is_empty());
+    let has_parameters = operation["parameters"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty());
+    let has_body = operation.get("requestBody").is_some();
+    let ui = !path.starts_with("/v1/") && path != "/metrics" && path != "/healthz";
+    let Some(responses) = operation["responses"].as_object_mut() else {
+        return;
+    };
+    let mut add = |status: &str, response: Value| {
+        responses.entry(status).or_insert(response);
+    };
+    if !unprotected {
+        add("401", error("No or wrong token"));
+    }
+    if has_parameters {
+        add(
+            "400",
+            error(
+                "A path or query value that does not parse: an id outside 64-bit integers, an \
+                 empty or non-numeric number, a boolean other than true or false",
+            ),
+        );
+    }
+    if has_body {
+        add("400", error("The body does not parse"));
+        add("413", error("Body over 2 MiB"));
+    }
+    if ui && path.contains("{id}") {
+        add("404", html("No such job, conversation or judgment"));
+        if path == "/jobs/{id}" {
+            add("422", html("A malformed filter"));
+        }
+    }
+}
+
+/// A job config as JSON: its top-level keys with their types and ranges. A
+/// config this schema accepts may still be a 422, naming its field: files
+/// that do not exist or lie outside the data root, an operator endpoint the
+/// server does not define, a role naming no endpoint.
+fn job_config_schema() -> Value {
+    use crate::config::ranges::{CONCURRENCY, LEASE_SECS, MAX_TURNS};
+    let table = |description: &str| json!({"type": "object", "description": description});
+    json!({
+        "type": "object",
+        "required": ["name", "endpoints", "roles"],
+        "additionalProperties": false,
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "seed": {"type": "integer", "minimum": 0, "maximum": u64::MAX},
+            "database": {"type": "string", "description": "Ignored: jobs are stored in the server's database"},
+            "concurrency": {"type": "integer", "minimum": CONCURRENCY.min, "maximum": CONCURRENCY.max},
+            "max_turns": {"type": "integer", "minimum": MAX_TURNS.min, "maximum": MAX_TURNS.max},
+            "lease_secs": {"type": "number", "minimum": LEASE_SECS.min, "maximum": LEASE_SECS.max},
+            "endpoints": {"type": "object", "minProperties": 1,
+                          "additionalProperties": {"type": "object"},
+                          "description": "[endpoints.NAME]: base_url, model, limits; or operator = \"NAME\""},
+            "roles": table("policy, user (and judge): endpoint names"),
+            "user_simulator": table("mode, template, greeting"),
+            "policy": table("template, max_steps_per_turn"),
+            "environment": table("kind and its options"),
+            "dataset": table("scenarios or rows, personas, samples_per_scenario"),
+            "circuit_breaker": table("window, max_error_rate"),
+            "mock": table("latency and fault knobs of the in-process mock"),
+            "judges": {"type": "array", "items": {"type": "object"}}
+        }
+    })
+}
+
+fn html(description: &str) -> Value {
+    json!({"description": description, "content": {"text/html": {}}})
+}
+
+fn paths_and_schemas() -> Value {
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -61,14 +163,14 @@ pub fn document() -> Value {
                     "requestBody": {"required": true, "content": {
                         "application/toml": {"schema": {"type": "string"}},
                         "text/plain": {"schema": {"type": "string"}},
-                        "application/json": {"schema": {"type": "object"}}
+                        "application/json": {"schema": {"$ref": "#/components/schemas/JobConfig"}}
                     }},
                     "responses": {
                         "201": json_response("The new job", "Job"),
                         "200": json_response("The existing job with this config", "Job"),
                         "401": error("No or wrong token"),
                         "409": error("A job with this name has a different config; use new_job=true"),
-                        "413": {"description": "Body over 2 MiB"},
+                        "413": error("Body over 2 MiB"),
                         "422": json_response("The config has problems", "Problems")
                     }
                 },
@@ -100,8 +202,11 @@ pub fn document() -> Value {
                 "summary": "A page of the job's conversations, in id order, with filters",
                 "parameters": [
                     id_param("Job"),
-                    query("after", "string", "The `next` cursor of the previous page"),
-                    query("limit", "integer", "Conversations per page (1 to 500, default 50); a page may hold fewer when filters match little: follow `next` until it is null"),
+                    {"name": "after", "in": "query", "required": false, "schema": int64(),
+                     "description": "The `next` cursor of the previous page (a conversation id)"},
+                    {"name": "limit", "in": "query", "required": false,
+                     "schema": {"type": "integer", "minimum": 0, "maximum": u32::MAX},
+                     "description": "Conversations per page (clamped to 1 to 500, default 50); a page may hold fewer when filters match little: follow `next` until it is null"},
                     query("min_reward", "number", "Reward at least this (unscored conversations are left out)"),
                     query("max_reward", "number", "Reward at most this (unscored conversations are left out)"),
                     query("termination", "string", "Termination reason, e.g. user_stop"),
@@ -117,7 +222,9 @@ pub fn document() -> Value {
                 "summary": "The job's conversations as training JSONL, streamed page by page",
                 "parameters": [
                     id_param("Job"),
-                    query("format", "string", "openai (default; streamed) or dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`)"),
+                    {"name": "format", "in": "query", "required": false,
+                     "schema": {"enum": ["openai", "nemo_gym", "dpo"]},
+                     "description": "openai (default; streamed), nemo_gym (rollouts of a nemo_gym job), or dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`)"},
                     query("min_reward", "number", "Keep conversations with at least this reward"),
                     query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE"),
                     query("drop_flagged", "string", "Judge names (comma-separated): drop conversations these pass/fail judges failed"),
@@ -181,6 +288,7 @@ pub fn document() -> Value {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                 "description": "The server's --token / USERSIM_API_TOKEN. Browsers may pass ?token= once on a GET; a cookie keeps it."}},
             "schemas": {
+                "JobConfig": job_config_schema(),
                 "Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]},
                 "Problems": {"type": "object", "required": ["errors"], "properties": {"errors": {"type": "array", "items": {
                     "type": "object", "required": ["file", "message"], "properties": {

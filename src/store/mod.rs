@@ -22,18 +22,23 @@ pub enum StoreError {
          or postgres://USER@HOST:PORT/DATABASE (postgresql:// works too)"
     )]
     UnsupportedUrl(String),
-    #[error("cannot open database {url}: {source}")]
+    #[error("cannot open database {url}")]
     Open {
         url: String,
         #[source]
         source: sqlx::Error,
     },
-    #[error("database migration failed: {0}")]
+    #[error("database migration failed")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    #[error("database error: {0}")]
+    #[error("database error")]
     Sql(#[from] sqlx::Error),
     #[error("item {item_id} is not leased by '{owner}' any more (lease expired or taken over); its result was not stored")]
     LeaseLost { item_id: i64, owner: String },
+    #[error(
+        "database {path} does not exist; check --database (or USERSIM_DATABASE): this command \
+         only reads, so it creates no database"
+    )]
+    Missing { path: String },
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
 }
@@ -189,6 +194,22 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
         return Ok(Arc::new(postgres::PostgresStore::open(url).await?));
     }
     Err(StoreError::UnsupportedUrl(url.to_string()))
+}
+
+/// For commands that only read what is stored (`show`, `stats`, `export`,
+/// `judge`, `run --resume`), before [`open`]: a SQLite file that does not
+/// exist is [`StoreError::Missing`], so that nothing is created. (Opening a
+/// Postgres database never creates it.)
+pub fn must_exist(url: &str) -> Result<(), StoreError> {
+    if !url.starts_with("sqlite:") {
+        return Ok(());
+    }
+    match sqlite::database_file(url)? {
+        Some(path) if !path.exists() => Err(StoreError::Missing {
+            path: path.display().to_string(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Milliseconds since the Unix epoch.

@@ -81,6 +81,11 @@ pub struct SqliteStore {
     reader: SqlitePool,
 }
 
+/// The file a `sqlite:` URL names, or `None` for an in-memory database.
+pub fn database_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
+    connect::database_file(url)
+}
+
 impl SqliteStore {
     /// Open `sqlite://PATH` (relative or absolute; `sqlite::memory:` for a
     /// throwaway database), creating the file and its folder if missing, and

@@ -22,6 +22,7 @@ mod cli;
 mod data_root;
 mod episodes;
 mod first_user;
+mod hardening;
 mod http1_transport;
 mod judge_mock;
 mod judging;

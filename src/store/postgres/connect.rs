@@ -83,7 +83,15 @@ fn migrator() -> Migrator {
         include_str!("../../../migrations/postgres/0002_judgments.sql").into_sql_str(),
         false,
     );
-    let mut migrator = Migrator::with_migrations(vec![init, judgments]);
+    let judgment_per_name = Migration::new(
+        3,
+        Cow::Borrowed("judgment_per_judge_name"),
+        MigrationType::Simple,
+        include_str!("../../../migrations/postgres/0003_judgment_per_judge_name.sql")
+            .into_sql_str(),
+        false,
+    );
+    let mut migrator = Migrator::with_migrations(vec![init, judgments, judgment_per_name]);
     // On by default; said here because concurrent workers depend on it.
     migrator.set_locking(true);
     migrator

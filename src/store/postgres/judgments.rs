@@ -33,8 +33,8 @@ pub(super) async fn save(pool: &PgPool, judgment: &NewJudgment) -> Result<i64, S
          status, verdict, score, consistent, reason, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ",
         server_now_ms!(),
-        ") ON CONFLICT (conversation_a, judge_hash, COALESCE(conversation_b, 0)) DO UPDATE SET \
-         job_id = excluded.job_id, judge_name = excluded.judge_name, status = excluded.status, \
+        ") ON CONFLICT (conversation_a, judge_name, judge_hash, COALESCE(conversation_b, 0)) \
+         DO UPDATE SET job_id = excluded.job_id, status = excluded.status, \
          verdict = excluded.verdict, score = excluded.score, \
          consistent = excluded.consistent, reason = excluded.reason, \
          updated_at = excluded.updated_at \

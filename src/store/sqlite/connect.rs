@@ -93,6 +93,22 @@ pub(super) async fn open(url: &str) -> Result<Pools, StoreError> {
     Ok(Pools { writer, reader })
 }
 
+/// The file `url` names, or `None` for an in-memory database.
+pub(super) fn database_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
+    let location = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .ok_or_else(|| StoreError::UnsupportedUrl(url.to_string()))?;
+    if location.starts_with(":memory:") || location.contains("mode=memory") {
+        return Ok(None);
+    }
+    let options = SqliteConnectOptions::from_str(url).map_err(|source| StoreError::Open {
+        url: url.to_string(),
+        source,
+    })?;
+    Ok(Some(options.get_filename().to_path_buf()))
+}
+
 /// The migrations of `migrations/sqlite/`, embedded in the binary.
 fn migrator() -> Migrator {
     let init = Migration::new(
@@ -109,5 +125,12 @@ fn migrator() -> Migrator {
         include_str!("../../../migrations/sqlite/0002_judgments.sql").into_sql_str(),
         false,
     );
-    Migrator::with_migrations(vec![init, judgments])
+    let judgment_per_name = Migration::new(
+        3,
+        Cow::Borrowed("judgment_per_judge_name"),
+        MigrationType::Simple,
+        include_str!("../../../migrations/sqlite/0003_judgment_per_judge_name.sql").into_sql_str(),
+        false,
+    );
+    Migrator::with_migrations(vec![init, judgments, judgment_per_name])
 }

@@ -26,8 +26,8 @@ pub(super) async fn save(writer: &SqlitePool, judgment: &NewJudgment) -> Result<
         "INSERT INTO judgments (job_id, judge_name, judge_hash, conversation_a, conversation_b, \
          status, verdict, score, consistent, reason, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (conversation_a, judge_hash, COALESCE(conversation_b, 0)) DO UPDATE SET \
-         job_id = excluded.job_id, judge_name = excluded.judge_name, status = excluded.status, \
+         ON CONFLICT (conversation_a, judge_name, judge_hash, COALESCE(conversation_b, 0)) \
+         DO UPDATE SET job_id = excluded.job_id, status = excluded.status, \
          verdict = excluded.verdict, score = excluded.score, \
          consistent = excluded.consistent, reason = excluded.reason, \
          updated_at = excluded.updated_at \
