@@ -2,8 +2,9 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `jobs` → `sim, judge, export` → `env, verify, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export` → `env, verify, llm, prompt, persona` → `store, config`.
 
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod env;
@@ -15,6 +16,7 @@ pub mod llm;
 pub mod mock_llm;
 pub mod persona;
 pub mod prompt;
+pub mod report;
 pub mod server;
 pub mod sim;
 pub mod store;

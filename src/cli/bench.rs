@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use crate::jobs::bench::{bench as run_bench, BenchOptions};
+use crate::bench::{bench as run_bench, BenchOptions};
+use crate::jobs::{Context, RunOptions};
 
 pub async fn bench(
     latency_ms: u64,
@@ -17,15 +18,33 @@ pub async fn bench(
         database.as_deref().unwrap_or("fresh SQLite file"),
         if http2 { "HTTP/2" } else { "HTTP/1.1" }
     );
-    let f = run_bench(&BenchOptions {
-        exe: std::env::current_exe()?,
-        latency: Duration::from_millis(latency_ms),
-        concurrency,
-        conversations,
-        database,
-        http2,
-        workdir: dir.clone(),
-    })
+    let database = database.unwrap_or_else(|| {
+        format!(
+            "sqlite://{}",
+            dir.join(format!("bench-{}.db", crate::store::now_ms()))
+                .display()
+        )
+    });
+    // The bench talks to its own mock process, never an in-process one.
+    let ctx = Context::new(crate::store::open(&database).await?, None);
+    let options = RunOptions {
+        // Progress goes to stderr; the figures are printed on stdout.
+        progress: Some(super::progress::CliProgress::new(false, "")),
+        ..RunOptions::default()
+    };
+    let f = run_bench(
+        &ctx,
+        &BenchOptions {
+            exe: std::env::current_exe()?,
+            latency: Duration::from_millis(latency_ms),
+            concurrency,
+            conversations,
+            database,
+            http2,
+            workdir: dir.clone(),
+        },
+        &options,
+    )
     .await?;
     let _ = std::fs::remove_dir_all(&dir);
     let opt =

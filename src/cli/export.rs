@@ -99,7 +99,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     };
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
-        for name in crate::jobs::judging::drop_flagged_judges(&row, database) {
+        for name in crate::jobs::judging::drop_flagged_judges(&row) {
             if !drop_flagged.contains(&name) {
                 eprintln!("dropping conversations judge '{name}' flagged (the job's drop_flagged; --keep-flagged keeps them)");
                 drop_flagged.push(name);

@@ -68,10 +68,10 @@ impl FilterArgs {
 
     /// The judge conditions, with the job's `drop_flagged` judges unless
     /// `--keep-flagged` (each said on stderr, as `usersim export` does).
-    pub fn judge_filter(&self, row: &JobRow, database: &str) -> export::Filter {
+    pub fn judge_filter(&self, row: &JobRow) -> export::Filter {
         let mut drop_flagged = self.drop_flagged.clone();
         if !self.keep_flagged {
-            for name in crate::jobs::judging::drop_flagged_judges(row, database) {
+            for name in crate::jobs::judging::drop_flagged_judges(row) {
                 if !drop_flagged.contains(&name) {
                     eprintln!("dropping conversations judge '{name}' flagged (the job's drop_flagged; --keep-flagged keeps them)");
                     drop_flagged.push(name);

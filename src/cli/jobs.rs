@@ -1,6 +1,6 @@
 //! `usersim jobs`: every job in the database, one line each.
 
-use crate::store;
+use crate::store::{self, JobKind};
 
 pub async fn jobs(database: &str) -> anyhow::Result<i32> {
     if let Some(code) = super::refuse_missing_database(database) {
@@ -23,15 +23,14 @@ pub async fn jobs(database: &str) -> anyhow::Result<i32> {
     ]];
     for row in rows {
         let counts = store.item_counts(row.id).await?;
-        let mean = if row.kind == "judging" {
-            None
-        } else {
-            store.job_summary(row.id).await?.mean_reward
+        let mean = match row.kind {
+            JobKind::Judging => None,
+            JobKind::Generation => store.job_summary(row.id).await?.mean_reward,
         };
         lines.push([
             row.id.to_string(),
             row.name,
-            row.kind,
+            row.kind.to_string(),
             row.status.as_str().to_string(),
             utc_minute(row.created_at),
             format!(

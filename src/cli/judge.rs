@@ -4,10 +4,9 @@
 use std::path::Path;
 
 use crate::jobs::judging::{
-    job_name, judge as run_judging, JudgeOptions, JudgesSource, JudgingReport, JudgingSpec,
-    JudgingTarget,
+    job_name, judge as run_judging, JudgesSource, JudgingReport, JudgingSpec, JudgingTarget,
 };
-use crate::jobs::{RunError, WorkEnd};
+use crate::jobs::{RunError, RunOptions, WorkEnd};
 
 use super::{report_problems, EXIT_INVALID};
 
@@ -17,7 +16,7 @@ pub struct JudgeArgs<'a> {
     pub pair: Option<(i64, i64)>,
     pub min_reward: Option<f64>,
     pub database: &'a str,
-    pub options: JudgeOptions,
+    pub options: RunOptions,
 }
 
 pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
@@ -39,8 +38,9 @@ pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
         target,
         min_reward: args.min_reward,
     };
+    let ctx = super::run::context(args.database).await?;
     print_report(
-        run_judging(args.database, spec, &name, &args.options).await,
+        run_judging(&ctx, spec, &name, &args.options).await,
         args.database,
     )
 }

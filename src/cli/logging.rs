@@ -4,10 +4,14 @@
 
 use tracing_subscriber::EnvFilter;
 
+/// Errors, and the first retried model call of each job (so that a job whose
+/// calls time out again and again does not look frozen).
+pub const DEFAULT_FILTER: &str = "error,usersim::jobs::progress=warn";
+
 pub fn init_logging() {
     let filter = EnvFilter::try_from_env("USERSIM_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("error"));
+        .unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

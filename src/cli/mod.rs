@@ -16,6 +16,7 @@ mod jobs;
 mod judge;
 pub mod logging;
 mod mock_llm;
+mod progress;
 mod run;
 mod serve;
 mod show;
@@ -229,8 +230,8 @@ pub async fn main() -> i32 {
                 concurrency,
                 retry_failed,
                 new_job,
-                quiet,
-                stop: None,
+                progress: Some(progress::CliProgress::new(quiet, "")),
+                ..Default::default()
             };
             match (config, resume) {
                 (_, Some(id)) => run::resume(&database, id, &options).await,
@@ -264,12 +265,12 @@ pub async fn main() -> i32 {
                 pair: if pairwise { a.zip(b) } else { None },
                 min_reward,
                 database: &database,
-                options: crate::jobs::judging::JudgeOptions {
+                options: crate::jobs::RunOptions {
                     concurrency,
                     retry_failed,
                     new_job,
-                    quiet,
-                    stop: None,
+                    progress: Some(progress::CliProgress::new(quiet, "")),
+                    ..Default::default()
                 },
             })
             .await

@@ -1,11 +1,13 @@
 //! `usersim run JOB.toml` and `usersim run --resume JOB_ID`
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config;
-use crate::jobs::report::{role_reports, total_cost, Cost};
-use crate::jobs::{self, RunError, RunOptions, RunReport, WorkEnd};
-use crate::store::{JobRow, JobSummary};
+use crate::jobs::{self, JobReport, RunError, RunOptions, RunReport, WorkEnd};
+use crate::mock_llm::InProcessMock;
+use crate::report::usage::{role_reports, total_cost, Cost};
+use crate::store::{self, JobRow, JobSummary};
 
 use super::{report_problems, EXIT_INVALID};
 
@@ -18,28 +20,27 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
         }
     };
     let database = job.database.clone();
-    report(jobs::run(&job, options).await, &database)
+    let ctx = context(&database).await?;
+    report(jobs::run(&ctx, &job, options).await, &database)
+}
+
+/// The store at `database`, opened once for the whole command, and the
+/// in-process mock for `mock = true` endpoints.
+pub async fn context(database: &str) -> anyhow::Result<jobs::Context> {
+    let store = store::open(database).await?;
+    Ok(jobs::Context::new(store, Some(Arc::new(InProcessMock))))
 }
 
 pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
     if let Some(code) = super::refuse_missing_database(database) {
         return Ok(code);
     }
-    let store = crate::store::open(database).await?;
-    if let Some(row) = store.get_job(id).await? {
-        if row.kind == "judging" {
-            let options = jobs::judging::JudgeOptions {
-                concurrency: options.concurrency,
-                retry_failed: options.retry_failed,
-                new_job: false,
-                quiet: options.quiet,
-                stop: None,
-            };
-            let report = jobs::judging::resume_judging(database, row, &options).await;
-            return super::judge::print_report(report, database);
-        }
+    let ctx = context(database).await?;
+    match jobs::work_stored(&ctx, id, options).await {
+        Ok(JobReport::Generation(r)) => report(Ok(*r), database),
+        Ok(JobReport::Judging(r)) => super::judge::print_report(Ok(*r), database),
+        Err(e) => report(Err(e), database),
     }
-    report(jobs::resume(database, id, options).await, database)
 }
 
 fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result<i32> {
@@ -90,7 +91,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
     if !terminations.is_empty() {
         println!("terminations: {}", terminations.join(", "));
     }
-    print_usage(s, &report.job, database);
+    print_usage(s, &report.job);
     match &report.end {
         WorkEnd::Finished => {}
         WorkEnd::Interrupted { released } => println!(
@@ -145,8 +146,8 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
 
 /// Per role: calls, tokens, latency percentiles of the model calls and cost
 /// from the prices of the role's endpoint (in the job's stored config).
-fn print_usage(summary: &JobSummary, row: &JobRow, database: &str) {
-    let job = jobs::runner::stored_job(row, database).ok();
+fn print_usage(summary: &JobSummary, row: &JobRow) {
+    let job = jobs::stored_job(row).ok();
     let roles = role_reports(summary, job.as_ref());
     for r in &roles {
         let latency = r.latency.map_or("latency n/a".to_string(), |l| {

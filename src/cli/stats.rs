@@ -1,6 +1,6 @@
 //! `usersim stats --job ID [--json] [--k 1,2,4]`
 
-use crate::jobs::stats::{job_stats, StatsError};
+use crate::report::{job_stats, StatsError};
 use crate::store;
 
 use super::{DEFAULT_DATABASE, EXIT_NOT_FOUND};

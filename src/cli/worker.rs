@@ -1,6 +1,6 @@
 //! `usersim worker --database URL [--job ID]`
 
-use crate::jobs::{self, RunError, WorkEnd};
+use crate::jobs::{self, RunError, RunOptions, WorkEnd};
 
 use super::{report_problems, EXIT_INVALID};
 
@@ -10,7 +10,13 @@ pub async fn worker(
     concurrency: Option<usize>,
     quiet: bool,
 ) -> anyhow::Result<i32> {
-    match jobs::serve_worker(database, job, concurrency, quiet).await {
+    let ctx = super::run::context(database).await?;
+    let options = RunOptions {
+        concurrency,
+        progress: Some(super::progress::CliProgress::new(quiet, "worker")),
+        ..RunOptions::default()
+    };
+    match jobs::serve_worker(&ctx, job, &options).await {
         Ok(WorkEnd::Interrupted { released }) => {
             let job_flag = job.map_or(String::new(), |id| format!(" --job {id}"));
             eprintln!(

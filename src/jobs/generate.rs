@@ -13,7 +13,8 @@ use crate::prompt::{user_simulator_context, USER_SIMULATOR};
 use crate::sim::{run_episode, Episode, EpisodeSpec, PolicyAgent, UserSimulator};
 use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, StoreError, UsageRow};
 
-use super::setup::{Models, Prepared};
+use super::models::Models;
+use super::setup::Prepared;
 use super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 
 /// What a generation job's items need, shared by all of its tasks.

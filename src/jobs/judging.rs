@@ -20,16 +20,16 @@ use crate::judge::{
 };
 use crate::judge::{Judge, JudgeOutcome};
 use crate::llm::{ChatModel, Usage};
-use crate::mock_llm::MockServer;
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
 use crate::store::{
-    self, ItemRow, JobRow, JobStatus, JudgeCallRow, NewItem, NewJob, NewJudgeCall, NewJudgment,
-    Store, StoredConversation,
+    self, ItemRow, JobKind, JobRow, JobStatus, JudgeCallRow, NewItem, NewJob, NewJudgeCall,
+    NewJudgment, Store, StoredConversation,
 };
 
-use super::runner::{stored_job, RunError};
-use super::setup::connect_endpoints;
+use super::context::Context;
+use super::models::{connect_endpoints, Connected};
+use super::runner::{stored_job, RunError, RunOptions};
 use super::work::{owner_name, work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 
 /// Where a judging job's judges come from.
@@ -70,18 +70,6 @@ pub struct JudgingSpec {
     pub min_reward: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct JudgeOptions {
-    pub concurrency: Option<usize>,
-    pub retry_failed: bool,
-    /// A new judging job even if an identical one exists (its calls are
-    /// still reused from the cache).
-    pub new_job: bool,
-    pub quiet: bool,
-    /// Stop the run (as Ctrl-C does) once this turns true.
-    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
-}
-
 /// How a judging run went.
 #[derive(Debug)]
 pub struct JudgingReport {
@@ -115,7 +103,7 @@ fn problem(what: &str, message: String) -> RunError {
     invalid(vec![Problem::in_file(Path::new(what), message)])
 }
 
-async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<Loaded, RunError> {
+async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded, RunError> {
     let source_id = match spec.target {
         JudgingTarget::Job { job_id } => job_id,
         JudgingTarget::Pairwise { a, .. } => a,
@@ -124,7 +112,7 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
         .get_job(source_id)
         .await?
         .ok_or(RunError::NoSuchJob(source_id))?;
-    if source_row.kind != "generation" {
+    if source_row.kind != JobKind::Generation {
         return Err(problem(
             "--job",
             format!(
@@ -133,7 +121,7 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
             ),
         ));
     }
-    let source = stored_job(&source_row, database)?;
+    let source = stored_job(&source_row)?;
     if let JudgingTarget::Pairwise { b, .. } = spec.target {
         store.get_job(b).await?.ok_or(RunError::NoSuchJob(b))?;
     }
@@ -147,7 +135,7 @@ async fn load(store: &dyn Store, database: &str, spec: &JudgingSpec) -> Result<L
                 .get_job(*job_id)
                 .await?
                 .ok_or(RunError::NoSuchJob(*job_id))?;
-            let job = stored_job(&row, database)?;
+            let job = stored_job(&row)?;
             let judges = judges_of_job(&job).map_err(invalid)?;
             (judges, BTreeMap::new(), job.source.clone())
         }
@@ -299,34 +287,43 @@ async fn plan(
     Ok(items)
 }
 
-/// The judge models, one `Endpoint` per endpoint name the judges use; a mock
-/// endpoint starts the in-process mock server.
-async fn connect(
-    loaded: &Loaded,
-) -> Result<(HashMap<String, Arc<dyn ChatModel>>, Option<MockServer>), RunError> {
-    let used = loaded
-        .endpoints
-        .iter()
-        .filter(|(name, _)| loaded.judges.iter().any(|j| &j.endpoint == *name))
-        .map(|(_, config)| config);
-    Ok(connect_endpoints(used, &loaded.scenarios, &loaded.source.mock).await?)
+impl Loaded {
+    /// The endpoint configs the judges use.
+    fn used_endpoints(&self) -> impl Iterator<Item = &EndpointConfig> {
+        self.endpoints
+            .iter()
+            .filter(|(name, _)| self.judges.iter().any(|j| &j.endpoint == *name))
+            .map(|(_, config)| config)
+    }
+}
+
+/// The judge models, one `Endpoint` per endpoint name the judges use; mock
+/// endpoints talk to a mock started by the context's starter.
+async fn connect(ctx: &Context, loaded: &Loaded) -> Result<Connected, RunError> {
+    Ok(connect_endpoints(
+        loaded.used_endpoints(),
+        &loaded.scenarios,
+        &loaded.source.mock,
+        ctx.mock(),
+    )
+    .await?)
 }
 
 /// Submit (or find) the judging job for `spec` and work it here until done.
 pub async fn judge(
-    database: &str,
+    ctx: &Context,
     spec: JudgingSpec,
     name: &str,
-    options: &JudgeOptions,
+    options: &RunOptions,
 ) -> Result<JudgingReport, RunError> {
     let started = Instant::now();
-    let store = store::open(database).await?;
+    let store = &ctx.store;
     let (row, resumed, loaded) =
-        submit_loaded(store.as_ref(), database, &spec, name, options.new_job).await?;
+        submit_loaded(store.as_ref(), &spec, name, options.new_job).await?;
     if options.retry_failed {
         store.reset_failed_items(row.id).await?;
     }
-    work_judging(store.clone(), row, resumed, loaded, options, started).await
+    work_judging(ctx, row, resumed, loaded, options, started).await
 }
 
 /// Check `spec` (its judges, their endpoints, the jobs it names), then store
@@ -335,23 +332,21 @@ pub async fn judge(
 /// whether it existed; nothing is judged yet.
 pub async fn submit_judging(
     store: &dyn Store,
-    database: &str,
     spec: &JudgingSpec,
     name: &str,
     new_job: bool,
 ) -> Result<(JobRow, bool), RunError> {
-    let (row, existed, _) = submit_loaded(store, database, spec, name, new_job).await?;
+    let (row, existed, _) = submit_loaded(store, spec, name, new_job).await?;
     Ok((row, existed))
 }
 
 async fn submit_loaded(
     store: &dyn Store,
-    database: &str,
     spec: &JudgingSpec,
     name: &str,
     new_job: bool,
 ) -> Result<(JobRow, bool, Loaded), RunError> {
-    let loaded = load(store, database, spec).await?;
+    let loaded = load(store, spec).await?;
     let hash = spec_hash(&loaded, spec);
     let existing = if new_job {
         None
@@ -365,7 +360,7 @@ async fn submit_loaded(
             store
                 .create_job(&NewJob {
                     name: format!("{name}-{}", &hash[..8]),
-                    kind: "judging".into(),
+                    kind: JobKind::Judging,
                     config_snapshot: serde_json::to_string_pretty(spec)
                         .map_err(|e| store::StoreError::Corrupt(e.to_string()))?,
                     config_hash: hash,
@@ -388,9 +383,9 @@ pub fn job_name(target: &JudgingTarget) -> String {
 
 /// `usersim run`: judge a generation job with its own `[[judges]]`.
 pub async fn judge_generation_job(
-    database: &str,
+    ctx: &Context,
     job_id: i64,
-    options: &JudgeOptions,
+    options: &RunOptions,
 ) -> Result<JudgingReport, RunError> {
     let spec = JudgingSpec {
         judges: JudgesSource::Job { job_id },
@@ -398,25 +393,15 @@ pub async fn judge_generation_job(
         min_reward: None,
     };
     let name = job_name(&spec.target);
-    judge(database, spec, &name, options).await
+    judge(ctx, spec, &name, options).await
 }
 
-/// Rebuild a stored judging job (resume, workers).
-pub async fn resume_judging(
-    database: &str,
+/// Rebuild a stored judging job and work it here (resume, workers, the
+/// service): see `runner::work_stored`.
+pub(super) async fn resume_judging(
+    ctx: &Context,
     row: JobRow,
-    options: &JudgeOptions,
-) -> Result<JudgingReport, RunError> {
-    let store = store::open(database).await?;
-    resume_judging_in(store, database, row, options).await
-}
-
-/// [`resume_judging`] over a store already open (the service's).
-pub async fn resume_judging_in(
-    store: Arc<dyn Store>,
-    database: &str,
-    row: JobRow,
-    options: &JudgeOptions,
+    options: &RunOptions,
 ) -> Result<JudgingReport, RunError> {
     let started = Instant::now();
     let spec: JudgingSpec = serde_json::from_str(&row.config_snapshot).map_err(|e| {
@@ -425,23 +410,28 @@ pub async fn resume_judging_in(
             format!("the stored judging job cannot be read: {e}"),
         )
     })?;
-    let loaded = load(store.as_ref(), database, &spec).await?;
+    let loaded = load(ctx.store.as_ref(), &spec).await?;
     if options.retry_failed {
-        store.reset_failed_items(row.id).await?;
+        ctx.store.reset_failed_items(row.id).await?;
     }
-    work_judging(store, row, true, loaded, options, started).await
+    work_judging(ctx, row, true, loaded, options, started).await
 }
 
 async fn work_judging(
-    store: Arc<dyn Store>,
+    ctx: &Context,
     row: JobRow,
     resumed: bool,
     loaded: Loaded,
-    options: &JudgeOptions,
+    options: &RunOptions,
     started: Instant,
 ) -> Result<JudgingReport, RunError> {
+    let store = ctx.store.clone();
     store.set_job_status(row.id, JobStatus::Running).await?;
-    let (models, mock) = connect(&loaded).await?;
+    let (models, mock) = connect(ctx, &loaded).await?;
+    let endpoints = loaded
+        .used_endpoints()
+        .map(|e| (e.name.clone(), e.timeout))
+        .collect();
     let settings = WorkSettings::of(&loaded.source);
     let concurrency = options.concurrency.unwrap_or(loaded.source.concurrency);
     let source_job = loaded.source_id;
@@ -462,7 +452,8 @@ async fn work_judging(
             concurrency,
             wait_for_others: true,
             poll: Duration::from_millis(500).min(settings.lease / 2),
-            quiet: options.quiet,
+            progress: options.progress.clone(),
+            endpoints,
             stop: options.stop.clone(),
         },
     )
@@ -487,8 +478,8 @@ async fn work_judging(
 /// The judges of a generation job configured with `drop_flagged = true`,
 /// whose failed conversations exports leave out unless told to keep them
 /// (none when its stored config cannot be read, e.g. a judging job).
-pub fn drop_flagged_judges(row: &JobRow, database: &str) -> Vec<String> {
-    let Ok(job) = stored_job(row, database) else {
+pub fn drop_flagged_judges(row: &JobRow) -> Vec<String> {
+    let Ok(job) = stored_job(row) else {
         return Vec::new();
     };
     judges_of_job(&job)

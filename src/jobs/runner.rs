@@ -1,22 +1,23 @@
 //! Running jobs: submit a config as a job (or find it again), work its items in
 //! this process, and report. The same pieces serve `usersim run`, `run --resume`,
 //! `usersim submit` and `usersim worker`.
-// Still prints to stderr until these lines go through the CLI's progress sink
-// (issue 13 §1); the lint that forbids it in the library is waived here only.
-#![allow(clippy::print_stderr)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Job, Problem};
-use crate::store::{self, ItemCounts, JobRow, JobStatus, JobSummary, NewJob, Store, StoreError};
+use crate::store::{ItemCounts, JobKind, JobRow, JobStatus, JobSummary, NewJob, Store, StoreError};
 
+use super::context::Context;
 use super::generate::work_generation;
+use super::judging::JudgingReport;
+use super::models::{connect_models, ModelsError};
 use super::plan::plan_items;
-use super::setup::{connect_models, prepare, ModelsError, Prepared};
+use super::progress::{Notice, ProgressSink};
+use super::setup::{prepare, Prepared};
 use super::work::{owner_name, WorkEnd, WorkOptions};
 
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Overrides the config's concurrency.
     pub concurrency: Option<usize>,
@@ -24,10 +25,44 @@ pub struct RunOptions {
     pub retry_failed: bool,
     /// Start a new job even if one with this name (or this config) exists.
     pub new_job: bool,
-    /// No progress output.
-    pub quiet: bool,
+    /// Where progress and notices go; none for no progress.
+    pub progress: Option<Arc<dyn ProgressSink>>,
     /// Stop the run (as Ctrl-C does) once this turns true.
     pub stop: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// Who works the job: `usersim run` (or the service), or `usersim worker`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// Wait for items others hold until the job is done, then run the
+    /// job's own judges.
+    #[default]
+    Run,
+    /// One of many workers: leave the job's judges to `usersim run` or
+    /// `usersim judge`, and wait for items others hold only when told to.
+    Worker { wait_for_others: bool },
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("concurrency", &self.concurrency)
+            .field("retry_failed", &self.retry_failed)
+            .field("new_job", &self.new_job)
+            .field("progress", &self.progress.is_some())
+            .field("stop", &self.stop.is_some())
+            .finish()
+    }
+}
+
+impl RunOptions {
+    /// Tell the sink, or the log when there is none (the service).
+    pub(super) fn notice(&self, notice: Notice) {
+        match &self.progress {
+            Some(sink) => sink.notice(&notice),
+            None => tracing::info!(%notice),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -41,7 +76,31 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// The job's own `[[judges]]`, run over its conversations once the
     /// generation finished; `None` when it has no judges or did not finish.
-    pub judging: Option<super::judging::JudgingReport>,
+    pub judging: Option<JudgingReport>,
+}
+
+/// How working a stored job went, by its kind.
+#[derive(Debug)]
+pub enum JobReport {
+    Generation(Box<RunReport>),
+    Judging(Box<JudgingReport>),
+}
+
+impl JobReport {
+    pub fn end(&self) -> &WorkEnd {
+        match self {
+            JobReport::Generation(r) => &r.end,
+            JobReport::Judging(r) => &r.end,
+        }
+    }
+
+    /// The job row after the work, and its item counts.
+    pub fn job(&self) -> (&JobRow, &ItemCounts) {
+        match self {
+            JobReport::Generation(r) => (&r.job, &r.counts),
+            JobReport::Judging(r) => (&r.job, &r.counts),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +158,7 @@ pub async fn submit(
             let row = store
                 .create_job(&NewJob {
                     name: job.name.clone(),
-                    kind: "generation".into(),
+                    kind: JobKind::Generation,
                     config_snapshot: job.snapshot.clone(),
                     config_hash: prepared.config_hash.clone(),
                 })
@@ -131,85 +190,106 @@ pub async fn check_and_submit(
 }
 
 /// `usersim run JOB.toml`: submit (or resume) and work the job here until done.
-pub async fn run(job: &Job, options: &RunOptions) -> Result<RunReport, RunError> {
+pub async fn run(ctx: &Context, job: &Job, options: &RunOptions) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let prepared = prepare(job).await.map_err(RunError::Invalid)?;
-    let store = store::open(&job.database).await?;
-    let (row, resumed) = submit(store.as_ref(), job, &prepared, options.new_job).await?;
-    work_here(store, row, resumed, job, prepared, options, started).await
+    let (row, resumed) = submit(ctx.store.as_ref(), job, &prepared, options.new_job).await?;
+    let run = (row, resumed, started);
+    work_generation_here(ctx, run, job, prepared, options, Mode::Run).await
 }
 
-/// `usersim run --resume ID`: rebuild the job from its stored config and finish it.
-pub async fn resume(
-    database: &str,
-    job_id: i64,
-    options: &RunOptions,
-) -> Result<RunReport, RunError> {
-    let store = store::open(database).await?;
-    work_stored(store, database, job_id, options).await
-}
-
-/// Work a job already in `store` (found at `database`) here until done, from
-/// its stored config: `usersim run --resume`, and jobs submitted to the service.
+/// Work stored job `job_id` here until done, with the runner of its kind,
+/// from its stored config: `usersim run --resume`, `usersim worker`, and jobs
+/// submitted to the service. The one place a job's kind picks its runner.
 pub async fn work_stored(
-    store: Arc<dyn Store>,
-    database: &str,
+    ctx: &Context,
     job_id: i64,
     options: &RunOptions,
-) -> Result<RunReport, RunError> {
-    let started = Instant::now();
-    let row = store
+) -> Result<JobReport, RunError> {
+    work_stored_as(ctx, job_id, options, Mode::Run).await
+}
+
+/// [`work_stored`] by `usersim run` and the service, or by a worker.
+pub(super) async fn work_stored_as(
+    ctx: &Context,
+    job_id: i64,
+    options: &RunOptions,
+    mode: Mode,
+) -> Result<JobReport, RunError> {
+    let row = ctx
+        .store
         .get_job(job_id)
         .await?
         .ok_or(RunError::NoSuchJob(job_id))?;
-    let job = stored_job(&row, database)?;
-    let prepared = prepare(&job).await.map_err(RunError::Invalid)?;
-    if prepared.config_hash != row.config_hash {
-        eprintln!(
-            "warning: the files job {} was made from have changed since; items whose scenario or persona is gone will fail",
-            row.id
-        );
+    match row.kind {
+        JobKind::Generation => {
+            let started = Instant::now();
+            let job = stored_job(&row)?;
+            let prepared = prepare(&job).await.map_err(RunError::Invalid)?;
+            if prepared.config_hash != row.config_hash {
+                options.notice(Notice::InputsChanged { job_id: row.id });
+            }
+            let run = (row, true, started);
+            let report = work_generation_here(ctx, run, &job, prepared, options, mode).await?;
+            Ok(JobReport::Generation(Box::new(report)))
+        }
+        JobKind::Judging => Ok(JobReport::Judging(Box::new(
+            super::judging::resume_judging(ctx, row, options).await?,
+        ))),
     }
-    work_here(store, row, true, &job, prepared, options, started).await
 }
 
-/// The job a stored row describes, using `database` (the one it was found in).
-pub fn stored_job(row: &JobRow, database: &str) -> Result<Job, RunError> {
-    let mut job = config::load::from_snapshot(
+/// The job a stored generation job's row describes.
+pub fn stored_job(row: &JobRow) -> Result<Job, RunError> {
+    config::load::from_snapshot(
         &format!("job {} (stored config)", row.id),
         &row.config_snapshot,
     )
-    .map_err(RunError::Invalid)?;
-    job.database = database.to_string();
-    Ok(job)
+    .map_err(RunError::Invalid)
 }
 
-async fn work_here(
-    store: Arc<dyn Store>,
-    row: JobRow,
-    resumed: bool,
+/// The endpoints (name, timeout) the roles of `job` talk to.
+pub(super) fn role_endpoints(job: &Job) -> Vec<(String, Duration)> {
+    [&job.policy_endpoint, &job.user_endpoint]
+        .into_iter()
+        .filter_map(|name| job.endpoints.get(name))
+        .map(|e| (e.name.clone(), e.timeout))
+        .collect()
+}
+
+/// Work a generation job here: `run` is its row, whether it existed before
+/// this command, and when the command started.
+async fn work_generation_here(
+    ctx: &Context,
+    (row, resumed, started): (JobRow, bool, Instant),
     job: &Job,
     prepared: Prepared,
     options: &RunOptions,
-    started: Instant,
+    mode: Mode,
 ) -> Result<RunReport, RunError> {
+    let store = &ctx.store;
     if options.retry_failed {
         store.reset_failed_items(row.id).await?;
     }
     store.set_job_status(row.id, JobStatus::Running).await?;
-    let models = connect_models(job, &prepared.scenarios).await?;
+    let models = connect_models(job, &prepared.scenarios, ctx.mock()).await?;
+    let (owner, wait_for_others) = match mode {
+        Mode::Run => ("run", true),
+        Mode::Worker { wait_for_others } => ("worker", wait_for_others),
+    };
     let end = work_generation(
         store.clone(),
         row.id,
         job,
         prepared,
         &models,
-        owner_name("run"),
+        owner_name(owner),
         WorkOptions {
             concurrency: options.concurrency.unwrap_or(job.concurrency),
-            wait_for_others: true,
+            wait_for_others,
             poll: Duration::from_millis(500).min(job.lease / 2),
-            quiet: options.quiet,
+            progress: options.progress.clone(),
+            endpoints: role_endpoints(job),
             stop: options.stop.clone(),
         },
     )
@@ -219,15 +299,13 @@ async fn work_here(
     store
         .set_job_status(row.id, end.job_status(&counts))
         .await?;
-    let judging = if !job.judges.is_empty() && end == WorkEnd::Finished {
-        let options = super::judging::JudgeOptions {
-            concurrency: options.concurrency,
-            retry_failed: options.retry_failed,
+    let judges_here = mode == Mode::Run && !job.judges.is_empty();
+    let judging = if judges_here && end == WorkEnd::Finished {
+        let options = RunOptions {
             new_job: false,
-            quiet: options.quiet,
-            stop: options.stop.clone(),
+            ..options.clone()
         };
-        Some(super::judging::judge_generation_job(&job.database, row.id, &options).await?)
+        Some(super::judging::judge_generation_job(ctx, row.id, &options).await?)
     } else {
         None
     };
@@ -241,119 +319,4 @@ async fn work_here(
         counts,
         elapsed: started.elapsed(),
     })
-}
-
-/// `usersim worker`: work open jobs in the database, or just `only_job`, until
-/// nothing is left (with `only_job`) or forever, polling for new jobs, until
-/// Ctrl-C or SIGTERM (then `WorkEnd::Interrupted`).
-pub async fn serve_worker(
-    database: &str,
-    only_job: Option<i64>,
-    concurrency: Option<usize>,
-    quiet: bool,
-) -> Result<WorkEnd, RunError> {
-    let store = store::open(database).await?;
-    let owner = owner_name("worker");
-    loop {
-        let jobs = match only_job {
-            Some(id) => vec![store.get_job(id).await?.ok_or(RunError::NoSuchJob(id))?],
-            None => store.open_jobs().await?,
-        };
-        let mut worked = false;
-        for row in jobs {
-            if row.status == JobStatus::Cancelled {
-                if only_job.is_some() && !quiet {
-                    eprintln!(
-                        "worker {owner}: job {} is cancelled; resume it first (`usersim run --resume {}` or POST /v1/jobs/{}/resume)",
-                        row.id, row.id, row.id
-                    );
-                }
-                continue;
-            }
-            let counts = store.item_counts(row.id).await?;
-            if counts.pending + counts.leased == 0 {
-                continue;
-            }
-            if row.kind == "judging" {
-                if !quiet {
-                    eprintln!("worker {owner}: judging job {} '{}'", row.id, row.name);
-                }
-                let options = super::judging::JudgeOptions {
-                    concurrency,
-                    retry_failed: false,
-                    new_job: false,
-                    quiet,
-                    stop: None,
-                };
-                let job_id = row.id;
-                let report = super::judging::resume_judging(database, row, &options).await?;
-                worked = true;
-                match report.end {
-                    WorkEnd::Interrupted { .. } => return Ok(report.end),
-                    WorkEnd::Cancelled { released } if !quiet => eprintln!(
-                        "worker {owner}: job {job_id} was cancelled; {released} items in flight were returned to pending"
-                    ),
-                    _ => {}
-                }
-                continue;
-            }
-            let job = stored_job(&row, database)?;
-            let prepared = prepare(&job).await.map_err(RunError::Invalid)?;
-            if !quiet {
-                eprintln!("worker {owner}: working job {} '{}'", row.id, row.name);
-            }
-            let models = connect_models(&job, &prepared.scenarios).await?;
-            let end = work_generation(
-                store.clone(),
-                row.id,
-                &job,
-                prepared,
-                &models,
-                owner.clone(),
-                WorkOptions {
-                    concurrency: concurrency.unwrap_or(job.concurrency),
-                    wait_for_others: only_job.is_some(),
-                    poll: Duration::from_millis(500).min(job.lease / 2),
-                    quiet,
-                    stop: None,
-                },
-            )
-            .await?;
-            worked = true;
-            match end {
-                end @ WorkEnd::Interrupted { .. } => return Ok(end),
-                WorkEnd::Cancelled { released } => {
-                    if !quiet {
-                        eprintln!(
-                            "worker {owner}: job {} was cancelled; {released} items in flight were returned to pending",
-                            row.id
-                        );
-                    }
-                }
-                WorkEnd::Tripped { .. } => {
-                    store.set_job_status(row.id, JobStatus::Failed).await?;
-                    // The reason is logged once, where the breaker tripped.
-                    eprintln!(
-                        "worker {owner}: job {} stopped by its circuit breaker",
-                        row.id
-                    );
-                }
-                WorkEnd::Finished => {
-                    let counts = store.item_counts(row.id).await?;
-                    if counts.pending + counts.leased == 0 {
-                        store.set_job_status(row.id, JobStatus::Done).await?;
-                    }
-                }
-            }
-        }
-        if only_job.is_some() {
-            return Ok(WorkEnd::Finished);
-        }
-        if !worked {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-                _ = super::shutdown_signal() => return Ok(WorkEnd::Interrupted { released: 0 }),
-            }
-        }
-    }
 }

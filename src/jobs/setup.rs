@@ -6,12 +6,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{EndpointConfig, Job, MockConfig, Problem, Target};
+use crate::config::{Job, Problem};
 use crate::env::open_environment;
 use crate::env::{Environment, InitialState, ToolCall, ToolSpec};
 use crate::judge::{judges_of_job, unknown_endpoints, Judge};
-use crate::llm::{ChatModel, Endpoint};
-use crate::mock_llm::MockServer;
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
 use crate::prompt::{policy_context, shipped_templates, PromptRegistry, POLICY, USER_SIMULATOR};
@@ -249,81 +247,6 @@ async fn check_gold_actions(
         }
     }
     problems
-}
-
-/// The models of a job's roles. Roles naming the same endpoint share one
-/// `Endpoint` (and so its limits). Holds the in-process mock server, if any.
-pub struct Models {
-    pub policy: Arc<dyn ChatModel>,
-    pub user: Arc<dyn ChatModel>,
-    pub mock: Option<MockServer>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ModelsError {
-    #[error("cannot start the in-process mock model server")]
-    Mock(#[from] std::io::Error),
-    #[error("endpoint '{name}': {error}")]
-    Endpoint {
-        name: String,
-        error: crate::llm::LlmError,
-    },
-    #[error("role '{role}' names endpoint '{name}', which is not configured")]
-    MissingEndpoint { role: &'static str, name: String },
-}
-
-pub async fn connect_models(job: &Job, scenarios: &[Scenario]) -> Result<Models, ModelsError> {
-    let (endpoints, mock) = connect_endpoints(job.endpoints.values(), scenarios, &job.mock).await?;
-    let pick = |role: &'static str, name: &str| {
-        endpoints
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ModelsError::MissingEndpoint {
-                role,
-                name: name.to_string(),
-            })
-    };
-    Ok(Models {
-        policy: pick("policy", &job.policy_endpoint)?,
-        user: pick("user", &job.user_endpoint)?,
-        mock,
-    })
-}
-
-/// One `Endpoint` per config, by endpoint name. A mock endpoint starts the
-/// in-process mock server (one for all of them), returned to be kept alive.
-pub async fn connect_endpoints<'a>(
-    configs: impl IntoIterator<Item = &'a EndpointConfig>,
-    scenarios: &[Scenario],
-    mock_config: &MockConfig,
-) -> Result<(HashMap<String, Arc<dyn ChatModel>>, Option<MockServer>), ModelsError> {
-    let configs: Vec<&EndpointConfig> = configs.into_iter().collect();
-    let mock = if configs.iter().any(|e| e.target == Target::Mock) {
-        let server = MockServer::start(
-            ([127, 0, 0, 1], 0).into(),
-            scenarios.to_vec(),
-            mock_config.clone(),
-        )
-        .await?;
-        tracing::info!(url = %server.base_url(), "started the in-process mock model server (a test double)");
-        Some(server)
-    } else {
-        None
-    };
-    let mut endpoints: HashMap<String, Arc<dyn ChatModel>> = HashMap::new();
-    for config in configs {
-        let base_url = match (&config.target, &mock) {
-            (Target::Url(url), _) => url.clone(),
-            (Target::Mock, Some(server)) => server.base_url(),
-            (Target::Mock, None) => continue,
-        };
-        let endpoint = Endpoint::new(config, &base_url).map_err(|error| ModelsError::Endpoint {
-            name: config.name.clone(),
-            error,
-        })?;
-        endpoints.insert(config.name.clone(), Arc::new(endpoint));
-    }
-    Ok((endpoints, mock))
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::store::JobKind;
+
 #[derive(Debug, Default)]
 pub struct ItemTotals {
     completed: AtomicU64,
@@ -40,10 +42,10 @@ pub static CONVERSATIONS: ItemTotals = ItemTotals::new();
 /// Judging items: a conversation's judgments stored, or failed.
 pub static JUDGING_ITEMS: ItemTotals = ItemTotals::new();
 
-/// The totals for a job of `kind` (as stored: `generation`, `judging`).
-pub fn of_kind(kind: &str) -> &'static ItemTotals {
+/// The totals for a job of `kind`.
+pub fn of_kind(kind: JobKind) -> &'static ItemTotals {
     match kind {
-        "judging" => &JUDGING_ITEMS,
-        _ => &CONVERSATIONS,
+        JobKind::Generation => &CONVERSATIONS,
+        JobKind::Judging => &JUDGING_ITEMS,
     }
 }

@@ -12,14 +12,14 @@ use async_trait::async_trait;
 use tracing::Instrument;
 
 use crate::config::{CircuitBreakerConfig, Job};
-use crate::store::{self, ItemRow, NewConversation, Store, StoreError};
+use crate::store::{self, ItemRow, JobKind, NewConversation, Store, StoreError};
 
 use super::breaker::{CircuitBreaker, ItemEnd, Started};
 use super::commit::Committer;
-use super::progress::Progress;
+use super::progress::{Progress, ProgressSink};
 use super::totals::{self, ItemTotals};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WorkOptions {
     pub concurrency: usize,
     /// Wait for items leased by others (perhaps dead) until they are done or their
@@ -27,7 +27,11 @@ pub struct WorkOptions {
     pub wait_for_others: bool,
     /// How often to look again while waiting.
     pub poll: Duration,
-    pub quiet: bool,
+    /// Where progress goes; none for no progress.
+    pub progress: Option<Arc<dyn ProgressSink>>,
+    /// The job's model endpoints (name, timeout), whose calls in flight and
+    /// retries the progress shows.
+    pub endpoints: Vec<(String, Duration)>,
     /// Stop as on Ctrl-C once this turns true (a job cancelled in the service).
     pub stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
@@ -178,14 +182,22 @@ pub async fn work(
 ) -> Result<WorkEnd, StoreError> {
     let (name, kind) = match store.get_job(job_id).await? {
         Some(row) => (row.name, row.kind),
-        None => (String::new(), String::new()),
+        None => (String::new(), JobKind::Generation),
     };
     // `job_name`, not `name`: JSON logs already give each span a `name` key.
     let span = tracing::info_span!("job", id = job_id, job_name = %name, kind = %kind);
-    let totals = totals::of_kind(&kind);
-    work_job(store, job_id, runner, settings, owner, options, totals)
-        .instrument(span)
-        .await
+    let totals = totals::of_kind(kind);
+    work_job(
+        store,
+        (job_id, kind),
+        runner,
+        settings,
+        owner,
+        options,
+        totals,
+    )
+    .instrument(span)
+    .await
 }
 
 /// Tasks spawned = min(concurrency, items left), at least one: a job of 3
@@ -197,7 +209,7 @@ fn task_count(concurrency: usize, counts: &crate::store::ItemCounts) -> usize {
 
 async fn work_job(
     store: Arc<dyn Store>,
-    job_id: i64,
+    (job_id, kind): (i64, JobKind),
     runner: Arc<dyn ItemRunner>,
     settings: WorkSettings,
     owner: String,
@@ -205,7 +217,13 @@ async fn work_job(
     totals: &'static ItemTotals,
 ) -> Result<WorkEnd, StoreError> {
     let before = store.item_counts(job_id).await?;
-    let progress = Progress::new(before.total() as u64, before.done as u64, options.quiet);
+    let progress = Progress::new(
+        job_id,
+        kind,
+        (before.total() as u64, before.done as u64),
+        &options.endpoints,
+        options.progress.clone(),
+    );
     let concurrency = task_count(options.concurrency, &before);
     let (committer, committing) = Committer::start(store.clone(), owner.clone(), COMMIT_BATCH);
     let worker = Arc::new(Worker {
@@ -229,6 +247,7 @@ async fn work_job(
     });
 
     let heartbeat = tokio::spawn(worker.clone().heartbeat().in_current_span());
+    let ticker = tokio::spawn(progress.clone().ticking().in_current_span());
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..concurrency {
         let worker = worker.clone();
@@ -284,6 +303,7 @@ async fn work_job(
         }
     }
     heartbeat.abort();
+    ticker.abort();
     // Every task has ended: what is queued for the committer is stored
     // before the leases still held are released.
     worker.committer.close();

@@ -1,5 +1,6 @@
-//! Statistics over many judgments: mean score with a confidence interval, win
-//! rate with a bootstrap interval, position consistency and bias, and pass^k.
+//! Statistics over many judgments: win rate with a bootstrap interval,
+//! position consistency and bias, and pass^k. (Means and their intervals are
+//! the report's: `report::interval`.)
 //! Only `ok` judgments go in: the caller leaves failed and unparseable out.
 
 use rand::rngs::StdRng;
@@ -7,34 +8,6 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::verdict::Preference;
-
-/// z for a two-sided 95% normal interval.
-const Z95: f64 = 1.959_963_984_540_054;
-
-/// Mean of scores with a 95% interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanScore {
-    pub n: usize,
-    pub mean: f64,
-    /// Mean ± 1.96 · s / √n, with s the sample standard deviation (n − 1 in the
-    /// denominator). `None` for a single score, which says nothing about spread.
-    pub ci95: Option<(f64, f64)>,
-}
-
-/// `None` for no scores.
-pub fn mean_score(scores: &[f64]) -> Option<MeanScore> {
-    let n = scores.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = scores.iter().sum::<f64>() / n as f64;
-    let ci95 = (n > 1).then(|| {
-        let variance = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = Z95 * variance.sqrt() / (n as f64).sqrt();
-        (mean - half, mean + half)
-    });
-    Some(MeanScore { n, mean, ci95 })
-}
 
 /// Wins, ties and losses of A against B (pairwise verdicts in the original
 /// order: `A` is the judged conversation).
@@ -185,33 +158,6 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
-    }
-
-    #[test]
-    fn mean_score_interval_by_hand() {
-        // scores 4, 6, 8: mean 6; deviations −2, 0, 2; s² = (4 + 0 + 4) / 2 = 4, s = 2;
-        // half-width 1.959964 · 2 / √3 = 2.263172; interval [3.736828, 8.263172].
-        let m = mean_score(&[4.0, 6.0, 8.0]).unwrap();
-        assert_eq!(m.n, 3);
-        assert!(close(m.mean, 6.0));
-        let (lo, hi) = m.ci95.unwrap();
-        assert!((lo - 3.736_828).abs() < 1e-6, "{lo}");
-        assert!((hi - 8.263_172).abs() < 1e-6, "{hi}");
-    }
-
-    #[test]
-    fn one_score_has_no_interval_and_no_scores_no_mean() {
-        assert_eq!(
-            mean_score(&[7.0]),
-            Some(MeanScore {
-                n: 1,
-                mean: 7.0,
-                ci95: None
-            })
-        );
-        assert_eq!(mean_score(&[]), None);
-        // Identical scores: s = 0, the interval is the point.
-        assert_eq!(mean_score(&[5.0, 5.0]).unwrap().ci95, Some((5.0, 5.0)));
     }
 
     #[test]

@@ -18,8 +18,10 @@ mod listen;
 pub mod policy;
 pub mod replay;
 pub mod server;
+pub mod starter;
 pub mod stats;
 pub mod user;
 
 pub use server::MockServer;
+pub use starter::InProcessMock;
 pub use stats::MockStats;

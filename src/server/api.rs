@@ -103,9 +103,7 @@ pub(super) async fn start_submitted(
 ) -> Result<Response, ApiError> {
     let counts = state.store.item_counts(id).await?;
     if counts.pending + counts.leased > 0 {
-        state
-            .runs
-            .start(state.store.clone(), state.database.clone(), id, false);
+        state.runs.start(state.jobs_context(), id, false);
     }
     let status = if existed {
         StatusCode::OK
@@ -175,12 +173,9 @@ async fn resume_job(
             "job {id} is running here already"
         )));
     }
-    state.runs.start(
-        state.store.clone(),
-        state.database.clone(),
-        id,
-        query.retry_failed,
-    );
+    state
+        .runs
+        .start(state.jobs_context(), id, query.retry_failed);
     let view = views::job_view(&state, views::job_row(state.store.as_ref(), id).await?).await?;
     Ok((StatusCode::ACCEPTED, Json(view)).into_response())
 }
@@ -224,9 +219,7 @@ async fn export_job(
 ) -> Result<Response, ApiError> {
     let kind = query.kind()?;
     let row = views::job_row(state.store.as_ref(), id).await?;
-    let filter = query
-        .filter(state.store.as_ref(), &row, &state.database)
-        .await?;
+    let filter = query.filter(state.store.as_ref(), &row).await?;
     let body = match kind {
         ExportKind::Lines(format) => stream_lines(state.store.clone(), id, format, filter),
         ExportKind::Dpo { judge } => dpo_pairs(state.store.as_ref(), id, &judge, &filter).await?,

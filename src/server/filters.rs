@@ -377,11 +377,10 @@ impl ExportQuery {
         &self,
         store: &dyn Store,
         row: &crate::store::JobRow,
-        database: &str,
     ) -> Result<export::Filter, ApiError> {
         let mut drop_flagged = names(self.drop_flagged.as_deref());
         if !self.keep_flagged {
-            for name in crate::jobs::judging::drop_flagged_judges(row, database) {
+            for name in crate::jobs::judging::drop_flagged_judges(row) {
                 if !drop_flagged.contains(&name) {
                     drop_flagged.push(name);
                 }

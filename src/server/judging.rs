@@ -158,14 +158,8 @@ async fn create_judging_job(
         return Err(ApiError::Invalid(missing));
     }
     let name = job_name(&spec.target);
-    let (row, existed) = submit_judging(
-        state.store.as_ref(),
-        &state.database,
-        &spec,
-        &name,
-        request.new_job,
-    )
-    .await?;
+    let (row, existed) =
+        submit_judging(state.store.as_ref(), &spec, &name, request.new_job).await?;
     api::start_submitted(&state, row.id, existed).await
 }
 

@@ -28,6 +28,8 @@ use axum::Router;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{Boundary, OperatorEndpoints};
+use crate::jobs::{self, MockStarter};
+use crate::mock_llm::InProcessMock;
 use crate::store::Store;
 
 pub use error::ApiError;
@@ -52,6 +54,8 @@ pub struct AppState {
     /// its relative paths resolve), keys only through operator endpoints.
     pub boundary: Arc<Boundary>,
     pub runs: Runs,
+    /// Starts the mock model server for submitted jobs' `mock = true` endpoints.
+    pub mock: Option<Arc<dyn MockStarter>>,
     /// How often `/v1/jobs/{id}/events` reports progress.
     pub event_interval: Duration,
 }
@@ -64,8 +68,16 @@ impl AppState {
             token: token.filter(|t| !t.is_empty()),
             boundary: Arc::new(working_directory_boundary()),
             runs: Runs::default(),
+            mock: Some(Arc::new(InProcessMock)),
             event_interval: Duration::from_secs(1),
         }
+    }
+}
+
+impl AppState {
+    /// What a job run here is given: this server's store and mock starter.
+    pub fn jobs_context(&self) -> jobs::Context {
+        jobs::Context::new(self.store.clone(), self.mock.clone())
     }
 }
 

@@ -1,7 +1,6 @@
 //! The jobs this service is working right now, each a background task running
-//! the runner of `usersim run --resume` for its kind (`jobs::work_stored` for a
-//! generation job, `jobs::judging::resume_judging_in` for a judging job), with
-//! a signal to stop it.
+//! `jobs::work_stored` (the runner of `usersim run --resume`, for any kind of
+//! job), with a signal to stop it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use crate::jobs::judging::{resume_judging_in, JudgeOptions};
 use crate::jobs::{self, RunError, RunOptions};
-use crate::store::{ItemCounts, JobStatus, Store};
+use crate::store::{ItemCounts, JobStatus};
 
 #[derive(Clone, Default)]
 pub struct Runs {
@@ -26,13 +24,7 @@ struct Run {
 impl Runs {
     /// Start working `job_id` in the background, unless it already runs here.
     /// Returns whether it was started.
-    pub fn start(
-        &self,
-        store: Arc<dyn Store>,
-        database: String,
-        job_id: i64,
-        retry_failed: bool,
-    ) -> bool {
+    pub fn start(&self, ctx: jobs::Context, job_id: i64, retry_failed: bool) -> bool {
         let Ok(mut running) = self.running.lock() else {
             return false;
         };
@@ -44,7 +36,7 @@ impl Runs {
         let runs = self.clone();
         let task = tokio::spawn(
             async move {
-                match work(store.clone(), &database, job_id, retry_failed, stopped).await {
+                match work(&ctx, job_id, retry_failed, stopped).await {
                     Ok((status, counts)) => tracing::info!(
                         status = status.as_str(),
                         done = counts.done,
@@ -53,7 +45,7 @@ impl Runs {
                     ),
                     Err(e) => {
                         tracing::error!("job run failed: {}", super::error::error_chain(&e));
-                        if let Err(e) = store.set_job_status(job_id, JobStatus::Failed).await {
+                        if let Err(e) = ctx.store.set_job_status(job_id, JobStatus::Failed).await {
                             tracing::error!("cannot mark the job failed: {e}");
                         }
                     }
@@ -110,35 +102,20 @@ impl Runs {
     }
 }
 
-/// Work a stored job with the runner of its kind (`usersim run --resume`'s):
-/// a generation job, or a judging job; its status and item counts after.
+/// Work a stored job with the runner of its kind; its status and item
+/// counts after. No progress output: the service reports progress as events.
 async fn work(
-    store: Arc<dyn Store>,
-    database: &str,
+    ctx: &jobs::Context,
     job_id: i64,
     retry_failed: bool,
     stop: watch::Receiver<bool>,
 ) -> Result<(JobStatus, ItemCounts), RunError> {
-    let row = store
-        .get_job(job_id)
-        .await?
-        .ok_or(RunError::NoSuchJob(job_id))?;
-    if row.kind == "judging" {
-        let options = JudgeOptions {
-            retry_failed,
-            quiet: true,
-            stop: Some(stop),
-            ..JudgeOptions::default()
-        };
-        let report = resume_judging_in(store, database, row, &options).await?;
-        return Ok((report.job.status, report.counts));
-    }
     let options = RunOptions {
         retry_failed,
-        quiet: true,
         stop: Some(stop),
         ..RunOptions::default()
     };
-    let report = jobs::work_stored(store, database, job_id, &options).await?;
-    Ok((report.job.status, report.counts))
+    let report = jobs::work_stored(ctx, job_id, &options).await?;
+    let (job, counts) = report.job();
+    Ok((job.status, *counts))
 }

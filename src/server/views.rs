@@ -15,7 +15,7 @@ use super::{ApiError, AppState};
 pub struct JobView {
     pub id: i64,
     pub name: String,
-    pub kind: String,
+    pub kind: crate::store::JobKind,
     pub status: JobStatus,
     pub config_hash: String,
     pub created_at: i64,

@@ -10,8 +10,8 @@ use serde_json::Value;
 use sqlx::Row;
 
 use super::{
-    ConversationKey, ConversationRow, ItemRow, ItemStatus, JobRow, JobStatus, JudgeCallRow,
-    JudgmentRow, MessageRow, NewJudgeCall, StoreError, StoredConversation, UsageRow,
+    ConversationKey, ConversationRow, ItemRow, ItemStatus, JobKind, JobRow, JobStatus,
+    JudgeCallRow, JudgmentRow, MessageRow, NewJudgeCall, StoreError, StoredConversation, UsageRow,
 };
 
 /// One column of a stored row, read as the types the schema uses.
@@ -126,10 +126,15 @@ pub(crate) use conversation_key_columns;
 pub(crate) fn job(row: &impl StoredRow) -> Result<JobRow, StoreError> {
     let id = row.int("id")?;
     let status = row.text("status")?;
+    let kind = row.text("kind")?;
     Ok(JobRow {
         id,
         name: row.text("name")?,
-        kind: row.text("kind")?,
+        kind: JobKind::parse(&kind).ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "jobs row {id}, column kind: unknown kind '{kind}' (expected generation or judging)"
+            ))
+        })?,
         config_snapshot: row.text("config_snapshot")?,
         config_hash: row.text("config_hash")?,
         status: JobStatus::parse(&status).ok_or_else(|| {

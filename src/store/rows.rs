@@ -68,11 +68,41 @@ impl ItemStatus {
     }
 }
 
+/// What a job's items are: conversations to generate, or stored
+/// conversations to judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    Generation,
+    Judging,
+}
+
+impl JobKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Generation => "generation",
+            JobKind::Judging => "judging",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "generation" => JobKind::Generation,
+            "judging" => JobKind::Judging,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for JobKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct NewJob {
     pub name: String,
-    /// `generation` (later also `judging`).
-    pub kind: String,
+    pub kind: JobKind,
     /// The config exactly as loaded (TOML text), so a job can be re-read later.
     pub config_snapshot: String,
     /// Hash of the canonical config; equal hashes mean the same job.
@@ -83,7 +113,7 @@ pub struct NewJob {
 pub struct JobRow {
     pub id: i64,
     pub name: String,
-    pub kind: String,
+    pub kind: JobKind,
     pub config_snapshot: String,
     pub config_hash: String,
     pub status: JobStatus,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use common::{first_scenarios, write_job, JobSpec};
 use usersim::jobs::{self, RunOptions, RunReport};
+use usersim::mock_llm::InProcessMock;
 use usersim::store::{self, Store, StoredConversation};
 
 async fn run(spec: JobSpec) -> (tempfile::TempDir, Arc<dyn Store>, RunReport) {
@@ -21,13 +22,17 @@ async fn run(spec: JobSpec) -> (tempfile::TempDir, Arc<dyn Store>, RunReport) {
     };
     let (path, db) = write_job(dir.path(), &spec);
     let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
-    let options = RunOptions {
-        quiet: true,
-        ..RunOptions::default()
-    };
-    let report = jobs::run(&job, &options).await.unwrap();
-    let store = store::open(&db).await.unwrap();
+    let (store, report) = run_job(&db, &job).await;
     (dir, store, report)
+}
+
+/// Run `job` in the store at `db` (opened once, as the CLI does) with the
+/// in-process mock, without progress output.
+async fn run_job(db: &str, job: &usersim::config::Job) -> (Arc<dyn Store>, RunReport) {
+    let store = store::open(db).await.unwrap();
+    let ctx = jobs::Context::new(store.clone(), Some(Arc::new(InProcessMock)));
+    let report = jobs::run(&ctx, job, &RunOptions::default()).await.unwrap();
+    (store, report)
 }
 
 async fn conversations(store: &dyn Store, job: i64) -> Vec<StoredConversation> {
@@ -193,16 +198,8 @@ async fn rewards_vary_across_scenarios_and_seeds() {
         let s = spec;
         let (path, db) = write_job(dir.path(), &s);
         let job = usersim::config::load(&path).unwrap();
-        let r = jobs::run(
-            &job,
-            &RunOptions {
-                quiet: true,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-        (dir, store::open(&db).await.unwrap(), r)
+        let (store, r) = run_job(&db, &job).await;
+        (dir, store, r)
     };
     let all = conversations(store.as_ref(), report.job.id).await;
     let rewards: Vec<f64> = all.iter().filter_map(|c| c.conversation.reward).collect();
@@ -287,12 +284,7 @@ async fn a_scenario_with_reward_basis_none_is_generated_and_stores_no_reward() {
     )
     .unwrap();
     let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
-    let options = RunOptions {
-        quiet: true,
-        ..RunOptions::default()
-    };
-    let report = jobs::run(&job, &options).await.unwrap();
-    let store = store::open(&db).await.unwrap();
+    let (store, report) = run_job(&db, &job).await;
     let all = conversations(store.as_ref(), report.job.id).await;
     assert_eq!(all.len(), 2);
     for c in &all {

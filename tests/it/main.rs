@@ -32,6 +32,7 @@ mod limits;
 mod llm_client;
 mod mock_faults;
 mod nemo_gym;
+mod progress;
 mod real_model;
 mod resume;
 mod server_api;

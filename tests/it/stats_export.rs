@@ -21,9 +21,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use usersim::jobs::stats::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use usersim::judge::aggregate::win_rate;
 use usersim::judge::Preference;
+use usersim::report::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use usersim::store::{
     self, ItemRow, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store,
 };
@@ -175,10 +175,19 @@ fn stats_report_matches_hand_computed_values(dir: &Path, f: &Fixture) {
 
     let fidelity = judge("fidelity");
     // 1, 0, 1 → 2 of 3 passed (b5's judgment is of job B).
-    assert_eq!(
-        fidelity["pointwise"]["pass_rate"],
-        json!({"passed": 2, "judged": 3, "rate": 2.0 / 3.0})
-    );
+    // Its interval is Wilson's: inside [0, 1] (2 of 3: [0.208, 0.939]).
+    let pass = &fidelity["pointwise"]["pass_rate"];
+    assert_eq!((&pass["passed"], &pass["judged"]), (&json!(2), &json!(3)));
+    assert_close(&pass["rate"], 2.0 / 3.0);
+    let (lo, hi) = usersim::report::interval::wilson(2, 3).unwrap();
+    assert_close(&pass["ci95"][0], lo);
+    assert_close(&pass["ci95"][1], hi);
+    assert!((lo - 0.2077).abs() < 1e-3 && (hi - 0.9385).abs() < 1e-3);
+    // Rewards 1, 1, 0, 1, 1, 0.5 are not all 0 or 1: a normal interval
+    // clamped to [0, 1], which the report names.
+    assert_eq!(c["reward"]["ci_method"], "normal_clamped");
+    let hi = c["reward"]["ci95"][1].as_f64().unwrap();
+    assert!(hi <= 1.0, "{hi}");
 }
 
 fn stats_text_report_says_n_a_where_nothing_counts(dir: &Path, f: &Fixture) {
@@ -544,7 +553,7 @@ async fn job(
     let job = store
         .create_job(&NewJob {
             name: name.into(),
-            kind: "generation".into(),
+            kind: usersim::store::JobKind::Generation,
             config_snapshot: String::new(),
             config_hash: unique_name(name),
         })

@@ -196,7 +196,7 @@ async fn jobs_are_created_read_back_found_by_config_hash_and_change_status(
     let after = now_ms();
 
     assert_eq!(first.name, "first");
-    assert_eq!(first.kind, "generation");
+    assert_eq!(first.kind, usersim::store::JobKind::Generation);
     assert_eq!(first.config_snapshot, "name = \"first\"\n");
     assert_eq!(first.config_hash, hash);
     assert_eq!(first.status, JobStatus::Pending);
@@ -1811,7 +1811,7 @@ impl Snapshot {
 fn new_job(name: &str, hash: &str) -> NewJob {
     NewJob {
         name: name.to_string(),
-        kind: "generation".to_string(),
+        kind: usersim::store::JobKind::Generation,
         config_snapshot: format!("name = \"{name}\"\n"),
         config_hash: hash.to_string(),
     }

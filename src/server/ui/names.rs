@@ -1,25 +1,15 @@
 //! What a job is called on a page: a generation job by its name, a judging
 //! job by what it judges (its stored name ends in a config hash).
 
-use serde::Serialize;
-
 use crate::jobs::judging::{JudgesSource, JudgingSpec, JudgingTarget};
 use crate::store::JobRow;
 
-/// The one place the UI tells the kinds of job apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Generation,
-    Judging,
-}
+/// The kind of job a page shows (the store's own enum, serialised as the
+/// templates compare it: `generation` / `judging`).
+pub use crate::store::JobKind as Kind;
 
 pub fn kind(row: &JobRow) -> Kind {
-    if row.kind == "judging" {
-        Kind::Judging
-    } else {
-        Kind::Generation
-    }
+    row.kind
 }
 
 /// `Judging job 3 with its own judges`, `Judging job 1 against job 2`, or
@@ -63,7 +53,7 @@ mod tests {
         let mut row = JobRow {
             id: 4,
             name: "judge-1-vs-2-0a1b2c3d".into(),
-            kind: "judging".into(),
+            kind: Kind::Judging,
             config_snapshot: serde_json::json!({
                 "judges": {"source": "job", "job_id": 1},
                 "target": {"kind": "pairwise", "a": 1, "b": 2},
@@ -80,7 +70,7 @@ mod tests {
         );
         row.config_snapshot = "not json".into();
         assert_eq!(label(&row), "judge-1-vs-2-0a1b2c3d");
-        row.kind = "generation".into();
+        row.kind = Kind::Generation;
         assert_eq!(kind(&row), Kind::Generation);
     }
 }

@@ -49,7 +49,7 @@ pub(super) async fn create(
             &CREATE,
             &[
                 Param::Text(&job.name),
-                Param::Text(&job.kind),
+                Param::Text(job.kind.as_str()),
                 Param::Text(&job.config_snapshot),
                 Param::Text(&job.config_hash),
                 Param::Text(JobStatus::Pending.as_str()),

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::config;
-
-use super::runner::{run, RunError, RunOptions};
+use crate::jobs::{run, Context, RunError, RunOptions};
 
 mod memory;
 
@@ -24,11 +23,11 @@ pub struct BenchOptions {
     pub latency: Duration,
     pub concurrency: usize,
     pub conversations: u32,
-    /// `sqlite://…` or `postgres://…`; a fresh SQLite file when `None`.
-    pub database: Option<String>,
+    /// `sqlite://…` or `postgres://…`: the database of the context's store.
+    pub database: String,
     /// The endpoints speak HTTP/2 to the mock (`http2 = true`).
     pub http2: bool,
-    /// Where the generated config (and SQLite file) go.
+    /// Where the generated config goes.
     pub workdir: PathBuf,
 }
 
@@ -264,7 +263,13 @@ impl Drop for MockProcess {
     }
 }
 
-pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
+/// Run the benchmark in `ctx`'s store (opened from `o.database`), with
+/// `options` as the job's run options (its progress, typically).
+pub async fn bench(
+    ctx: &Context,
+    o: &BenchOptions,
+    options: &RunOptions,
+) -> Result<BenchFigures, RunError> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scenarios = repo.join("data/retail/scenarios.jsonl");
     let mock = MockProcess::start(&o.exe, &scenarios, o.latency).map_err(|e| {
@@ -273,14 +278,7 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
             format!("cannot start the mock model server: {e}"),
         )])
     })?;
-    let database = o.database.clone().unwrap_or_else(|| {
-        format!(
-            "sqlite://{}",
-            o.workdir
-                .join(format!("bench-{}.db", crate::store::now_ms()))
-                .display()
-        )
-    });
+    let database = o.database.clone();
     let path = o.workdir.join("bench.toml");
     let write = std::fs::write(
         &path,
@@ -305,19 +303,14 @@ pub async fn bench(o: &BenchOptions) -> Result<BenchFigures, RunError> {
     let cpu_before = cpu_secs("self").zip(cpu_secs(&mock_pid));
     let started = Instant::now();
     let t0 = crate::store::now_ms();
-    let report = run(
-        &job,
-        // Progress goes to stderr; the figures are printed on stdout.
-        &RunOptions::default(),
-    )
-    .await?;
+    let report = run(ctx, &job, options).await?;
     let seconds = started.elapsed().as_secs_f64();
     let end = crate::store::now_ms();
     let peak = rss_peak_total();
     let samples = sampler.stop();
     let cpu_after = cpu_secs("self").zip(cpu_secs(&mock_pid));
 
-    let store = crate::store::open(&database).await?;
+    let store = &ctx.store;
     let latency_ms = o.latency.as_millis() as f64;
     let mut overheads = Vec::new();
     let mut text_bytes = 0usize;

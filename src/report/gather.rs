@@ -1,178 +1,19 @@
-//! Statistics of a job: rewards (mean with a 95% interval, by component, by
-//! termination reason), pass^k per scenario, and per judge the counts of its
-//! judgments and what its `ok` verdicts add up to. Unparseable and failed
-//! judgments are counted and otherwise left out: they are never a loss or a 0.
+//! Gathering a job's statistics from the store: its conversations, one page
+//! at a time, and every judgment of them with the calls behind them.
+//! Unparseable and failed judgments are counted and otherwise left out: they
+//! are never a loss or a 0.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::{self, Write as _};
-
-use serde::Serialize;
 
 use crate::export::{newest_judgments, ok_verdict, CorruptJudgment};
 use crate::judge::aggregate::{
-    first_position_rate, mean_score, pass_hat_k, position_consistency, win_rate, MeanScore, Trials,
-    WinRate,
+    first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
 };
 use crate::judge::{Order, Preference, Verdict};
-use crate::store::{ConversationRow, JobStatus, JudgeCallRow, JudgmentRow, Store, StoreError};
+use crate::store::{ConversationRow, JudgeCallRow, JudgmentRow, Store};
 
-/// The k of pass^k when none are asked for.
-pub const DEFAULT_KS: [u64; 3] = [1, 2, 4];
-/// Bootstrap resamples of a win-rate interval.
-pub const BOOTSTRAP_RESAMPLES: usize = 1000;
-/// The bootstrap's seed: the same judgments always give the same interval.
-pub const BOOTSTRAP_SEED: u64 = 20_250_101;
-/// A trial succeeds with full reward (1.0, give or take rounding).
-pub const SUCCESS_REWARD: f64 = 1.0 - 1e-9;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StatsError {
-    #[error("job {0} is not in the database")]
-    NoSuchJob(i64),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    CorruptJudgment(#[from] CorruptJudgment),
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StatsReport {
-    pub job: JobInfo,
-    pub conversations: ConversationStats,
-    pub pass_hat_k: PassHatK,
-    /// By judge name.
-    pub judges: Vec<JudgeStats>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JobInfo {
-    pub id: i64,
-    pub name: String,
-    pub kind: String,
-    pub status: JobStatus,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ConversationStats {
-    /// Stored conversations (failed items store none).
-    pub total: u64,
-    /// Those with a reward; the others were broken by the simulator or environment.
-    pub scored: u64,
-    /// Mean reward of the scored ones; `None` when none is.
-    pub reward: Option<MeanScore>,
-    /// By component name, from each conversation's reward breakdown.
-    pub components: Vec<ComponentStats>,
-    /// Most frequent first.
-    pub terminations: Vec<TerminationStats>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComponentStats {
-    pub component: String,
-    pub score: MeanScore,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TerminationStats {
-    pub reason: String,
-    pub count: u64,
-    pub scored: u64,
-    /// `None` when none of them is scored.
-    pub mean_reward: Option<f64>,
-}
-
-/// pass^k: per scenario, the chance that k of its trials drawn without
-/// replacement all succeed, C(c, k) / C(n, k); averaged over the scenarios
-/// with at least k trials. A trial is a scored conversation; it succeeds with
-/// reward ≥ [`SUCCESS_REWARD`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PassHatK {
-    pub success_reward: f64,
-    /// By scenario id.
-    pub scenarios: Vec<ScenarioTrials>,
-    pub values: Vec<PassHatKValue>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ScenarioTrials {
-    pub scenario: String,
-    pub n: u64,
-    pub successes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassHatKValue {
-    pub k: u64,
-    /// `None` when no scenario has k trials.
-    pub value: Option<f64>,
-    /// Scenarios with at least k trials: those the mean is over.
-    pub scenarios: u64,
-}
-
-/// One judge's judgments of the job's conversations (the newest per
-/// conversation when the judge's config changed). Each verdict kind the judge
-/// gave has its section; the others are `None`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JudgeStats {
-    pub judge: String,
-    pub ok: u64,
-    pub unparseable: u64,
-    pub failed: u64,
-    pub pointwise: Option<PointwiseStats>,
-    pub pairwise: Option<PairwiseStats>,
-    pub assertions: Option<AssertionStats>,
-    pub equivalence: Option<EquivalenceStats>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PointwiseStats {
-    pub score: MeanScore,
-    /// A pass/fail judge (every score 0 or 1): the share that passed.
-    pub pass_rate: Option<PassRate>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassRate {
-    pub passed: u64,
-    pub judged: u64,
-    pub rate: f64,
-}
-
-/// A = the job's conversation, B = the other (another job's, or a reference).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PairwiseStats {
-    /// Win/tie/loss of A, win rate (ties count half) and its bootstrap interval.
-    pub win_rate: WinRate,
-    pub tie_rate: f64,
-    /// Judgments judged in both orders.
-    pub swap_checked: u64,
-    /// Of those, the ones whose orders agreed.
-    pub consistent: u64,
-    /// consistent / swap_checked; `None` without swap checks.
-    pub position_consistency: Option<f64>,
-    /// Individual `ok` calls behind the `ok` judgments that preferred one side.
-    pub decided_calls: u64,
-    /// Of those, the ones that preferred the answer shown first.
-    pub first_position_wins: u64,
-    /// first_position_wins / decided_calls (0.5 = no position bias).
-    pub first_position_rate: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AssertionStats {
-    pub judgments: u64,
-    pub assertions: u64,
-    pub met: u64,
-    /// met / assertions.
-    pub share_met: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EquivalenceStats {
-    pub judgments: u64,
-    pub equal: u64,
-    pub share_equal: f64,
-}
+use super::interval::{wilson, Mean};
+use super::stats::*;
 
 const PAGE: u32 = 200;
 
@@ -256,7 +97,7 @@ impl ConversationTally {
                 reason,
                 count,
                 scored: rewards.len() as u64,
-                mean_reward: mean_score(&rewards).map(|m| m.mean),
+                mean_reward: Mean::of_unbounded(&rewards).map(|m| m.mean),
             })
             .collect();
         // Stable: equal counts stay in name order.
@@ -265,7 +106,7 @@ impl ConversationTally {
             .components
             .into_iter()
             .filter_map(|(component, scores)| {
-                mean_score(&scores).map(|score| ComponentStats { component, score })
+                Mean::of_unit(&scores).map(|score| ComponentStats { component, score })
             })
             .collect();
         let scenarios: Vec<ScenarioTrials> = self
@@ -281,7 +122,7 @@ impl ConversationTally {
         let stats = ConversationStats {
             total: self.total,
             scored: self.rewards.len() as u64,
-            reward: mean_score(&self.rewards),
+            reward: Mean::of_unit(&self.rewards),
             components,
             terminations,
         };
@@ -400,7 +241,7 @@ pub fn judge_stats(
     Ok(judges
         .into_iter()
         .map(|(judge, g)| {
-            let pointwise = mean_score(&g.scores).map(|score| PointwiseStats {
+            let pointwise = Mean::of_unbounded(&g.scores).map(|score| PointwiseStats {
                 pass_rate: pass_rate(&g.scores),
                 score,
             });
@@ -469,293 +310,8 @@ fn pass_rate(scores: &[f64]) -> Option<PassRate> {
         passed,
         judged,
         rate: passed as f64 / judged as f64,
+        ci95: wilson(passed, judged),
     })
-}
-
-// ------------------------------------------------------------------- text
-
-/// Numbers in [0, 1] (rewards, rates).
-fn rate(x: f64) -> String {
-    format!("{x:.3}")
-}
-
-fn opt_rate(x: Option<f64>) -> String {
-    x.map_or_else(|| "n/a".to_string(), rate)
-}
-
-fn interval(ci: Option<(f64, f64)>, digits: usize) -> String {
-    match ci {
-        Some((lo, hi)) => format!("[{lo:.digits$}, {hi:.digits$}]"),
-        None => "n/a (one value)".to_string(),
-    }
-}
-
-/// Columns padded to their widest cell; the first left-aligned, the rest right.
-fn table(out: &mut String, indent: &str, rows: &[Vec<String>]) {
-    aligned(out, indent, rows, true);
-}
-
-/// Label and value pairs: both left-aligned.
-fn pairs(out: &mut String, indent: &str, rows: &[Vec<String>]) {
-    aligned(out, indent, rows, false);
-}
-
-fn aligned(out: &mut String, indent: &str, rows: &[Vec<String>], numbers_right: bool) {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let mut line = indent.to_string();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if i == 0 || !numbers_right {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str("  ");
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-}
-
-fn cells(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
-/// The plain-text report `usersim stats` prints.
-impl fmt::Display for StatsReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        let c = &self.conversations;
-        // Writing to a String cannot fail.
-        let _ = writeln!(
-            out,
-            "job {} '{}' ({}, {})",
-            self.job.id,
-            self.job.name,
-            self.job.kind,
-            self.job.status.as_str()
-        );
-        out.push_str("\nConversations\n");
-        let mut rows = vec![
-            vec!["stored".to_string(), c.total.to_string()],
-            vec!["scored".to_string(), c.scored.to_string()],
-        ];
-        if c.total > c.scored {
-            rows.push(vec![
-                "not scored".to_string(),
-                format!(
-                    "{} (simulator or environment broke them)",
-                    c.total - c.scored
-                ),
-            ]);
-        }
-        rows.push(vec![
-            "mean reward".to_string(),
-            match &c.reward {
-                Some(m) => format!("{}  95% CI {}", rate(m.mean), interval(m.ci95, 3)),
-                None => "n/a (nothing scored)".to_string(),
-            },
-        ]);
-        pairs(&mut out, "  ", &rows);
-
-        if !c.components.is_empty() {
-            out.push_str("\nReward components\n");
-            let mut rows = vec![cells(&["component", "n", "mean", "95% CI"])];
-            for part in &c.components {
-                rows.push(vec![
-                    part.component.clone(),
-                    part.score.n.to_string(),
-                    rate(part.score.mean),
-                    interval(part.score.ci95, 3),
-                ]);
-            }
-            table(&mut out, "  ", &rows);
-        }
-
-        if !c.terminations.is_empty() {
-            out.push_str("\nTerminations\n");
-            let mut rows = vec![cells(&["reason", "count", "scored", "mean reward"])];
-            for t in &c.terminations {
-                rows.push(vec![
-                    t.reason.clone(),
-                    t.count.to_string(),
-                    t.scored.to_string(),
-                    opt_rate(t.mean_reward),
-                ]);
-            }
-            table(&mut out, "  ", &rows);
-        }
-
-        let p = &self.pass_hat_k;
-        let _ = writeln!(
-            out,
-            "\npass^k per scenario (success = full reward; {} scenario{} with a scored conversation)",
-            p.scenarios.len(),
-            if p.scenarios.len() == 1 { "" } else { "s" }
-        );
-        let mut rows = vec![cells(&["k", "pass^k", "scenarios with ≥ k trials"])];
-        for v in &p.values {
-            rows.push(vec![
-                v.k.to_string(),
-                opt_rate(v.value),
-                v.scenarios.to_string(),
-            ]);
-        }
-        table(&mut out, "  ", &rows);
-
-        out.push_str("\nJudges\n");
-        if self.judges.is_empty() {
-            out.push_str("  none: no judgments of this job's conversations\n");
-        } else {
-            let mut rows = vec![cells(&["judge", "ok", "unparseable", "failed"])];
-            for j in &self.judges {
-                rows.push(vec![
-                    j.judge.clone(),
-                    j.ok.to_string(),
-                    j.unparseable.to_string(),
-                    j.failed.to_string(),
-                ]);
-            }
-            table(&mut out, "  ", &rows);
-            out.push_str("  (only ok judgments count below)\n");
-        }
-        for j in &self.judges {
-            judge_section(&mut out, j);
-        }
-        f.write_str(&out)
-    }
-}
-
-fn judge_section(out: &mut String, j: &JudgeStats) {
-    if j.ok == 0 {
-        let _ = writeln!(out, "\n{}: no ok judgments, nothing to report", j.judge);
-        return;
-    }
-    if let Some(p) = &j.pointwise {
-        let kind = if p.pass_rate.is_some() {
-            "pass/fail: every score is 0 or 1"
-        } else {
-            "pointwise"
-        };
-        let _ = writeln!(out, "\n{} ({kind})", j.judge);
-        let rows = match &p.pass_rate {
-            Some(pass) => vec![vec![
-                "pass rate".to_string(),
-                format!(
-                    "{}  95% CI {}  ({} of {} passed)",
-                    rate(pass.rate),
-                    interval(p.score.ci95, 3),
-                    pass.passed,
-                    pass.judged
-                ),
-            ]],
-            None => vec![vec![
-                "mean score".to_string(),
-                format!(
-                    "{:.2}  95% CI {}  (n = {})",
-                    p.score.mean,
-                    interval(p.score.ci95, 2),
-                    p.score.n
-                ),
-            ]],
-        };
-        pairs(out, "  ", &rows);
-    }
-    if let Some(p) = &j.pairwise {
-        let _ = writeln!(
-            out,
-            "\n{} (pairwise: A = this job's conversation, B = the other)",
-            j.judge
-        );
-        let w = &p.win_rate;
-        let rows = vec![
-            vec![
-                "win / tie / loss".to_string(),
-                format!(
-                    "{} / {} / {}",
-                    w.counts.wins, w.counts.ties, w.counts.losses
-                ),
-            ],
-            vec![
-                "win rate of A".to_string(),
-                format!(
-                    "{}  95% CI {}  (ties count half; bootstrap, {} resamples)",
-                    rate(w.rate),
-                    interval(Some(w.ci95), 3),
-                    w.resamples
-                ),
-            ],
-            vec!["tie rate".to_string(), rate(p.tie_rate)],
-            vec![
-                "position consistency".to_string(),
-                match p.position_consistency {
-                    Some(r) => format!(
-                        "{}  ({} of {} swap-checked judgments agreed)",
-                        rate(r),
-                        p.consistent,
-                        p.swap_checked
-                    ),
-                    None => "n/a (no swap-checked judgments)".to_string(),
-                },
-            ],
-            vec![
-                "first-position rate".to_string(),
-                match p.first_position_rate {
-                    Some(r) => format!(
-                        "{}  ({} of {} decided calls chose the answer shown first; 0.5 = no bias)",
-                        rate(r),
-                        p.first_position_wins,
-                        p.decided_calls
-                    ),
-                    None => "n/a (no call preferred either answer)".to_string(),
-                },
-            ],
-        ];
-        pairs(out, "  ", &rows);
-    }
-    if let Some(a) = &j.assertions {
-        let _ = writeln!(out, "\n{} (assertions)", j.judge);
-        pairs(
-            out,
-            "  ",
-            &[vec![
-                "assertions met".to_string(),
-                format!(
-                    "{}  ({} of {} in {} judgments)",
-                    opt_rate(a.share_met),
-                    a.met,
-                    a.assertions,
-                    a.judgments
-                ),
-            ]],
-        );
-    }
-    if let Some(e) = &j.equivalence {
-        let _ = writeln!(out, "\n{} (equivalence)", j.judge);
-        pairs(
-            out,
-            "  ",
-            &[vec![
-                "equal".to_string(),
-                format!("{}  ({} of {})", rate(e.share_equal), e.equal, e.judgments),
-            ]],
-        );
-    }
 }
 
 #[cfg(test)]
@@ -763,7 +319,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::store::NewJudgeCall;
+    use crate::store::{JobKind, JobStatus, NewJudgeCall};
     use Preference::{Tie, A, B};
 
     fn close(a: f64, b: f64) -> bool {
@@ -935,7 +491,7 @@ mod tests {
             job: JobInfo {
                 id: 1,
                 name: "j".into(),
-                kind: "generation".into(),
+                kind: JobKind::Generation,
                 status: JobStatus::Done,
             },
             conversations: ConversationStats::default(),
@@ -1030,7 +586,8 @@ mod tests {
             Some(PassRate {
                 passed: 2,
                 judged: 2,
-                rate: 1.0
+                rate: 1.0,
+                ci95: wilson(2, 2),
             })
         );
     }
@@ -1137,7 +694,7 @@ mod tests {
             job: JobInfo {
                 id: 1,
                 name: "j".into(),
-                kind: "generation".into(),
+                kind: JobKind::Generation,
                 status: JobStatus::Done,
             },
             conversations: ConversationStats::default(),

@@ -1,0 +1,12 @@
+//! Reporting on jobs: statistics gathered from the store ([`gather`]) into
+//! report types ([`stats`]), rendered as text ([`render`]) or JSON (serde);
+//! and what a job's roles used and cost ([`usage`]).
+
+pub mod gather;
+pub mod interval;
+pub mod render;
+pub mod stats;
+pub mod usage;
+
+pub use gather::job_stats;
+pub use stats::{StatsError, StatsReport, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, DEFAULT_KS};
