@@ -1,7 +1,8 @@
 //! The one [`Store`] over both backends: each query is written once here,
 //! in SQL both dialects read, and runs on the store's pools. A backend's
 //! [`Dialect`] brings how its transactions begin and the statements it writes
-//! its own way: leasing and bulk inserts.
+//! its own way: leasing and bulk inserts. Every call is a `store.*` span at
+//! debug level, with the ids it is about.
 
 mod conversations;
 pub(crate) mod dialect;
@@ -77,34 +78,42 @@ impl<D: Dialect> SqlStore<D> {
 
 #[async_trait]
 impl<D: Dialect> Store for SqlStore<D> {
+    #[tracing::instrument(name = "store.create_job", level = "debug", skip_all)]
     async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError> {
         jobs::create(self, job).await
     }
 
+    #[tracing::instrument(name = "store.get_job", level = "debug", skip_all, fields(id = id))]
     async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError> {
         jobs::get(self, id).await
     }
 
+    #[tracing::instrument(name = "store.find_job_by_config_hash", level = "debug", skip_all)]
     async fn find_job_by_config_hash(&self, hash: &str) -> Result<Option<JobRow>, StoreError> {
         jobs::find_by_config_hash(self, hash).await
     }
 
+    #[tracing::instrument(name = "store.find_job_by_name", level = "debug", skip_all)]
     async fn find_job_by_name(&self, name: &str) -> Result<Option<JobRow>, StoreError> {
         jobs::find_by_name(self, name).await
     }
 
+    #[tracing::instrument(name = "store.all_jobs", level = "debug", skip_all)]
     async fn all_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
         jobs::all(self).await
     }
 
+    #[tracing::instrument(name = "store.open_jobs", level = "debug", skip_all)]
     async fn open_jobs(&self) -> Result<Vec<JobRow>, StoreError> {
         jobs::open(self).await
     }
 
+    #[tracing::instrument(name = "store.set_job_status", level = "debug", skip_all, fields(id = id))]
     async fn set_job_status(&self, id: i64, status: JobStatus) -> Result<(), StoreError> {
         jobs::set_status(self, id, status).await
     }
 
+    #[tracing::instrument(name = "store.add_items", level = "debug", skip_all, fields(job_id = job_id))]
     async fn add_items(&self, job_id: i64, items: &[NewItem]) -> Result<u64, StoreError> {
         if items.is_empty() {
             return Ok(0);
@@ -112,6 +121,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         D::add_items(&self.writer, job_id, items).await
     }
 
+    #[tracing::instrument(name = "store.lease_items", level = "debug", skip_all, fields(job_id = job_id))]
     async fn lease_items(
         &self,
         job_id: i64,
@@ -131,6 +141,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         D::lease_items(&self.writer, &lease).await
     }
 
+    #[tracing::instrument(name = "store.renew_leases", level = "debug", skip_all)]
     async fn renew_leases(
         &self,
         owner: &str,
@@ -148,6 +159,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         D::renew_leases(&self.writer, &renewal).await
     }
 
+    #[tracing::instrument(name = "store.complete_items", level = "debug", skip_all)]
     async fn complete_items(
         &self,
         owner: &str,
@@ -156,10 +168,12 @@ impl<D: Dialect> Store for SqlStore<D> {
         conversations::complete_items(self, owner, batch).await
     }
 
+    #[tracing::instrument(name = "store.finish_item", level = "debug", skip_all, fields(item_id = item_id))]
     async fn finish_item(&self, item_id: i64, owner: &str) -> Result<(), StoreError> {
         items::finish(self, item_id, owner).await
     }
 
+    #[tracing::instrument(name = "store.fail_item", level = "debug", skip_all, fields(item_id = item_id))]
     async fn fail_item(
         &self,
         item_id: i64,
@@ -170,22 +184,27 @@ impl<D: Dialect> Store for SqlStore<D> {
         items::fail(self, item_id, owner, class, message).await
     }
 
+    #[tracing::instrument(name = "store.reset_failed_items", level = "debug", skip_all, fields(job_id = job_id))]
     async fn reset_failed_items(&self, job_id: i64) -> Result<u64, StoreError> {
         items::reset_failed(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.release_items", level = "debug", skip_all, fields(job_id = job_id))]
     async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError> {
         items::release(self, job_id, owner).await
     }
 
+    #[tracing::instrument(name = "store.item_counts", level = "debug", skip_all, fields(job_id = job_id))]
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
         items::counts(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.get_conversation", level = "debug", skip_all, fields(id = id))]
     async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError> {
         conversations::get(self, id).await
     }
 
+    #[tracing::instrument(name = "store.conversations_page", level = "debug", skip_all, fields(job_id = job_id))]
     async fn conversations_page(
         &self,
         job_id: i64,
@@ -195,18 +214,22 @@ impl<D: Dialect> Store for SqlStore<D> {
         conversations::page(self, job_id, after_id, limit).await
     }
 
+    #[tracing::instrument(name = "store.job_summary", level = "debug", skip_all, fields(job_id = job_id))]
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
         conversations::summary(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.call_latencies", level = "debug", skip_all, fields(job_id = job_id))]
     async fn call_latencies(&self, job_id: i64) -> Result<Vec<LatencyHistogram>, StoreError> {
         conversations::latencies(&mut self.reader(), job_id).await
     }
 
+    #[tracing::instrument(name = "store.save_judgment", level = "debug", skip_all)]
     async fn save_judgment(&self, judgment: &NewJudgment) -> Result<i64, StoreError> {
         judgments::save(self, judgment).await
     }
 
+    #[tracing::instrument(name = "store.find_judgment", level = "debug", skip_all)]
     async fn find_judgment(
         &self,
         judge_hash: &str,
@@ -216,6 +239,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         judgments::find(self, judge_hash, a, b).await
     }
 
+    #[tracing::instrument(name = "store.judge_calls", level = "debug", skip_all)]
     async fn judge_calls(
         &self,
         judge_hash: &str,
@@ -225,22 +249,27 @@ impl<D: Dialect> Store for SqlStore<D> {
         judgments::calls(self, judge_hash, a, b).await
     }
 
+    #[tracing::instrument(name = "store.judgments_of_job", level = "debug", skip_all, fields(job_id = job_id))]
     async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
         judgments::of_job(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.judge_calls_of_job", level = "debug", skip_all, fields(job_id = job_id))]
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError> {
         judgments::calls_of_job(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.get_judgment", level = "debug", skip_all, fields(id = id))]
     async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
         judgments::get(self, id).await
     }
 
+    #[tracing::instrument(name = "store.judgments_of_conversation", level = "debug", skip_all, fields(id = id))]
     async fn judgments_of_conversation(&self, id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
         judgments::of_conversation(self, id).await
     }
 
+    #[tracing::instrument(name = "store.judgments_made_by", level = "debug", skip_all, fields(job_id = job_id))]
     async fn judgments_made_by(
         &self,
         job_id: i64,
@@ -250,6 +279,7 @@ impl<D: Dialect> Store for SqlStore<D> {
         judgments::made_by(self, job_id, after, limit).await
     }
 
+    #[tracing::instrument(name = "store.conversation_keys", level = "debug", skip_all, fields(job_id = job_id))]
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
         judgments::conversation_keys(self, job_id).await
     }
