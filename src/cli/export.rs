@@ -88,11 +88,26 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e.into()),
     };
-    let (database, job) = (&args.database, args.job);
+    let database = &args.database;
     if let Some(code) = super::refuse_missing_database(database) {
         return Ok(code);
     }
     let store = store::open(database).await?;
+    let code = export_from(store.as_ref(), args, chosen, target).await;
+    // SQLite folds its write-ahead log back into the file, and removes it, only
+    // when the last connection closes: an export leaves nothing beside it.
+    store.close().await;
+    code
+}
+
+/// The export, once the store is open.
+async fn export_from(
+    store: &dyn Store,
+    args: ExportArgs,
+    chosen: Chosen,
+    target: ExportTarget,
+) -> anyhow::Result<i32> {
+    let (database, job) = (&args.database, args.job);
     let Some(row) = store.get_job(job).await? else {
         eprintln!("job {job} is not in {database}");
         return Ok(super::EXIT_NOT_FOUND);
@@ -112,10 +127,9 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         drop_flagged,
         conversations: Default::default(),
     };
-    if filter.needs_judgments() && !judges_exist(store.as_ref(), job, &filter).await? {
+    if filter.needs_judgments() && !judges_exist(store, job, &filter).await? {
         return Ok(EXIT_INVALID);
     }
-    let store = store.as_ref();
     let written = match &target {
         ExportTarget::Stdout => {
             let mut writer = BufWriter::new(std::io::stdout());

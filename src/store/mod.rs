@@ -49,6 +49,9 @@ pub enum StoreError {
 /// Jobs, items (lease / complete / fail) and conversations.
 #[async_trait]
 pub trait Store: Send + Sync {
+    /// Waits for queued writes, then closes every connection (a SQLite file's
+    /// `-wal` and `-shm` companions go when its last connection does).
+    async fn close(&self);
     async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError>;
     async fn get_job(&self, id: i64) -> Result<Option<JobRow>, StoreError>;
     /// The newest job with this config hash, if any.

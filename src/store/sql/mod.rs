@@ -47,13 +47,6 @@ impl<D: Database> SqlStore<D> {
     pub(crate) fn new(reader: Pool<D>, writer: Pool<D>) -> Self {
         SqlStore { reader, writer }
     }
-
-    /// Wait for queued writes and running statements, then close every
-    /// connection.
-    pub async fn close(&self) {
-        self.writer.close().await;
-        self.reader.close().await;
-    }
 }
 
 // The helpers below are private to `sql/`, as `Dialect` is to the crate.
@@ -78,6 +71,11 @@ impl<D: Dialect> SqlStore<D> {
 
 #[async_trait]
 impl<D: Dialect> Store for SqlStore<D> {
+    async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+
     #[tracing::instrument(name = "store.create_job", level = "debug", skip_all)]
     async fn create_job(&self, job: &NewJob) -> Result<JobRow, StoreError> {
         jobs::create(self, job).await
