@@ -39,10 +39,9 @@ pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
         min_reward: args.min_reward,
     };
     let ctx = super::run::context(args.database).await?;
-    print_report(
-        run_judging(&ctx, spec, &name, &args.options).await,
-        args.database,
-    )
+    let result = run_judging(&ctx, spec, &name, &args.options).await;
+    ctx.store.close().await;
+    print_report(result, args.database)
 }
 
 /// Print a judging run's outcome; the exit code for it.

@@ -21,11 +21,15 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
     };
     let database = job.database.clone();
     let ctx = context(&database).await?;
-    report(jobs::run(&ctx, &job, options).await, &database)
+    let result = jobs::run(&ctx, &job, options).await;
+    ctx.store.close().await;
+    report(result, &database)
 }
 
 /// The store at `database`, opened once for the whole command, and the
-/// in-process mock for `mock = true` endpoints.
+/// in-process mock for `mock = true` endpoints. The command closes the store
+/// when its work is done: SQLite folds its write-ahead log back into the file,
+/// and removes it, only then.
 pub async fn context(database: &str) -> anyhow::Result<jobs::Context> {
     let store = store::open(database).await?;
     Ok(jobs::Context::new(store, Some(Arc::new(InProcessMock))))
@@ -36,7 +40,9 @@ pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Re
         return Ok(code);
     }
     let ctx = context(database).await?;
-    match jobs::work_stored(&ctx, id, options).await {
+    let result = jobs::work_stored(&ctx, id, options).await;
+    ctx.store.close().await;
+    match result {
         Ok(JobReport::Generation(r)) => report(Ok(*r), database),
         Ok(JobReport::Judging(r)) => super::judge::print_report(Ok(*r), database),
         Err(e) => report(Err(e), database),

@@ -16,7 +16,9 @@ pub async fn worker(
         progress: Some(super::progress::CliProgress::new(quiet, "worker")),
         ..RunOptions::default()
     };
-    match jobs::serve_worker(&ctx, job, &options).await {
+    let result = jobs::serve_worker(&ctx, job, &options).await;
+    ctx.store.close().await;
+    match result {
         Ok(WorkEnd::Interrupted { released }) => {
             let job_flag = job.map_or(String::new(), |id| format!(" --job {id}"));
             eprintln!(

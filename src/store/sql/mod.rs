@@ -72,8 +72,10 @@ impl<D: Dialect> SqlStore<D> {
 #[async_trait]
 impl<D: Dialect> Store for SqlStore<D> {
     async fn close(&self) {
-        self.writer.close().await;
+        // Readers first: SQLite checkpoints and removes the write-ahead log only
+        // when the last connection to close can write, and the readers cannot.
         self.reader.close().await;
+        self.writer.close().await;
     }
 
     #[tracing::instrument(name = "store.create_job", level = "debug", skip_all)]
