@@ -21,4 +21,5 @@ pub mod report;
 pub mod server;
 pub mod sim;
 pub mod store;
+pub mod synth;
 pub mod verify;

@@ -1,0 +1,8 @@
+//! Scenario synthesis: propose task blueprints grounded in an environment's
+//! real records, validate them by executing their gold actions, review them
+//! with a committee of judges, drop near-duplicates, and write scenarios that
+//! `usersim run` reads unchanged.
+
+pub mod brief;
+
+pub use brief::{Outcome, ProposalBrief};
