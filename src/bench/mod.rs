@@ -12,10 +12,15 @@ use crate::jobs::{run, Context, RunError, RunOptions};
 
 mod budget;
 mod memory;
+mod netstat;
+mod sched_probe;
+mod tail;
 
 pub use budget::BudgetUse;
 pub use memory::Rss;
 use memory::{cpu_secs, peak_until, rss_now, rss_peak_total, Sampler};
+pub use netstat::TcpStalls;
+pub use tail::{OverheadSplit, TailBreakdown};
 
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
@@ -90,6 +95,8 @@ pub struct BenchFigures {
     /// How much of each limit set with `--tpm` / `--rpm` the run used, as the
     /// mock counted it.
     pub budget: Vec<BudgetUse>,
+    /// Where the overhead per call went, and what may have caused its tail.
+    pub tail: TailBreakdown,
 }
 
 /// The run's wall time split into setup (before the first conversation
@@ -337,6 +344,8 @@ pub async fn bench(
     let sampler = Sampler::start(std::time::Duration::from_millis(10));
     let mock_pid = mock.child.id().to_string();
     let cpu_before = cpu_secs("self").zip(cpu_secs(&mock_pid));
+    let tcp_before = TcpStalls::now();
+    let probe = sched_probe::SchedProbe::start();
     let started = Instant::now();
     let t0 = crate::store::now_ms();
     let report = run(ctx, &job, options).await?;
@@ -345,16 +354,14 @@ pub async fn bench(
     let peak = rss_peak_total();
     let samples = sampler.stop();
     let cpu_after = cpu_secs("self").zip(cpu_secs(&mock_pid));
-    let mock_stats = if o.tokens_per_minute.is_some() || o.requests_per_minute.is_some() {
-        Some(mock.stats().await.map_err(|e| {
-            RunError::Invalid(vec![config::Problem::in_file(
-                &o.exe,
-                format!("cannot read the mock model server's counts: {e}"),
-            )])
-        })?)
-    } else {
-        None
-    };
+    let sched_delays = probe.stop().await;
+    let tcp = TcpStalls::now().zip(tcp_before).map(|(a, b)| a.since(b));
+    let mock_stats = mock.stats().await.map_err(|e| {
+        RunError::Invalid(vec![config::Problem::in_file(
+            &o.exe,
+            format!("cannot read the mock model server's counts: {e}"),
+        )])
+    })?;
 
     let store = &ctx.store;
     let latency_ms = o.latency.as_millis() as f64;
@@ -362,6 +369,7 @@ pub async fn bench(
     let mut text_bytes = 0usize;
     let mut shared_bytes = 0usize;
     let mut spans = Vec::new();
+    let mut times = Vec::new();
     let mut after = 0;
     loop {
         let page = store.conversations_page(report.job.id, after, 50).await?;
@@ -370,6 +378,12 @@ pub async fn bench(
         for c in &page {
             let calls: i64 = c.usage.iter().map(|u| u.calls).sum();
             spans.push((c.conversation.started_at, c.conversation.finished_at, calls));
+            times.push(tail::ConversationTimes {
+                started: c.conversation.started_at,
+                finished: c.conversation.finished_at,
+                calls,
+                call_ms: c.messages.iter().filter_map(|m| m.latency_ms).sum(),
+            });
             let elapsed = (c.conversation.finished_at - c.conversation.started_at) as f64;
             if calls > 0 {
                 overheads.push((elapsed - calls as f64 * latency_ms).max(0.0) / calls as f64);
@@ -394,14 +408,24 @@ pub async fn bench(
     let in_flight = o.concurrency.min(conversations.max(1) as usize) as f64;
     let generation_end = spans.iter().map(|s| s.1).max().unwrap_or(end);
     let last_start = spans.iter().map(|s| s.0).max().unwrap_or(end);
-    let budget = mock_stats.map_or_else(Vec::new, |stats| {
-        budget::uses(
-            &stats,
-            o.tokens_per_minute,
-            o.requests_per_minute,
-            u64::try_from(last_start / 1000).unwrap_or(0),
-        )
-    });
+    let budget = budget::uses(
+        &mock_stats,
+        o.tokens_per_minute,
+        o.requests_per_minute,
+        u64::try_from(last_start / 1000).unwrap_or(0),
+    );
+    let (all, slowest_1pct) = tail::split(&times, latency_ms);
+    let excess = |p| mock_stats.excess_ms_percentile(p);
+    let tail = TailBreakdown {
+        all,
+        slowest_1pct,
+        mock_excess_ms: excess(50.0)
+            .zip(excess(99.0))
+            .zip(excess(100.0))
+            .map(|((a, b), c)| [a, b, c]),
+        sched_delay_ms: tail::quantiles_ms(&sched_delays),
+        tcp,
+    };
     let peaks = peak_until(&samples, generation_end);
     let per_in_flight = peaks.total.saturating_sub(baseline.total) as f64 / in_flight;
     let text_kib = text_bytes as f64 / 1024.0 / conversations.max(1) as f64;
@@ -454,5 +478,6 @@ pub async fn bench(
             .map(|i| conversations as f64 / generation_seconds.max(f64::MIN_POSITIVE) / i),
         timeline,
         budget,
+        tail,
     })
 }

@@ -146,6 +146,42 @@ pub async fn bench(
             b.busiest_window
         );
     }
+    let tail = &f.tail;
+    for (name, split) in [
+        ("all conversations", &tail.all),
+        ("slowest 1%", &tail.slowest_1pct),
+    ] {
+        println!(
+            "overhead per call, {:<17} {:.2} ms = {:.2} inside model calls beyond L + {:.2} between them \
+             ({} conversations, {} of the first wave)",
+            name,
+            split.per_call_ms,
+            split.in_calls_ms,
+            split.between_calls_ms,
+            split.conversations,
+            split.first_wave
+        );
+    }
+    let spread = |q: Option<[f64; 3]>| {
+        q.map_or("n/a".to_string(), |[p50, p99, max]| {
+            format!("p50 {p50:.2} / p99 {p99:.2} / max {max:.2} ms")
+        })
+    };
+    println!(
+        "mock's own time beyond L     {}",
+        spread(tail.mock_excess_ms)
+    );
+    println!(
+        "wait for a runtime thread    {}",
+        spread(tail.sched_delay_ms)
+    );
+    match tail.tcp {
+        Some(t) => println!(
+            "TCP handshakes stalled       {} listen-queue overflows, {} drops, {} SYNs resent (whole machine)",
+            t.listen_overflows, t.listen_drops, t.syn_retransmits
+        ),
+        None => println!("TCP handshakes stalled       n/a (no /proc/net/netstat)"),
+    }
     println!("json {}", serde_json::to_string(&f)?);
     Ok(0)
 }

@@ -211,6 +211,7 @@ async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let handler_started = std::time::Instant::now();
     let request: IncomingRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -365,6 +366,9 @@ async fn chat_completions(
             .config
             .announced_tokens_per_minute
             .map(|limit| stats.remaining_tokens(limit, arrived));
+        if draw.fault.is_none() && !m.slow {
+            stats.record_excess(handler_started.elapsed().saturating_sub(draw.delay));
+        }
     }
     let body = Json(json!({
         "id": format!("mockcmpl-{seen}"),

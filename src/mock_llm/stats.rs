@@ -45,6 +45,12 @@ pub struct MockStats {
     /// never sees the user's own tool calls).
     #[serde(default)]
     pub tool_calls_seen: BTreeMap<String, BTreeSet<String>>,
+    /// How long the mock took to answer beyond the delay it held (reading
+    /// the request, its timer firing late, building the reply), by tenths of
+    /// a millisecond: the mock's own share of a call's time beyond the
+    /// latency. Normal replies only (not faults or `+slow`).
+    #[serde(default)]
+    pub excess_tenths_ms: BTreeMap<u32, u64>,
 }
 
 /// How a request was counted.
@@ -134,6 +140,24 @@ impl MockStats {
         }
     }
 
+    /// A normal reply took `excess` beyond the delay it held.
+    pub fn record_excess(&mut self, excess: std::time::Duration) {
+        let tenths = u32::try_from(excess.as_micros() / 100).unwrap_or(u32::MAX);
+        *self.excess_tenths_ms.entry(tenths).or_insert(0) += 1;
+    }
+
+    /// The `p`-th percentile (0–100) of [`MockStats::excess_tenths_ms`] in
+    /// milliseconds, the upper edge of its tenth; `None` before any reply.
+    pub fn excess_ms_percentile(&self, p: f64) -> Option<f64> {
+        let total: u64 = self.excess_tenths_ms.values().sum();
+        let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        self.excess_tenths_ms.iter().find_map(|(&tenths, &n)| {
+            seen += n;
+            (seen >= rank).then(|| f64::from(tenths + 1) / 10.0)
+        })
+    }
+
     pub fn record_fault(&mut self, name: &str) {
         *self.faults.entry(name.to_string()).or_insert(0) += 1;
     }
@@ -202,6 +226,22 @@ mod tests {
             }
         }
         stats
+    }
+
+    #[test]
+    fn excess_percentiles_are_the_upper_edge_of_their_tenth_of_a_millisecond() {
+        use std::time::Duration;
+        let mut stats = MockStats::default();
+        assert_eq!(stats.excess_ms_percentile(99.0), None);
+        for _ in 0..98 {
+            stats.record_excess(Duration::from_micros(250));
+        }
+        stats.record_excess(Duration::from_millis(12));
+        stats.record_excess(Duration::from_millis(900));
+        assert_eq!(stats.excess_ms_percentile(50.0), Some(0.3));
+        assert_eq!(stats.excess_ms_percentile(98.0), Some(0.3));
+        assert_eq!(stats.excess_ms_percentile(99.0), Some(12.1));
+        assert_eq!(stats.excess_ms_percentile(100.0), Some(900.1));
     }
 
     #[test]
