@@ -85,15 +85,6 @@ impl UserTurns {
             .filter(|l| l.speaker == Speaker::Agent && !l.text.trim().is_empty())
             .last()
     }
-
-    /// Everything the agent said (text) before stored index `index`.
-    pub fn agent_said_before(&self, index: usize) -> impl Iterator<Item = &str> {
-        self.lines
-            .iter()
-            .take_while(move |l| l.index < index)
-            .filter(|l| l.speaker == Speaker::Agent)
-            .map(|l| l.text.as_str())
-    }
 }
 
 /// A dialogue of `(who, text)` lines, `who` being `user` (the simulator) or

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use crate::persona::UserScenario;
 
-use super::input::UserTurns;
+use super::input::{Speaker, UserTurns};
 use super::role_confusion::plain;
 use super::words::{entities, entity_set, fold_person, ngrams, quote, shared_run, words};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
@@ -64,8 +64,22 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
         .filter(|e| !known_facts.contains(&(e.kind, e.norm.clone())))
         .collect();
 
+    // What the agent has said so far: its word runs and facts are the
+    // user's to repeat from then on. Grown line by line (not recomputed for
+    // each user line, which made the check quadratic in the turns).
+    let mut allowed = given_grams;
+    let mut agent_facts = HashSet::new();
     let mut evidence = Vec::new();
-    for line in turns.user_lines() {
+    for line in &turns.lines {
+        match line.speaker {
+            Speaker::Agent => {
+                allowed.extend(ngrams(&words(&line.text), LEAKED_WORDS, fold_person));
+                agent_facts.extend(entity_set([line.text.as_str()]));
+                continue;
+            }
+            Speaker::Other => continue,
+            Speaker::User => {}
+        }
         let lower = plain(&line.text);
         if let Some(phrase) = META_PHRASES.iter().find(|p| lower.contains(*p)) {
             evidence.push(Evidence {
@@ -76,12 +90,6 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
             continue;
         }
         let said = words(&line.text);
-        let agent_grams: HashSet<String> = turns
-            .agent_said_before(line.index)
-            .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
-            .collect();
-        let mut allowed = given_grams.clone();
-        allowed.extend(agent_grams);
         if let Some(run) = shared_run(&said, LEAKED_WORDS, fold_person, &found, &allowed) {
             evidence.push(Evidence {
                 message: Some(line.index),
@@ -90,7 +98,6 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
             });
             continue;
         }
-        let agent_facts = entity_set(turns.agent_said_before(line.index));
         let said_facts = entity_set([line.text.as_str()]);
         if let Some(secret) = secret_facts.iter().find(|e| {
             let key = (e.kind, e.norm.clone());

@@ -6,7 +6,7 @@
 
 use crate::persona::UserScenario;
 
-use super::input::UserTurns;
+use super::input::{Speaker, UserTurns};
 use super::words::{entities, entity_set};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
@@ -24,12 +24,21 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
         turns
             .lines
             .iter()
-            .filter(|l| l.speaker == super::Speaker::Other)
+            .filter(|l| l.speaker == Speaker::Other)
             .map(|l| l.text.as_str()),
     ));
+    // The facts the agent has said so far, grown line by line.
+    let mut agent = std::collections::HashSet::new();
     let mut evidence = Vec::new();
-    for line in turns.user_lines() {
-        let agent = entity_set(turns.agent_said_before(line.index));
+    for line in &turns.lines {
+        match line.speaker {
+            Speaker::Agent => {
+                agent.extend(entity_set([line.text.as_str()]));
+                continue;
+            }
+            Speaker::Other => continue,
+            Speaker::User => {}
+        }
         for entity in entities(&line.text) {
             let key = (entity.kind, entity.norm.clone());
             if allowed.contains(&key) || agent.contains(&key) {
