@@ -12,7 +12,7 @@ use crate::persona::UserScenario;
 
 use super::input::{Speaker, UserTurns};
 use super::role_confusion::plain;
-use super::words::{entities, entity_set, fold_person, ngrams, quote, shared_run, words};
+use super::words::{entities, entity_set, fold_person, ngrams, quote, shared_run, words, GramSet};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
 /// Words in a row from the hidden instructions that make a leak.
@@ -48,11 +48,11 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
     .collect();
     let mut given: Vec<&str> = vec![&scenario.known_info, &scenario.reason_for_contact];
     given.extend(scenario.turns.iter().map(String::as_str));
-    let found: HashSet<String> = hidden
+    let found: GramSet = hidden
         .iter()
         .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
         .collect();
-    let given_grams: HashSet<String> = given
+    let given_grams: GramSet = given
         .iter()
         .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
         .collect();

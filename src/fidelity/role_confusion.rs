@@ -3,13 +3,12 @@
 //! or [`COPIED_WORDS`] words in a row copied from the agent's previous
 //! message (a small model echoing its input).
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::input::UserTurns;
-use super::words::{as_written, ngrams, quote, shared_run, words};
+use super::words::{as_written, ngrams, quote, shared_run, words, GramSet};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
 /// Phrases of an agent, not a customer, matched in the lower-cased message
@@ -86,7 +85,8 @@ pub fn check(turns: &UserTurns) -> CheckResult {
         };
         let agent = ngrams(&words(&previous.text), COPIED_WORDS, as_written);
         let said = words(&line.text);
-        if let Some(run) = shared_run(&said, COPIED_WORDS, as_written, &agent, &HashSet::new()) {
+        if let Some(run) = shared_run(&said, COPIED_WORDS, as_written, &agent, &GramSet::default())
+        {
             let copied = run.len();
             evidence.push(Evidence {
                 message: Some(line.index),

@@ -2,6 +2,7 @@
 //! text (for n-gram overlap), and the emails, ids and amounts it states.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -27,11 +28,15 @@ pub fn words(text: &str) -> Vec<Word> {
         match (start, is_word(c)) {
             (None, true) => start = Some(at),
             (Some(from), false) => {
-                let norm: String = text[from..at]
-                    .chars()
-                    .map(|c| if c == '’' { '\'' } else { c })
-                    .flat_map(char::to_lowercase)
-                    .collect();
+                let raw = &text[from..at];
+                let norm: String = if raw.is_ascii() {
+                    raw.to_ascii_lowercase()
+                } else {
+                    raw.chars()
+                        .map(|c| if c == '’' { '\'' } else { c })
+                        .flat_map(char::to_lowercase)
+                        .collect()
+                };
                 let norm = norm.trim_matches('\'').to_string();
                 if !norm.is_empty() {
                     out.push(Word {
@@ -72,20 +77,55 @@ pub fn as_written(word: &str) -> &str {
     word
 }
 
-/// The n-grams of `words` (joined by spaces), each word folded by `fold`.
-pub fn ngrams(words: &[Word], n: usize, fold: fn(&str) -> &str) -> HashSet<String> {
-    if n == 0 {
-        return HashSet::new();
+/// An n-gram of words, as a 64-bit hash of its folded words: sets of them
+/// are compared for every line of every conversation, and a hash costs no
+/// allocation. Two different n-grams share a hash with odds of about one in
+/// 2^64 per pair, far below anything a flag rate could show.
+pub type Gram = u64;
+
+/// A set of [`Gram`]s. They are hashes already, so the set uses them as
+/// they are instead of hashing them again.
+pub type GramSet = HashSet<Gram, BuildHasherDefault<GramIdentity>>;
+
+/// The hasher of a [`GramSet`]: the gram itself.
+#[derive(Default)]
+pub struct GramIdentity(u64);
+
+impl Hasher for GramIdentity {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    words.windows(n).map(|w| join(w, fold)).collect()
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(GRAM_MIX);
+        }
+    }
+    fn write_u64(&mut self, gram: u64) {
+        self.0 = gram;
+    }
 }
 
-fn join(window: &[Word], fold: fn(&str) -> &str) -> String {
-    window
-        .iter()
-        .map(|w| fold(&w.norm))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// An odd constant with well-spread bits (FxHash's), for mixing bytes.
+const GRAM_MIX: u64 = 0x517c_c1b7_2722_0a95;
+
+/// The n-grams of `words`, each word folded by `fold`.
+pub fn ngrams(words: &[Word], n: usize, fold: fn(&str) -> &str) -> GramSet {
+    if n == 0 {
+        return GramSet::default();
+    }
+    words.windows(n).map(|w| gram(w, fold)).collect()
+}
+
+fn gram(window: &[Word], fold: fn(&str) -> &str) -> Gram {
+    let mut h: u64 = 0;
+    for w in window {
+        for &b in fold(&w.norm).as_bytes() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(GRAM_MIX);
+        }
+        // A separator, so "ab c" and "a bc" differ.
+        h = (h.rotate_left(5) ^ 0xff).wrapping_mul(GRAM_MIX);
+    }
+    h
 }
 
 /// The first run of at least `n` words of `words` whose every n-gram is in
@@ -95,14 +135,14 @@ pub fn shared_run(
     words: &[Word],
     n: usize,
     fold: fn(&str) -> &str,
-    found: &HashSet<String>,
-    allowed: &HashSet<String>,
+    found: &GramSet,
+    allowed: &GramSet,
 ) -> Option<std::ops::Range<usize>> {
     if n == 0 || words.len() < n {
         return None;
     }
     let hit = |i: usize| {
-        let gram = join(&words[i..i + n], fold);
+        let gram = gram(&words[i..i + n], fold);
         found.contains(&gram) && !allowed.contains(&gram)
     };
     let first = (0..=words.len() - n).find(|&i| hit(i))?;
@@ -254,7 +294,7 @@ mod tests {
         let found = ngrams(&source, 4, fold_person);
         let text = "Well, ask for the tracking number of my boots, please.";
         let said = words(text);
-        let run = shared_run(&said, 4, fold_person, &found, &HashSet::new()).unwrap();
+        let run = shared_run(&said, 4, fold_person, &found, &GramSet::default()).unwrap();
         assert_eq!(
             quote(text, &said, run),
             "ask for the tracking number of my boots"
@@ -322,7 +362,7 @@ mod tests {
         fn a_message_shares_every_run_with_itself(text in "[a-z ]{0,80}", n in 1usize..6) {
             let w = words(&text);
             let grams = ngrams(&w, n, fold_person);
-            let run = shared_run(&w, n, fold_person, &grams, &HashSet::new());
+            let run = shared_run(&w, n, fold_person, &grams, &GramSet::default());
             prop_assert_eq!(run.is_some(), w.len() >= n);
             if let Some(run) = run {
                 prop_assert_eq!(run, 0..w.len());
