@@ -196,9 +196,14 @@ static EMAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").ok()
 });
 static AMOUNT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\$\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*\.\d\d\b").ok());
+    LazyLock::new(|| Regex::new(r"\$\s?\d[\d,]*(?:\.\d+)?|(?-u:\b)\d[\d,]*\.\d\d(?-u:\b)").ok());
+// ASCII word boundaries (`(?-u:\b)`): ids are ASCII, and the Unicode
+// boundary keeps the regex off its fastest engine.
 static ID: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"#[A-Za-z0-9-]{3,}|\b[A-Za-z]{1,4}-?\d{4,}[A-Za-z0-9]*\b|\b\d{5,}\b").ok()
+    Regex::new(
+        r"#[A-Za-z0-9-]{3,}|(?-u:\b)[A-Za-z]{1,4}-?\d{4,}[A-Za-z0-9]*(?-u:\b)|(?-u:\b)\d{5,}(?-u:\b)",
+    )
+    .ok()
 });
 
 /// The emails, amounts and ids `text` states, in that order of precedence (a
@@ -206,12 +211,15 @@ static ID: LazyLock<Option<Regex>> = LazyLock::new(|| {
 pub fn entities(text: &str) -> Vec<Entity> {
     let mut taken: Vec<std::ops::Range<usize>> = Vec::new();
     let mut out = Vec::new();
-    for (kind, pattern) in [
-        (EntityKind::Email, &EMAIL),
-        (EntityKind::Amount, &AMOUNT),
-        (EntityKind::Id, &ID),
+    // Every email has an `@`, every amount a digit, every id a digit or a
+    // `#`: most lines of a conversation need no regex at all.
+    let digit = text.bytes().any(|b| b.is_ascii_digit());
+    for (kind, pattern, may_hold) in [
+        (EntityKind::Email, &EMAIL, text.contains('@')),
+        (EntityKind::Amount, &AMOUNT, digit),
+        (EntityKind::Id, &ID, digit || text.contains('#')),
     ] {
-        let Some(pattern) = pattern.as_ref() else {
+        let Some(pattern) = pattern.as_ref().filter(|_| may_hold) else {
             continue;
         };
         for m in pattern.find_iter(text) {
