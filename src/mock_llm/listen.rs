@@ -10,15 +10,36 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 
 /// Streams one HTTP/2 connection may carry at once: more than any job here
 /// keeps in flight.
 const MAX_CONCURRENT_STREAMS: u32 = 65_536;
 
+/// Connections the kernel may hold for the accept loop. tokio's `bind`
+/// asks for 1,024: a job opening a thousand connections at once on a busy
+/// machine overflowed it, and each dropped handshake cost its call a second
+/// (the client's SYN is resent after 1 s; `usersim bench` counts them). The
+/// kernel caps the figure at `net.core.somaxconn` (4,096 here).
+const BACKLOG: u32 = 8192;
+
 /// How long connections get to finish their requests once the server stops.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Listen on `addr` with room for a burst of [`BACKLOG`] connections.
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    // As tokio's `TcpListener::bind` does: a restarted server may take the
+    // port of one whose connections are still in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
 
 /// Serve `app` on `listener` until `stopping` changes or closes.
 pub async fn serve(listener: TcpListener, app: Router, mut stopping: watch::Receiver<()>) {

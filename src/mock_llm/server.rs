@@ -16,7 +16,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::behaviour::{Behaviour, MockRole, MODELS};
@@ -70,7 +69,7 @@ impl MockServer {
             .route("/v1/models", get(models))
             .route("/mock/stats", get(stats))
             .with_state(state.clone());
-        let listener = TcpListener::bind(addr).await?;
+        let listener = super::listen::bind(addr)?;
         let addr = listener.local_addr()?;
         tokio::spawn(super::listen::serve(listener, app, stopping));
         Ok(MockServer {
