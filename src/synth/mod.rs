@@ -6,3 +6,10 @@
 pub mod brief;
 
 pub use brief::{Outcome, ProposalBrief};
+pub mod execute;
+pub mod reply;
+pub mod stage;
+
+pub use stage::{Rejection, Stage};
+#[cfg(test)]
+mod execute_tests;
