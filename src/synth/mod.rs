@@ -13,3 +13,6 @@ pub mod stage;
 pub use stage::{Rejection, Stage};
 #[cfg(test)]
 mod execute_tests;
+pub mod prompt;
+pub mod propose;
+pub mod run;
