@@ -11,6 +11,10 @@ use serde_json::{json, Value};
 /// until one fits the sampled user's orders.
 const TEMPLATES: usize = 8;
 
+/// How far back a deliberate repeat reaches: a multiple of both the number
+/// of task kinds and the retail seed's 20 users.
+const REPEAT_BACK: u64 = 160;
+
 /// What the mock breaks on a first attempt, by proposal number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flaw {
@@ -24,7 +28,7 @@ enum Flaw {
 }
 
 fn flaw(index: u64) -> Flaw {
-    if index % 13 == 12 && index >= 61 {
+    if index % 13 == 12 && index >= REPEAT_BACK {
         return Flaw::Repeat;
     }
     match index % 11 {
@@ -59,8 +63,9 @@ pub fn respond(prompt: &str) -> String {
             .into();
     }
     let template = match flaw {
-        // The proposal made 61 numbers earlier from the same first user.
-        Flaw::Repeat => (index - 61) as usize,
+        // The proposal made REPEAT_BACK numbers earlier: the same records
+        // (the sampled users cycle every 20 numbers) and the same task kind.
+        Flaw::Repeat => (index - REPEAT_BACK) as usize,
         _ => index as usize,
     };
     let scenario = propose(&records, template, refusal, index, flaw);
@@ -77,21 +82,26 @@ fn propose(
     index: u64,
     flaw: Flaw,
 ) -> Option<Value> {
-    let user = records["users"].get(0)?;
-    let orders: Vec<&Value> = records["orders"]
-        .as_array()?
-        .iter()
-        .filter(|o| o["user_id"] == user["user_id"])
-        .collect();
-    let start = if refusal { 6 } else { template % TEMPLATES };
-    let mut task = None;
-    for k in 0..TEMPLATES {
-        task = task_for((start + k) % TEMPLATES, user, &orders, template as u64);
-        if task.is_some() {
-            break;
-        }
-    }
-    let mut task = task?;
+    let users = records["users"].as_array()?;
+    let all_orders = records["orders"].as_array()?;
+    // The sampled users cycle every 20 numbers; the kind changes with each
+    // cycle, so every user meets every kind within REPEAT_BACK numbers.
+    let start = if refusal {
+        6
+    } else {
+        template / 20 % TEMPLATES
+    };
+    // The task kind first, then the user: another sampled user who fits the
+    // kind keeps proposals varied where the first user has no such order.
+    let (user, mut task) = (0..TEMPLATES)
+        .flat_map(|k| users.iter().map(move |u| ((start + k) % TEMPLATES, u)))
+        .find_map(|(kind, user)| {
+            let orders: Vec<&Value> = all_orders
+                .iter()
+                .filter(|o| o["user_id"] == user["user_id"])
+                .collect();
+            task_for(kind, user, &orders, template as u64).map(|t| (user, t))
+        })?;
     let email = user["email"].as_str()?;
     let name = format!(
         "{} {}",
@@ -154,15 +164,19 @@ struct Task {
     communicate: Vec<String>,
 }
 
-fn with_status<'a>(orders: &[&'a Value], status: &str) -> Option<&'a Value> {
-    orders.iter().copied().find(|o| o["status"] == status)
+/// One of the orders that fit, chosen by the proposal's round (how many
+/// times its first user met this kind before), so later rounds take other ones.
+fn pick<'a>(orders: &[&'a Value], index: u64, fits: impl Fn(&Value) -> bool) -> Option<&'a Value> {
+    let fitting: Vec<&Value> = orders.iter().copied().filter(|o| fits(o)).collect();
+    let round = usize::try_from(index / REPEAT_BACK).unwrap_or(0);
+    fitting.get(round % fitting.len().max(1)).copied()
 }
 
 fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Option<Task> {
     let details = |id: &str| json!({"name": "get_order_details", "arguments": {"order_id": id}});
     match template {
         0 => {
-            let order = orders.iter().find(|o| o["fulfillments"].get(0).is_some())?;
+            let order = pick(orders, index, |o| o["fulfillments"].get(0).is_some())?;
             let id = order["order_id"].as_str()?;
             let tracking = order["fulfillments"][0]["tracking_id"].as_str()?;
             let item = order["items"][0]["name"].as_str()?;
@@ -179,9 +193,10 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
             })
         }
         1 => {
-            let order = with_status(orders, "pending")?;
+            let order = pick(orders, index, |o| o["status"] == "pending")?;
             let id = order["order_id"].as_str()?;
-            let reason = ["no longer needed", "ordered by mistake"][(index % 2) as usize];
+            let reason =
+                ["no longer needed", "ordered by mistake"][(index / REPEAT_BACK / 2 % 2) as usize];
             Some(Task {
                 description: format!("Cancel pending order {id} ({reason})."),
                 difficulty: "medium",
@@ -195,7 +210,7 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
             })
         }
         2 => {
-            let order = with_status(orders, "delivered")?;
+            let order = pick(orders, index, |o| o["status"] == "delivered")?;
             let id = order["order_id"].as_str()?;
             let item = &order["items"][(index as usize) % order["items"].as_array()?.len().max(1)];
             let payment = order["payment_history"][0]["payment_method_id"].as_str()?;
@@ -252,7 +267,7 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
             })
         }
         5 => {
-            let order = orders.get((index as usize) % orders.len().max(1))?;
+            let order = pick(orders, index, |_| true)?;
             let items = order["items"].as_array()?;
             let item = items.get((index as usize) % items.len().max(1))?;
             let product = item["product_id"].as_str()?;
@@ -276,10 +291,9 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
             })
         }
         6 => {
-            let order = orders
-                .iter()
-                .copied()
-                .find(|o| o["status"] != "pending" && o["status"] != "cancelled")?;
+            let order = pick(orders, index, |o| {
+                o["status"] != "pending" && o["status"] != "cancelled"
+            })?;
             let id = order["order_id"].as_str()?;
             let status = order["status"].as_str()?;
             Some(Task {
@@ -296,7 +310,7 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
             })
         }
         _ => {
-            let order = orders.get((index as usize / 8) % orders.len().max(1))?;
+            let order = pick(orders, index, |_| true)?;
             let id = order["order_id"].as_str()?;
             let status = order["status"].as_str()?;
             Some(Task {
