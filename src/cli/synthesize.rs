@@ -121,6 +121,10 @@ fn read_examples(config: &SynthConfig) -> anyhow::Result<Vec<Scenario>> {
 
 /// Write to a temporary file beside `output`, then rename: a reader never sees half a file.
 fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> anyhow::Result<()> {
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the folder of {}", output.display()))?;
+    }
     let tmp = output.with_extension("jsonl.partial");
     let mut out = std::io::BufWriter::new(
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?,

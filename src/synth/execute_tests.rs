@@ -117,3 +117,13 @@ fn ids_emails_and_order_numbers_are_id_like_and_plain_words_are_not() {
     );
     assert_eq!(words, ["a.b@x.example", "#LL21743", "theo_l_1"]);
 }
+
+#[tokio::test]
+async fn an_environment_without_records_says_it_cannot_be_sampled_yet() {
+    let qa = crate::env::builtin::open_builtin("builtin:qa").unwrap();
+    let err = qa.sample_records(0, 3).await.unwrap_err().to_string();
+    assert!(
+        err.contains("builtin:qa") && err.contains("cannot be sampled"),
+        "{err}"
+    );
+}
