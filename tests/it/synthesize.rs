@@ -12,15 +12,14 @@ use usersim::env::Environment;
 use usersim::llm::Endpoint;
 use usersim::persona::Scenario;
 use usersim::synth::propose::{Proposal, Proposer};
-use usersim::synth::{prompt, ProposalBrief, Stage};
+use usersim::synth::{prompt, run, ProposalBrief, Stage};
 
 use crate::common::{endpoint_config, mock, repo, text, usersim, write_job, JobSpec};
 
-async fn proposals(max_attempts: u32, n: u64) -> Vec<Proposal> {
-    let server = mock(MockConfig::default()).await;
+async fn proposer(server: &usersim::mock_llm::MockServer, max_attempts: u32) -> Proposer {
     let config = endpoint_config("generator", &server.base_url(), "mock-synth");
     let environment = Arc::new(RetailEnvironment::new().unwrap());
-    let proposer = Proposer {
+    Proposer {
         policy: environment.policy_text().to_string(),
         environment,
         generator: Arc::new(Endpoint::new(&config, &server.base_url()).unwrap()),
@@ -29,7 +28,12 @@ async fn proposals(max_attempts: u32, n: u64) -> Vec<Proposal> {
         records_per_prompt: 3,
         max_attempts,
         seed: 0,
-    };
+    }
+}
+
+async fn proposals(max_attempts: u32, n: u64) -> Vec<Proposal> {
+    let server = mock(MockConfig::default()).await;
+    let proposer = proposer(&server, max_attempts).await;
     let mut out = Vec::new();
     for index in 0..n {
         out.push(
@@ -87,6 +91,29 @@ async fn every_rejection_the_executor_owns_is_reached_and_fixed_by_the_feedback_
         reason.contains("#LL99999") || reason.contains("LOYAL_77x"),
         "{reason}"
     );
+}
+
+#[tokio::test]
+async fn an_exact_repeat_of_an_accepted_proposal_is_rejected_as_a_duplicate() {
+    let server = mock(MockConfig::default()).await;
+    let proposer = Arc::new(proposer(&server, 3).await);
+    let mut finals = std::collections::BTreeMap::new();
+    let (accepted, summary) = run::synthesize(proposer, 10_000, 170, 4, |p, rejection, _| {
+        finals.insert(p.index, (p.scenario.clone(), rejection.cloned()));
+    })
+    .await
+    .unwrap();
+    // mock-synth repeats proposal 8 as proposal 168 (160 numbers back).
+    let (original, _) = &finals[&8];
+    let (repeat, rejection) = &finals[&168];
+    assert_eq!(
+        original.as_ref().unwrap().0.evaluation,
+        repeat.as_ref().unwrap().0.evaluation
+    );
+    assert_eq!(rejection.as_ref().unwrap().stage, Stage::Duplicate);
+    assert!(summary.rejected[&Stage::Duplicate] >= 1);
+    assert!(accepted.iter().all(|s| !s.id.ends_with("000168")));
+    assert_eq!(accepted.len() as u64, summary.accepted);
 }
 
 #[tokio::test]
