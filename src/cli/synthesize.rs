@@ -152,7 +152,10 @@ fn print_summary(config: &SynthConfig, s: &Summary) {
         s.fixed_by_feedback,
         config.output.display()
     );
-    println!("rejected attempts: {rejected_attempts}");
+    println!(
+        "rejected attempts: {rejected_attempts}; failed proposals (generator errors, not counted above): {}",
+        s.failed
+    );
     for stage in Stage::ALL {
         let n = s.rejected.get(&stage).copied().unwrap_or(0);
         if n == 0 {

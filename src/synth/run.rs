@@ -24,6 +24,9 @@ pub struct Summary {
     pub accepted: u64,
     /// Accepted only after feedback (a retry).
     pub fixed_by_feedback: u64,
+    /// Proposals whose generator call failed (after the endpoint's retries):
+    /// infrastructure, never a rejection.
+    pub failed: u64,
     pub rejected: BTreeMap<Stage, u64>,
     pub reasons: BTreeMap<Stage, BTreeMap<String, u64>>,
     pub elapsed: Duration,
@@ -105,6 +108,10 @@ fn plan_brief(_index: u64) -> ProposalBrief {
     ProposalBrief::default()
 }
 
+/// Consecutive failed generator calls that stop a run (a bad key or a dead
+/// server fails every proposal; retrying them one by one helps nobody).
+pub const MAX_CONSECUTIVE_FAILURES: u64 = 10;
+
 /// Run proposals `0..max_proposals` (in order, `concurrency` at once) until
 /// `target` are accepted. `on_proposal` sees each proposal as it is decided.
 pub async fn synthesize(
@@ -118,6 +125,7 @@ pub async fn synthesize(
     let mut summary = Summary::default();
     let mut accepted: Vec<Scenario> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut consecutive_failures = 0;
     let mut proposals = stream::iter(0..max_proposals)
         .map(|index| {
             let proposer = Arc::clone(&proposer);
@@ -128,7 +136,19 @@ pub async fn synthesize(
         let Some(proposal) = proposals.next().await else {
             break;
         };
-        let proposal = proposal?;
+        let proposal = match proposal {
+            Err(ProposeError::Generator(e)) => {
+                summary.failed += 1;
+                consecutive_failures += 1;
+                tracing::warn!(error = %e, "a proposal failed: the generator did not answer");
+                if consecutive_failures >= MAX_CONSECUTIVE_FAILURES {
+                    return Err(ProposeError::Generator(e));
+                }
+                continue;
+            }
+            other => other?,
+        };
+        consecutive_failures = 0;
         summary.proposals += 1;
         summary.attempts += proposal.attempts.len() as u64;
         for attempt in &proposal.attempts {

@@ -17,7 +17,11 @@ use usersim::synth::{prompt, run, ProposalBrief, Stage};
 use crate::common::{endpoint_config, mock, repo, text, usersim, write_job, JobSpec};
 
 async fn proposer(server: &usersim::mock_llm::MockServer, max_attempts: u32) -> Proposer {
-    let config = endpoint_config("generator", &server.base_url(), "mock-synth");
+    proposer_of(server, "mock-synth", max_attempts)
+}
+
+fn proposer_of(server: &usersim::mock_llm::MockServer, model: &str, max_attempts: u32) -> Proposer {
+    let config = endpoint_config("generator", &server.base_url(), model);
     let environment = Arc::new(RetailEnvironment::new().unwrap());
     Proposer {
         policy: environment.policy_text().to_string(),
@@ -114,6 +118,21 @@ async fn an_exact_repeat_of_an_accepted_proposal_is_rejected_as_a_duplicate() {
     assert!(summary.rejected[&Stage::Duplicate] >= 1);
     assert!(accepted.iter().all(|s| !s.id.ends_with("000168")));
     assert_eq!(accepted.len() as u64, summary.accepted);
+}
+
+#[tokio::test]
+async fn a_failed_generator_call_is_a_failed_proposal_not_a_rejection_and_a_dead_one_stops_the_run()
+{
+    let server = mock(MockConfig::default()).await;
+    let once = Arc::new(proposer_of(&server, "mock-synth+error500-once", 3));
+    let (accepted, summary) = run::synthesize(once, 3, 20, 1, |_, _, _| {}).await.unwrap();
+    assert_eq!((accepted.len(), summary.failed), (3, 1));
+    assert!(summary.rejected.values().sum::<u64>() <= summary.attempts);
+    let dead = Arc::new(proposer_of(&server, "mock-synth+malformed", 3));
+    let err = run::synthesize(dead, 3, 100, 2, |_, _, _| {})
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("generator"), "{err}");
 }
 
 #[tokio::test]
