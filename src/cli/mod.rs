@@ -23,6 +23,7 @@ mod serve;
 mod show;
 mod stats;
 mod submit;
+mod synthesize;
 mod validate;
 mod verify;
 mod worker;
@@ -156,6 +157,17 @@ enum Command {
     },
     /// Check a job config and every persona, scenario and template it uses.
     Validate { config: PathBuf },
+    /// Propose scenarios from an environment's real records, validate them by
+    /// executing their gold actions, and write the accepted ones as a
+    /// scenarios JSONL that `run` reads (SYNTH.toml names the output).
+    Synthesize {
+        config: PathBuf,
+        /// Proposals in flight at once (default: the config's; 1 to 10,000).
+        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+        concurrency: Option<usize>,
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Send recorded NeMo Gym rollouts to /verify again and report how many
     /// recorded rewards are reproduced (exit 1 if any differs or fails).
     Verify {
@@ -307,6 +319,11 @@ pub async fn main() -> i32 {
             quiet,
         } => worker::worker(&database, job, concurrency, quiet).await,
         Command::Validate { config } => validate::validate(&config).await,
+        Command::Synthesize {
+            config,
+            concurrency,
+            quiet,
+        } => synthesize::synthesize(&config, concurrency, quiet).await,
         Command::Verify {
             environment,
             rollouts,

@@ -78,6 +78,16 @@ pub const TIMEOUT_SECS: Real = above(0.0, 3_600.0);
 pub const MAX_IN_FLIGHT: Whole = whole(1, 10_000);
 /// Retries of one call after its first attempt.
 pub const MAX_RETRIES: Whole = whole(0, 100);
+/// Scenarios one synthesis run accepts (`target`).
+pub const SYNTH_TARGET: Whole = whole(1, 100_000);
+/// Attempts of one proposal: the first and its feedback rounds (`max_attempts`).
+pub const SYNTH_MAX_ATTEMPTS: Whole = whole(1, 10);
+/// Users (with their orders and products) shown in one prompt (`records_per_prompt`).
+pub const SYNTH_RECORDS_PER_PROMPT: Whole = whole(1, 50);
+/// Proposals one synthesis run may make before it stops short of its target.
+pub const SYNTH_MAX_PROPOSALS: Whole = whole(1, MAX_ITEMS);
+/// Example scenarios shown in the generator's prompt.
+pub const SYNTH_EXAMPLES: Whole = whole(0, 10);
 /// Requests per minute to one endpoint.
 pub const REQUESTS_PER_MINUTE: Whole = whole(1, 10_000_000);
 /// Tokens per minute to one endpoint (the lower bound also depends on max_tokens).

@@ -98,6 +98,9 @@ pub enum EnvError {
     /// An MCP server failed to start, or failed during a conversation.
     #[error("MCP server {server}: {message}")]
     Mcp { server: String, message: String },
+    /// Scenario synthesis needs real records; this kind cannot show them yet.
+    #[error("environment '{0}' cannot be sampled for scenario synthesis yet; use builtin:retail")]
+    NotSampleable(String),
 }
 
 /// Resource tools with per-conversation state.
@@ -120,6 +123,13 @@ pub trait Environment: Send + Sync {
         true
     }
     async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError>;
+    /// Real records of a fresh session for a scenario generator to ground its
+    /// proposals in (never invented IDs): a JSON object of a few records per
+    /// kind, chosen by `seed`, at most `n` of the main kind.
+    async fn sample_records(&self, seed: u64, n: usize) -> Result<serde_json::Value, EnvError> {
+        let _ = (seed, n);
+        Err(EnvError::NotSampleable(self.name().to_string()))
+    }
 }
 
 /// One environment instance for one conversation.
@@ -151,6 +161,12 @@ pub trait Session: Send {
     /// waiting for them (nothing for a built-in one, which answers in-process).
     fn usage(&self) -> EnvUsage {
         EnvUsage::default()
+    }
+    /// The whole current state as JSON, for synthesis to compare before and
+    /// after gold actions and to look up IDs; `None` when the environment
+    /// cannot show its state (remote or simulated ones).
+    fn snapshot(&self) -> Option<serde_json::Value> {
+        None
     }
 }
 

@@ -208,7 +208,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
 
 /// Every gold action must name one of the environment's tools and succeed when
 /// replayed on a fresh session; otherwise no policy could ever earn the reward.
-async fn check_gold_actions(
+pub async fn check_gold_actions(
     file: &Path,
     scenarios: &[Scenario],
     environment: &dyn Environment,

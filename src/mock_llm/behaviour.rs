@@ -8,6 +8,8 @@ pub enum MockRole {
     Judge,
     /// Plays a `simulated` environment's tools.
     Tools,
+    /// Proposes scenarios from a synthesis prompt.
+    Synth,
 }
 
 /// Fault and behaviour modifiers, written after `+` in the model name.
@@ -82,7 +84,13 @@ pub struct Behaviour {
     pub modifiers: Modifiers,
 }
 
-pub const MODELS: &[&str] = &["mock-policy", "mock-user", "mock-judge", "mock-tools"];
+pub const MODELS: &[&str] = &[
+    "mock-policy",
+    "mock-user",
+    "mock-judge",
+    "mock-tools",
+    "mock-synth",
+];
 
 impl Behaviour {
     /// Parse `mock-policy+clumsy+ratelimit-once`. Unknown names or modifiers are
@@ -95,6 +103,7 @@ impl Behaviour {
             "mock-user" => MockRole::User,
             "mock-judge" => MockRole::Judge,
             "mock-tools" => MockRole::Tools,
+            "mock-synth" => MockRole::Synth,
             other => {
                 return Err(format!(
                     "model '{other}' does not exist; the mock serves {}",

@@ -22,6 +22,7 @@ pub mod replay;
 pub mod server;
 pub mod starter;
 pub mod stats;
+pub mod synth;
 pub mod tools;
 pub mod user;
 pub mod user_tools;

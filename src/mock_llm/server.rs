@@ -326,6 +326,10 @@ async fn chat_completions(
             }),
         },
         MockRole::Tools => Message::assistant(tools::respond(&messages, seed, m)),
+        MockRole::Synth => {
+            let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
+            Message::assistant(super::synth::respond(&prompt.join("\n")))
+        }
         MockRole::Judge => {
             let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
             Message::assistant(judge::respond(&prompt.join("\n"), m, seen))

@@ -6,3 +6,13 @@
 pub mod brief;
 
 pub use brief::{Outcome, ProposalBrief};
+pub mod execute;
+pub mod reply;
+pub mod stage;
+
+pub use stage::{Rejection, Stage};
+#[cfg(test)]
+mod execute_tests;
+pub mod prompt;
+pub mod propose;
+pub mod run;

@@ -43,6 +43,7 @@ mod server_api;
 mod simulated_tools;
 mod stats_export;
 mod store_story;
+mod synthesize;
 mod telemetry;
 mod transport;
 mod ui_pages;

@@ -9,6 +9,7 @@ mod calculate;
 pub mod db;
 pub mod money;
 mod reads;
+mod records;
 pub mod specs;
 mod tools;
 mod verify;
@@ -152,6 +153,13 @@ impl Environment for RetailEnvironment {
     async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
         Ok(Box::new(self.open_session(init)?))
     }
+
+    async fn sample_records(&self, seed: u64, n: usize) -> Result<Value, EnvError> {
+        records::sample(&self.shared.seed, seed, n).map_err(|message| EnvError::Data {
+            path: SEED_PATH.to_string(),
+            message,
+        })
+    }
 }
 
 /// One conversation's store: the state the policy's calls have changed. Both
@@ -212,5 +220,9 @@ impl Session for RetailSession {
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
         self.verify_conversation(messages, criteria)
+    }
+
+    fn snapshot(&self) -> Option<Value> {
+        serde_json::to_value(self.db.as_ref()).ok()
     }
 }

@@ -1,0 +1,320 @@
+//! SYNTH.toml: a scenario-synthesis run. Endpoints and the environment are
+//! read by the job config's own readers, so they are written and checked the
+//! same way; the rest is the run's head.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::de::DeValue;
+
+use super::document::{fields_of, unknown_key_message, Node, Source};
+use super::endpoint::read_endpoints;
+use super::environment::{read_environment, EnvironmentFile};
+use super::job::EndpointConfig;
+use super::paths::{Resolver, Want};
+use super::problem::Problem;
+use super::ranges;
+use super::service::Trust;
+use super::EnvironmentConfig;
+
+const TABLES: &[&str] = &["endpoints", "roles", "environment"];
+
+/// The keys of SYNTH.toml that are not tables, as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SynthHead {
+    name: String,
+    #[serde(default)]
+    seed: u64,
+    target: u64,
+    #[serde(default = "default_max_attempts")]
+    max_attempts: u64,
+    #[serde(default = "default_records")]
+    records_per_prompt: u64,
+    /// Default: ten proposals per scenario wanted.
+    #[serde(default)]
+    max_proposals: Option<u64>,
+    #[serde(default = "default_concurrency")]
+    concurrency: u64,
+    /// Scenarios JSONL whose first `examples_shown` rows the prompt shows.
+    #[serde(default)]
+    examples: Option<PathBuf>,
+    #[serde(default = "default_examples_shown")]
+    examples_shown: u64,
+    /// A file with the policy text; default: the environment's.
+    #[serde(default)]
+    policy: Option<PathBuf>,
+    output: PathBuf,
+}
+
+fn default_max_attempts() -> u64 {
+    3
+}
+fn default_records() -> u64 {
+    3
+}
+fn default_concurrency() -> u64 {
+    8
+}
+fn default_examples_shown() -> u64 {
+    3
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SynthRoles {
+    generator: String,
+    /// The review committee's endpoint (used once the committee is wired in).
+    #[serde(default)]
+    reviewer: Option<String>,
+}
+
+/// A synthesis run's config, checked, paths absolute.
+#[derive(Debug, Clone)]
+pub struct SynthConfig {
+    pub name: String,
+    pub source: PathBuf,
+    pub seed: u64,
+    pub target: usize,
+    pub max_attempts: u32,
+    pub records_per_prompt: usize,
+    pub max_proposals: u64,
+    pub concurrency: usize,
+    pub examples: Option<PathBuf>,
+    pub examples_shown: usize,
+    pub policy: Option<PathBuf>,
+    pub output: PathBuf,
+    pub environment: EnvironmentConfig,
+    pub generator: EndpointConfig,
+    pub reviewer: Option<EndpointConfig>,
+}
+
+/// Read and check SYNTH.toml at `path`; every problem at once.
+pub fn load_synth(path: &Path) -> Result<SynthConfig, Vec<Problem>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Problem::in_file(
+            path,
+            format!("cannot read the synthesis config: {e}"),
+        )]
+    })?;
+    let base = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = std::path::absolute(base).map_err(|e| {
+        vec![Problem::in_file(
+            path,
+            format!("cannot resolve its folder: {e}"),
+        )]
+    })?;
+    from_toml(path, &text, &base, Trust::Local)
+}
+
+/// SYNTH.toml given as text; `label` names it, relative paths resolve against `base`.
+pub fn from_toml(
+    label: &Path,
+    text: &str,
+    base: &Path,
+    trust: Trust<'_>,
+) -> Result<SynthConfig, Vec<Problem>> {
+    let source = Source::toml(label, text);
+    let mut root = source.parse()?;
+    let mut problems = Vec::new();
+    let mut take = |name: &str| Source::take(&mut root, name).map(|(_, n)| n);
+    let endpoints_node = take("endpoints");
+    let roles_node = take("roles");
+    let environment_node = take("environment");
+    let known: Vec<&str> = fields_of::<SynthHead>()
+        .iter()
+        .chain(TABLES)
+        .copied()
+        .collect();
+    let mut head_node = Node::new(0..text.len(), DeValue::Table(root));
+    source.drop_unknown_keys(
+        "",
+        &mut head_node,
+        &known,
+        &|k| Some(unknown_key_message(k, &known)),
+        &mut problems,
+    );
+    let head: Option<SynthHead> = source.deserialize("", &head_node, &mut problems);
+    let missing = |name: &str, example: &str, problems: &mut Vec<Problem>| {
+        problems.push(Problem::at_field(
+            label,
+            name,
+            format!("is missing; add {example}"),
+        ))
+    };
+    let endpoints = match endpoints_node {
+        Some(node) => read_endpoints(&source, node, trust, &mut problems),
+        None => {
+            missing("endpoints", "[endpoints.generator] with base_url and model (or mock = true, model = \"mock-synth\")", &mut problems);
+            Default::default()
+        }
+    };
+    let roles: Option<SynthRoles> = match roles_node {
+        Some(node) => source.typed("roles", node, &mut problems),
+        None => {
+            missing(
+                "roles",
+                "[roles] with generator = \"ENDPOINT\"",
+                &mut problems,
+            );
+            None
+        }
+    };
+    let environment: Option<EnvironmentFile> = match environment_node {
+        Some(node) => read_environment(&source, node, base, trust, &mut problems),
+        None => {
+            missing(
+                "environment",
+                "[environment] with name = \"builtin:retail\"",
+                &mut problems,
+            );
+            None
+        }
+    };
+    let pick = |field: &str, name: &str, problems: &mut Vec<Problem>| {
+        let found = endpoints.configs.get(name).cloned();
+        if found.is_none() && !endpoints.names.iter().any(|n| n == name) {
+            problems.push(Problem::at_field(
+                label,
+                field,
+                format!("names endpoint '{name}', which is not defined; define [endpoints.{name}] or use one of: {}", endpoints.names.join(", ")),
+            ));
+        }
+        found
+    };
+    let generator = roles
+        .as_ref()
+        .and_then(|r| pick("roles.generator", &r.generator, &mut problems));
+    let reviewer = roles
+        .as_ref()
+        .and_then(|r| r.reviewer.as_ref())
+        .map(|name| pick("roles.reviewer", name, &mut problems));
+    let resolver = Resolver {
+        file: label,
+        base,
+        trust,
+    };
+    let mut paths = None;
+    if let Some(h) = &head {
+        for (field, n, range) in [
+            ("target", h.target, ranges::SYNTH_TARGET),
+            ("max_attempts", h.max_attempts, ranges::SYNTH_MAX_ATTEMPTS),
+            (
+                "records_per_prompt",
+                h.records_per_prompt,
+                ranges::SYNTH_RECORDS_PER_PROMPT,
+            ),
+            ("concurrency", h.concurrency, ranges::CONCURRENCY),
+            ("examples_shown", h.examples_shown, ranges::SYNTH_EXAMPLES),
+            (
+                "max_proposals",
+                h.max_proposals.unwrap_or(1),
+                ranges::SYNTH_MAX_PROPOSALS,
+            ),
+        ] {
+            problems.extend(range.problem(label, field, n));
+        }
+        let examples = h
+            .examples
+            .as_ref()
+            .map(|p| resolver.existing("examples", p, Want::File, &mut problems));
+        let policy = h
+            .policy
+            .as_ref()
+            .map(|p| resolver.existing("policy", p, Want::File, &mut problems));
+        let output = resolver.resolve("output", &h.output, &mut problems);
+        paths = Some((examples.flatten(), policy.flatten(), output));
+    }
+    let (Some(h), Some(environment), Some(generator), Some((examples, policy, Some(output))), true) =
+        (head, environment, generator, paths, problems.is_empty())
+    else {
+        return Err(problems);
+    };
+    let max_proposals = h
+        .max_proposals
+        .unwrap_or(h.target.saturating_mul(10))
+        .min(ranges::MAX_ITEMS);
+    Ok(SynthConfig {
+        name: h.name,
+        source: label.to_path_buf(),
+        seed: h.seed,
+        target: usize::try_from(h.target).unwrap_or(usize::MAX),
+        max_attempts: u32::try_from(h.max_attempts).unwrap_or(u32::MAX),
+        records_per_prompt: usize::try_from(h.records_per_prompt).unwrap_or(usize::MAX),
+        max_proposals,
+        concurrency: usize::try_from(h.concurrency).unwrap_or(usize::MAX),
+        examples,
+        examples_shown: usize::try_from(h.examples_shown).unwrap_or(usize::MAX),
+        policy,
+        output,
+        environment: environment.config(),
+        generator,
+        reviewer: reviewer.flatten(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<SynthConfig, Vec<Problem>> {
+        from_toml(
+            Path::new("SYNTH.toml"),
+            text,
+            Path::new("/tmp"),
+            Trust::Local,
+        )
+    }
+
+    const GOOD: &str = r#"
+name = "s"
+target = 5
+output = "out.jsonl"
+[endpoints.generator]
+mock = true
+model = "mock-synth"
+[roles]
+generator = "generator"
+[environment]
+name = "builtin:retail"
+"#;
+
+    #[test]
+    fn a_minimal_config_loads_with_its_defaults() {
+        let c = load(GOOD).unwrap();
+        assert_eq!((c.target, c.max_attempts, c.max_proposals), (5, 3, 50));
+        assert_eq!(c.output, Path::new("/tmp/out.jsonl"));
+        assert_eq!(c.generator.name, "generator");
+    }
+
+    #[test]
+    fn an_out_of_range_target_and_an_unknown_key_are_both_reported_with_where_and_what() {
+        let text = GOOD.replace("target = 5", "target = 0\ntarget_count = 3");
+        let problems = load(&text).unwrap_err();
+        let all: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        assert!(
+            all.iter()
+                .any(|p| p.contains("target_count") && p.contains("line 4")),
+            "{all:?}"
+        );
+        assert!(
+            all.iter()
+                .any(|p| p.contains("target") && p.contains("out of range")),
+            "{all:?}"
+        );
+    }
+
+    #[test]
+    fn a_generator_naming_no_endpoint_says_which_exist() {
+        let problems =
+            load(&GOOD.replace("generator = \"generator\"", "generator = \"gen\"")).unwrap_err();
+        assert!(problems[0].to_string().contains("'gen'"), "{problems:?}");
+        assert!(
+            problems[0].to_string().contains("generator"),
+            "{problems:?}"
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! The generator's prompt: tools, policy, real records, examples, the brief,
+//! and on a retry the previous proposal with the exact error.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::config::Problem;
+use crate::env::ToolSpec;
+use crate::persona::scenario::Scenario;
+use crate::prompt::PromptRegistry;
+
+use super::brief::ProposalBrief;
+use super::stage::Rejection;
+
+/// The template's name in the registry.
+pub const PROPOSE: &str = "synth/propose";
+const PROPOSE_PATH: &str = "prompts/synth/propose.tera";
+const PROPOSE_TEXT: &str = include_str!("../../prompts/synth/propose.tera");
+
+/// The built-in proposal template (compiled in, so synthesis runs from any directory).
+pub fn registry() -> Result<PromptRegistry, Vec<Problem>> {
+    PromptRegistry::from_texts(vec![(
+        PROPOSE.to_string(),
+        PathBuf::from(PROPOSE_PATH),
+        PROPOSE_TEXT.to_string(),
+    )])
+}
+
+/// Everything one proposal's prompt shows.
+pub struct ProposalInput<'a> {
+    pub environment: &'a str,
+    pub policy: &'a str,
+    pub tools: &'a [ToolSpec],
+    pub records: &'a Value,
+    pub examples: &'a [Scenario],
+    pub brief: &'a ProposalBrief,
+    pub index: u64,
+    /// The previous attempt's reply and why it was rejected.
+    pub previous: Option<(&'a str, &'a Rejection)>,
+}
+
+pub fn context(input: &ProposalInput<'_>) -> tera::Context {
+    let mut ctx = tera::Context::new();
+    ctx.insert("environment", input.environment);
+    ctx.insert("policy", input.policy);
+    let tools: Vec<Value> = input
+        .tools
+        .iter()
+        .map(|t| {
+            serde_json::json!({"name": t.name, "description": t.description, "parameters": t.parameters})
+        })
+        .collect();
+    ctx.insert("tools", &tools);
+    ctx.insert("records", input.records);
+    ctx.insert("examples", input.examples);
+    ctx.insert("brief", input.brief);
+    ctx.insert("index", &input.index);
+    match input.previous {
+        Some((reply, rejection)) => {
+            ctx.insert("previous", reply);
+            ctx.insert("feedback_stage", rejection.stage.as_str());
+            ctx.insert("feedback", &rejection.reason);
+        }
+        None => ctx.insert("previous", ""),
+    }
+    ctx
+}

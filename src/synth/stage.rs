@@ -1,0 +1,74 @@
+//! The stages a proposal passes through, and why one was rejected.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a proposal was rejected (or, for an accepted one, the last stage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The reply is not one scenario row.
+    Format,
+    /// A gold action fails on a fresh session.
+    Execution,
+    /// A write task leaves the state unchanged, or a read-only one changes it.
+    State,
+    /// The user is said to know an ID the seed data does not have.
+    UnknownId,
+    /// A fact to communicate is in no gold action's output.
+    Communicate,
+    /// `usersim validate`'s own checks.
+    Checks,
+    /// A near-duplicate of an accepted scenario.
+    Duplicate,
+    /// The review committee said no.
+    Committee,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 8] = [
+        Stage::Format,
+        Stage::Execution,
+        Stage::State,
+        Stage::UnknownId,
+        Stage::Communicate,
+        Stage::Checks,
+        Stage::Duplicate,
+        Stage::Committee,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Format => "format",
+            Stage::Execution => "execution",
+            Stage::State => "state",
+            Stage::UnknownId => "unknown_id",
+            Stage::Communicate => "communicate",
+            Stage::Checks => "checks",
+            Stage::Duplicate => "duplicate",
+            Stage::Committee => "committee",
+        }
+    }
+}
+
+/// A proposal's rejection: the stage and the exact reason the generator is
+/// shown on its next attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    pub stage: Stage,
+    pub reason: String,
+}
+
+impl Rejection {
+    pub fn new(stage: Stage, reason: impl Into<String>) -> Self {
+        Rejection {
+            stage,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.stage.as_str(), self.reason)
+    }
+}
