@@ -206,6 +206,20 @@ pub async fn work(
     .await
 }
 
+/// Tasks that start their first conversation at once; the rest follow at
+/// [`RAMP_PER_MS`] a millisecond. A thousand first requests sent in the
+/// same instant queue at the model server (the mock answers about ten a
+/// millisecond on one core), and that wait made the first wave the slowest
+/// 1% of a job's conversations; spread over ~120 ms they are not.
+const RAMP_AT_ONCE: usize = 64;
+const RAMP_PER_MS: usize = 8;
+
+/// How long task number `task` (0-based) waits before its first lease.
+fn first_start_delay(task: usize) -> Duration {
+    let after = task.saturating_sub(RAMP_AT_ONCE) as u64;
+    Duration::from_millis(after.div_ceil(RAMP_PER_MS as u64))
+}
+
 /// Tasks spawned = min(concurrency, items left), at least one: a job of 3
 /// items with concurrency = 10,000 runs 3 tasks, not ten thousand.
 fn task_count(concurrency: usize, counts: &crate::store::ItemCounts) -> usize {
@@ -255,9 +269,18 @@ async fn work_job(
     let heartbeat = tokio::spawn(worker.clone().heartbeat().in_current_span());
     let ticker = tokio::spawn(progress.clone().ticking().in_current_span());
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..concurrency {
+    for task in 0..concurrency {
         let worker = worker.clone();
-        tasks.spawn(async move { worker.lease_loop().await }.in_current_span());
+        let ramp = first_start_delay(task);
+        tasks.spawn(
+            async move {
+                if !ramp.is_zero() {
+                    tokio::time::sleep(ramp).await;
+                }
+                worker.lease_loop().await
+            }
+            .in_current_span(),
+        );
     }
     let mut first_error = None;
     let mut interrupted = false;
@@ -545,6 +568,25 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_wave_starts_64_at_once_then_8_a_millisecond() {
+        assert_eq!(first_start_delay(0), Duration::ZERO);
+        assert_eq!(first_start_delay(RAMP_AT_ONCE), Duration::ZERO);
+        assert_eq!(
+            first_start_delay(RAMP_AT_ONCE + 1),
+            Duration::from_millis(1)
+        );
+        assert_eq!(
+            first_start_delay(RAMP_AT_ONCE + 8),
+            Duration::from_millis(1)
+        );
+        assert_eq!(
+            first_start_delay(RAMP_AT_ONCE + 9),
+            Duration::from_millis(2)
+        );
+        assert_eq!(first_start_delay(999), Duration::from_millis(117));
+    }
 
     #[test]
     fn a_job_spawns_no_more_tasks_than_it_has_items_left() {
