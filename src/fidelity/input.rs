@@ -8,7 +8,9 @@ pub enum Speaker {
     User,
     /// The agent: the policy's replies and the greeting.
     Agent,
-    /// Anything else: system prompts, tool results, a dataset's given turns.
+    /// A user turn the dataset gave (a prelude's opening), not the simulator's.
+    Given,
+    /// Anything else: system prompts, tool results.
     Other,
 }
 
@@ -36,6 +38,7 @@ impl Line {
         let speaker = match (role, author) {
             ("user", "user") => Speaker::User,
             ("assistant", _) => Speaker::Agent,
+            ("user", _) => Speaker::Given,
             _ => Speaker::Other,
         };
         Line {

@@ -77,7 +77,7 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
                 agent_facts.extend(entity_set([line.text.as_str()]));
                 continue;
             }
-            Speaker::Other => continue,
+            Speaker::Given | Speaker::Other => continue,
             Speaker::User => {}
         }
         let lower = plain(&line.text);

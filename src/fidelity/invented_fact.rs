@@ -19,12 +19,14 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
     ];
     given.extend(scenario.turns.iter().map(String::as_str));
     let mut allowed = entity_set(given);
-    // Words the dataset gave as the user's (a prelude's opening).
+    // Words the dataset gave as the user's (a prelude's opening), not the
+    // system prompt or tool results (the user sees neither; the prompt alone
+    // was most of the check's regex work).
     allowed.extend(entity_set(
         turns
             .lines
             .iter()
-            .filter(|l| l.speaker == Speaker::Other)
+            .filter(|l| l.speaker == Speaker::Given)
             .map(|l| l.text.as_str()),
     ));
     // The facts the agent has said so far, grown line by line.
@@ -36,7 +38,7 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
                 agent.extend(entity_set([line.text.as_str()]));
                 continue;
             }
-            Speaker::Other => continue,
+            Speaker::Given | Speaker::Other => continue,
             Speaker::User => {}
         }
         for entity in entities(&line.text) {
