@@ -9,6 +9,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+pub mod closed_stdout;
 mod compare_users;
 mod conversations;
 mod export;

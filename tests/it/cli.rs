@@ -408,3 +408,20 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
         "failures are never zero rewards"
     );
 }
+
+#[test]
+fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
+    // `usersim validate … | head -0`: the reader is gone before usersim prints.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+        .args(["validate", "examples/quickstart.toml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+}
