@@ -41,9 +41,9 @@ impl SchedProbe {
     }
 
     /// Stop, and return the delays seen, sorted.
-    pub async fn stop(self) -> Vec<Duration> {
+    pub async fn stop(mut self) -> Vec<Duration> {
         self.stop.store(true, Ordering::Relaxed);
-        let _ = self.task.await;
+        let _ = (&mut self.task).await;
         let mut delays = self
             .delays
             .lock()
@@ -51,5 +51,12 @@ impl SchedProbe {
             .unwrap_or_default();
         delays.sort();
         delays
+    }
+}
+
+/// A probe dropped unstopped (the run failed) stops too.
+impl Drop for SchedProbe {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
 }
