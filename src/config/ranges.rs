@@ -111,6 +111,13 @@ pub const MCP_MAX_PROCESSES: Whole = whole(1, 1_000);
 pub const MCP_TIMEOUT_SECS: Real = above(0.0, 3_600.0);
 /// Seconds an MCP server may take to start and answer `initialize`.
 pub const MCP_STARTUP_SECS: Real = above(0.0, 600.0);
+/// Goal similarity (MinHash estimate of word-shingle Jaccard) at which two
+/// synthesized scenarios are near-duplicates.
+pub const DEDUP_SIMILARITY: Real = above(0.0, 1.0);
+/// Words per shingle of a goal's text.
+pub const DEDUP_SHINGLE_WORDS: Whole = whole(1, 16);
+/// MinHash permutations per goal (the estimate's error shrinks as 1/sqrt(n)).
+pub const DEDUP_PERMUTATIONS: Whole = whole(8, 4_096);
 
 impl fmt::Display for Whole {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

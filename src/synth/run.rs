@@ -1,9 +1,9 @@
 //! A synthesis run: proposals in order until `target` scenarios are
-//! accepted, each validated by execution, then checked for duplicates of
-//! those already accepted (in proposal order, so the result is deterministic
+//! accepted, each validated by execution, then checked for near-duplicates
+//! (`dedup`, at its default thresholds) of those already accepted (in proposal order, so the result is deterministic
 //! whatever the concurrency).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use futures_util::stream::{self, StreamExt};
 use crate::persona::scenario::Scenario;
 
 use super::brief::ProposalBrief;
+use super::dedup::{DedupConfig, DedupIndex};
 use super::propose::{Proposal, ProposeError, Proposer};
 use super::stage::{Rejection, Stage};
 
@@ -85,24 +86,6 @@ pub fn reason_kind(reason: &str) -> String {
     out.chars().take(160).collect()
 }
 
-/// What identifies a scenario for the exact-duplicate check: the normalized
-/// gold-action sequence and the user's goal. (The near-duplicate index
-/// replaces this seam.)
-fn duplicate_key(s: &Scenario) -> String {
-    let actions: Vec<String> = s
-        .evaluation
-        .actions
-        .iter()
-        .map(|a| format!("{}{}", a.name, a.arguments))
-        .collect();
-    format!(
-        "{}|{}|{}",
-        actions.join(";"),
-        s.user.reason_for_contact.to_lowercase(),
-        s.user.known_info.to_lowercase()
-    )
-}
-
 /// The brief of proposal `index` (the diversity planner replaces this seam).
 fn plan_brief(_index: u64) -> ProposalBrief {
     ProposalBrief::default()
@@ -124,7 +107,7 @@ pub async fn synthesize(
     let started = Instant::now();
     let mut summary = Summary::default();
     let mut accepted: Vec<Scenario> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut kept = DedupIndex::new(&DedupConfig::default());
     let mut consecutive_failures = 0;
     let mut proposals = stream::iter(0..max_proposals)
         .map(|index| {
@@ -158,19 +141,20 @@ pub async fn synthesize(
         }
         let mut final_rejection = proposal.attempts.last().and_then(|a| a.rejection.clone());
         if let Some((scenario, _)) = &proposal.scenario {
-            if seen.insert(duplicate_key(scenario)) {
-                summary.accepted += 1;
-                if proposal.attempts.len() > 1 {
-                    summary.fixed_by_feedback += 1;
+            match kept.check(scenario) {
+                None => {
+                    kept.insert(scenario);
+                    summary.accepted += 1;
+                    if proposal.attempts.len() > 1 {
+                        summary.fixed_by_feedback += 1;
+                    }
+                    accepted.push(scenario.clone());
                 }
-                accepted.push(scenario.clone());
-            } else {
-                let r = Rejection::new(
-                    Stage::Duplicate,
-                    "the same gold actions and user goal as an accepted scenario",
-                );
-                summary.reject(&r);
-                final_rejection = Some(r);
+                Some(duplicate) => {
+                    let r = Rejection::new(Stage::Duplicate, duplicate.reason);
+                    summary.reject(&r);
+                    final_rejection = Some(r);
+                }
             }
         }
         summary.elapsed = started.elapsed();

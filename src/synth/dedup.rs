@@ -1,0 +1,344 @@
+//! Near-duplicate scenarios: two blueprints are the same task when they run
+//! the same gold actions for much the same goal, or when their goals read
+//! almost alike whatever the actions. Goals are compared by MinHash over word
+//! shingles (an estimate of their Jaccard similarity): cheap, deterministic,
+//! no embedding model.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ranges::{DEDUP_PERMUTATIONS, DEDUP_SHINGLE_WORDS, DEDUP_SIMILARITY};
+use crate::config::Problem;
+use crate::persona::Scenario;
+
+/// `[dedup]` of a synthesis config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupConfig {
+    /// Goal similarity at which two scenarios are duplicates whatever their actions.
+    pub similarity: f64,
+    /// Goal similarity at which two scenarios with the same gold-action
+    /// sequence are duplicates.
+    pub same_actions_similarity: f64,
+    /// Words per shingle.
+    pub shingle_words: u32,
+    /// MinHash permutations per goal.
+    pub permutations: u32,
+    /// Seeds the permutations; the same seed gives the same verdicts.
+    pub seed: u64,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        DedupConfig {
+            similarity: 0.9,
+            same_actions_similarity: 0.5,
+            shingle_words: 3,
+            permutations: 128,
+            seed: 0,
+        }
+    }
+}
+
+impl DedupConfig {
+    /// Every number out of its range, as problems at `table.field` of `file`
+    /// (`table` is where the config sits, e.g. `dedup`).
+    pub fn problems(&self, file: &Path, table: &str) -> Vec<Problem> {
+        let field = |name: &str| format!("{table}.{name}");
+        [
+            DEDUP_SIMILARITY.problem(file, &field("similarity"), self.similarity),
+            DEDUP_SIMILARITY.problem(
+                file,
+                &field("same_actions_similarity"),
+                self.same_actions_similarity,
+            ),
+            DEDUP_SHINGLE_WORDS.problem(file, &field("shingle_words"), self.shingle_words),
+            DEDUP_PERMUTATIONS.problem(file, &field("permutations"), self.permutations),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// Why a scenario is left out: which kept scenario it repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Duplicate {
+    /// The id of the scenario kept earlier.
+    pub of: String,
+    /// The estimated goal similarity, in [0, 1].
+    pub similarity: f64,
+    pub reason: String,
+}
+
+struct Kept {
+    id: String,
+    signature: Vec<u64>,
+}
+
+/// The scenarios kept so far, to check new ones against.
+pub struct DedupIndex {
+    similarity: f64,
+    same_actions_similarity: f64,
+    shingle_words: usize,
+    permutation_seeds: Vec<u64>,
+    kept: Vec<Kept>,
+    /// Indexes into `kept` by normalized gold-action sequence (non-empty only).
+    by_actions: HashMap<String, Vec<usize>>,
+}
+
+impl DedupIndex {
+    /// An empty index. Numbers out of range (a config not validated) are
+    /// brought into range rather than trusted.
+    pub fn new(config: &DedupConfig) -> Self {
+        let clamp = |x: f64, fallback: f64| {
+            if DEDUP_SIMILARITY.contains(x) {
+                x
+            } else {
+                fallback
+            }
+        };
+        let shingle_words = u64::from(config.shingle_words)
+            .clamp(DEDUP_SHINGLE_WORDS.min, DEDUP_SHINGLE_WORDS.max)
+            as usize;
+        let permutations =
+            u64::from(config.permutations).clamp(DEDUP_PERMUTATIONS.min, DEDUP_PERMUTATIONS.max);
+        let permutation_seeds = (0..permutations)
+            .map(|i| splitmix64(config.seed ^ splitmix64(i)))
+            .collect();
+        let defaults = DedupConfig::default();
+        DedupIndex {
+            similarity: clamp(config.similarity, defaults.similarity),
+            same_actions_similarity: clamp(
+                config.same_actions_similarity,
+                defaults.same_actions_similarity,
+            ),
+            shingle_words,
+            permutation_seeds,
+            kept: Vec::new(),
+            by_actions: HashMap::new(),
+        }
+    }
+
+    /// How many scenarios the index holds.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The kept scenario `s` repeats, if any; the most similar one.
+    pub fn check(&self, s: &Scenario) -> Option<Duplicate> {
+        let signature = self.signature(&goal_text(s));
+        let actions = action_sequence(s);
+        if !actions.is_empty() {
+            if let Some(indexes) = self.by_actions.get(&actions) {
+                let best = indexes
+                    .iter()
+                    .filter_map(|&i| self.kept.get(i))
+                    .map(|k| (k, signature_similarity(&signature, &k.signature)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1));
+                if let Some((kept, similarity)) = best {
+                    if similarity >= self.same_actions_similarity {
+                        return Some(Duplicate {
+                            of: kept.id.clone(),
+                            similarity,
+                            reason: format!(
+                                "the same gold actions ({}) as '{}' and a goal {:.2} similar \
+                                 to its goal (duplicates from {:.2} with the same actions)",
+                                action_names(s),
+                                kept.id,
+                                similarity,
+                                self.same_actions_similarity
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        let (kept, similarity) = self
+            .kept
+            .iter()
+            .map(|k| (k, signature_similarity(&signature, &k.signature)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        (similarity >= self.similarity).then(|| Duplicate {
+            of: kept.id.clone(),
+            similarity,
+            reason: format!(
+                "a goal {:.2} similar to the goal of '{}' (duplicates from {:.2} whatever \
+                 the actions)",
+                similarity, kept.id, self.similarity
+            ),
+        })
+    }
+
+    /// Keeps `s`: later scenarios are checked against it.
+    pub fn insert(&mut self, s: &Scenario) {
+        let signature = self.signature(&goal_text(s));
+        let actions = action_sequence(s);
+        let index = self.kept.len();
+        self.kept.push(Kept {
+            id: s.id.clone(),
+            signature,
+        });
+        if !actions.is_empty() {
+            self.by_actions.entry(actions).or_default().push(index);
+        }
+    }
+
+    /// The MinHash signature of `text`'s word shingles.
+    pub fn signature(&self, text: &str) -> Vec<u64> {
+        let shingles = shingle_hashes(text, self.shingle_words);
+        self.permutation_seeds
+            .iter()
+            .map(|&seed| {
+                shingles
+                    .iter()
+                    .map(|&h| splitmix64(h ^ seed))
+                    .min()
+                    .unwrap_or(u64::MAX)
+            })
+            .collect()
+    }
+
+    /// The estimated Jaccard similarity of two texts' word shingles.
+    pub fn similarity(&self, a: &str, b: &str) -> f64 {
+        signature_similarity(&self.signature(a), &self.signature(b))
+    }
+}
+
+/// The share of equal slots of two signatures of one index: 1 for two
+/// empty texts, in [0, 1] always.
+fn signature_similarity(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() {
+        return 1.0;
+    }
+    let equal = a.iter().zip(b).filter(|(x, y)| x == y).count();
+    equal as f64 / a.len() as f64
+}
+
+/// What the user wants, in words: the reason for contact and the instructions.
+pub fn goal_text(s: &Scenario) -> String {
+    format!("{} {}", s.user.reason_for_contact, s.user.task_instructions)
+}
+
+/// Lowercased alphanumeric words.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The distinct shingles of `n` words (a text shorter than `n` words is one
+/// shingle), hashed.
+fn shingle_hashes(text: &str, n: usize) -> Vec<u64> {
+    let words = words(text);
+    let mut hashes: Vec<u64> = if words.is_empty() {
+        Vec::new()
+    } else if words.len() <= n {
+        vec![fnv1a(&words.join(" "))]
+    } else {
+        words.windows(n).map(|w| fnv1a(&w.join(" "))).collect()
+    };
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+/// The exact Jaccard similarity of two texts' `n`-word shingles (1 for two
+/// empty texts); what the MinHash estimate approximates.
+pub fn exact_jaccard(a: &str, b: &str, n: usize) -> f64 {
+    let a = shingle_hashes(a, n.max(1));
+    let b = shingle_hashes(b, n.max(1));
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (a, b): (std::collections::HashSet<_>, std::collections::HashSet<_>) =
+        (a.into_iter().collect(), b.into_iter().collect());
+    a.intersection(&b).count() as f64 / a.union(&b).count() as f64
+}
+
+/// The gold actions as one canonical text: tool names and arguments with
+/// strings trimmed and lowercased and object keys sorted, one action a line.
+pub fn action_sequence(s: &Scenario) -> String {
+    s.evaluation
+        .actions
+        .iter()
+        .map(|a| {
+            let mut line = a.name.trim().to_lowercase();
+            line.push(' ');
+            canonical(&a.arguments, &mut line);
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn action_names(s: &Scenario) -> String {
+    s.evaluation
+        .actions
+        .iter()
+        .map(|a| a.name.trim())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn canonical(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            out.push_str(&serde_json::Value::String(text.trim().to_lowercase()).to_string())
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(v) = map.get(key) {
+                    canonical(v, out);
+                }
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// 64-bit FNV-1a: a fixed hash, so signatures are the same on every run.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// SplitMix64's finalizer: one seeded permutation of the hashes per seed.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+#[path = "dedup_tests.rs"]
+mod tests;
