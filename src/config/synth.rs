@@ -26,6 +26,10 @@ struct SynthHead {
     name: String,
     #[serde(default)]
     seed: u64,
+    /// `sqlite://PATH` (relative to the working directory) or `postgres://…`:
+    /// where the synthesis job, its proposals and their verdicts are stored.
+    #[serde(default = "super::file::default_database")]
+    database: String,
     target: u64,
     #[serde(default = "default_max_attempts")]
     max_attempts: u64,
@@ -75,6 +79,7 @@ pub struct SynthConfig {
     pub name: String,
     pub source: PathBuf,
     pub seed: u64,
+    pub database: String,
     pub target: usize,
     pub max_attempts: u32,
     pub records_per_prompt: usize,
@@ -241,6 +246,7 @@ pub fn from_toml(
         name: h.name,
         source: label.to_path_buf(),
         seed: h.seed,
+        database: h.database,
         target: usize::try_from(h.target).unwrap_or(usize::MAX),
         max_attempts: u32::try_from(h.max_attempts).unwrap_or(u32::MAX),
         records_per_prompt: usize::try_from(h.records_per_prompt).unwrap_or(usize::MAX),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::env::Environment;
 use crate::llm::chat::{ChatRequest, Role};
 use crate::llm::message::Message;
-use crate::llm::{ChatModel, LlmError};
+use crate::llm::{ChatModel, LlmError, Usage};
 use crate::persona::scenario::Scenario;
 use crate::prompt::PromptRegistry;
 
@@ -34,10 +34,11 @@ pub struct Proposer {
 }
 
 /// One attempt of a proposal and how it ended.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Attempt {
     pub attempt: u32,
     pub reply: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection: Option<Rejection>,
 }
 
@@ -48,6 +49,8 @@ pub struct Proposal {
     pub index: u64,
     pub attempts: Vec<Attempt>,
     pub scenario: Option<(Scenario, Vec<ExecutedCall>)>,
+    /// The generator's tokens over every attempt.
+    pub usage: Usage,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +79,7 @@ impl Proposer {
             .sample_records(self.seed.wrapping_add(index), self.records_per_prompt)
             .await?;
         let mut attempts: Vec<Attempt> = Vec::new();
+        let mut usage = Usage::default();
         for attempt in 1..=self.max_attempts.max(1) {
             let previous = attempts
                 .last()
@@ -104,13 +108,10 @@ impl Proposer {
                 ),
                 ..Default::default()
             };
-            let reply = self
-                .generator
-                .complete(request)
-                .await?
-                .message
-                .content
-                .to_string();
+            let response = self.generator.complete(request).await?;
+            usage.prompt_tokens += response.usage.prompt_tokens;
+            usage.completion_tokens += response.usage.completion_tokens;
+            let reply = response.message.content.to_string();
             match self.check(index, brief, &reply).await {
                 Ok((scenario, executed)) => {
                     attempts.push(Attempt {
@@ -122,6 +123,7 @@ impl Proposer {
                         index,
                         attempts,
                         scenario: Some((scenario, executed)),
+                        usage,
                     });
                 }
                 Err(rejection) => attempts.push(Attempt {
@@ -135,6 +137,7 @@ impl Proposer {
             index,
             attempts,
             scenario: None,
+            usage,
         })
     }
 
