@@ -24,7 +24,7 @@ pub async fn jobs(database: &str) -> anyhow::Result<i32> {
     for row in rows {
         let counts = store.item_counts(row.id).await?;
         let mean = match row.kind {
-            JobKind::Judging => None,
+            JobKind::Judging | JobKind::Synthesis => None,
             JobKind::Generation => store.job_summary(row.id).await?.mean_reward,
         };
         lines.push([

@@ -160,12 +160,28 @@ enum Command {
     Validate { config: PathBuf },
     /// Propose scenarios from an environment's real records, validate them by
     /// executing their gold actions, and write the accepted ones as a
-    /// scenarios JSONL that `run` reads (SYNTH.toml names the output).
+    /// scenarios JSONL that `run` reads (SYNTH.toml names the output). A
+    /// stored job: the same config resumes it.
     Synthesize {
-        config: PathBuf,
+        /// The synthesis config (TOML); or use --resume ID.
+        #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+        config: Option<PathBuf>,
+        /// Finish a stored synthesis job by id, from the config stored with it.
+        #[arg(long, value_name = "JOB_ID")]
+        resume: Option<i64>,
+        /// Database of the job to resume (a config names its own).
+        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        database: String,
+        /// Start a new job even if a job with this name or config exists.
+        #[arg(long, conflicts_with = "resume")]
+        new_job: bool,
         /// Proposals in flight at once (default: the config's; 1 to 10,000).
         #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
         concurrency: Option<usize>,
+        /// Retry the job's failed proposals (generator calls that failed).
+        #[arg(long)]
+        retry_failed: bool,
+        /// No progress output.
         #[arg(long)]
         quiet: bool,
     },
@@ -322,9 +338,26 @@ pub async fn main() -> i32 {
         Command::Validate { config } => validate::validate(&config).await,
         Command::Synthesize {
             config,
+            resume,
+            database,
+            new_job,
             concurrency,
+            retry_failed,
             quiet,
-        } => synthesize::synthesize(&config, concurrency, quiet).await,
+        } => {
+            let options = crate::jobs::RunOptions {
+                concurrency,
+                retry_failed,
+                new_job,
+                progress: Some(progress::CliProgress::new(quiet, "")),
+                ..Default::default()
+            };
+            match (config, resume) {
+                (_, Some(id)) => run::resume(&database, id, &options).await,
+                (Some(config), None) => synthesize::synthesize(&config, &options).await,
+                (None, None) => Ok(EXIT_INVALID),
+            }
+        }
         Command::Verify {
             environment,
             rollouts,

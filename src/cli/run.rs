@@ -45,26 +45,35 @@ pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Re
     match result {
         Ok(JobReport::Generation(r)) => report(Ok(*r), database),
         Ok(JobReport::Judging(r)) => super::judge::print_report(Ok(*r), database),
+        Ok(JobReport::Synthesis(r)) => super::synthesize::report(Ok(*r), database),
         Err(e) => report(Err(e), database),
+    }
+}
+
+/// The exit code of a run that could not be done: invalid inputs, a changed
+/// config and an unknown job are the user's to fix (said, not raised).
+pub(super) fn exit_for(e: RunError) -> anyhow::Result<i32> {
+    match e {
+        RunError::Invalid(problems) => {
+            report_problems(&problems);
+            Ok(EXIT_INVALID)
+        }
+        e @ RunError::ConfigChanged { .. } => {
+            eprintln!("error: {e}");
+            Ok(EXIT_INVALID)
+        }
+        e @ RunError::NoSuchJob(_) => {
+            eprintln!("error: {e}");
+            Ok(super::EXIT_NOT_FOUND)
+        }
+        e => Err(e.into()),
     }
 }
 
 fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result<i32> {
     let report = match result {
         Ok(report) => report,
-        Err(RunError::Invalid(problems)) => {
-            report_problems(&problems);
-            return Ok(EXIT_INVALID);
-        }
-        Err(e @ RunError::ConfigChanged { .. }) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_INVALID);
-        }
-        Err(e @ RunError::NoSuchJob(_)) => {
-            eprintln!("error: {e}");
-            return Ok(super::EXIT_NOT_FOUND);
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) => return exit_for(e),
     };
     let s = &report.summary;
     let c = &report.counts;

@@ -1,31 +1,23 @@
-//! `usersim synthesize SYNTH.toml`: propose scenarios, validate them by
-//! execution, write the accepted ones as a scenarios JSONL `usersim run`
-//! reads, and print the counts per stage with the commonest reasons.
+//! `usersim synthesize SYNTH.toml` (and `--resume ID`): work the synthesis
+//! job until its target is met, write the accepted scenarios as a scenarios
+//! JSONL `usersim run` reads, and print the counts per stage with the
+//! commonest reasons.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::config::synth::{load_synth, SynthConfig};
-use crate::config::MockConfig;
-use crate::env::open_environment;
-use crate::jobs::models::connect_endpoints;
-use crate::mock_llm::starter::InProcessMock;
+use crate::config::synth::load_synth;
+use crate::jobs::synthesis::{synthesize as run_synthesis, SynthesisReport};
+use crate::jobs::{RunError, RunOptions, WorkEnd};
 use crate::persona::Scenario;
-use crate::synth::propose::Proposer;
-use crate::synth::run::{synthesize as run_synthesis, Summary};
-use crate::synth::{prompt, Stage};
+use crate::synth::Stage;
 
-use super::{report_problems, EXIT_INVALID};
+use super::run::{context, exit_for};
+use super::{report_problems, DEFAULT_DATABASE, EXIT_INVALID};
 
-pub async fn synthesize(
-    path: &Path,
-    concurrency: Option<usize>,
-    quiet: bool,
-) -> anyhow::Result<i32> {
+pub async fn synthesize(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
     let config = match load_synth(path) {
         Ok(c) => c,
         Err(problems) => {
@@ -33,90 +25,114 @@ pub async fn synthesize(
             return Ok(EXIT_INVALID);
         }
     };
-    let environment = open_environment(&config.environment)
-        .await
-        .with_context(|| format!("{}: [environment]", path.display()))?;
-    let examples = read_examples(&config)?;
-    let policy = match &config.policy {
-        Some(file) => std::fs::read_to_string(file)
-            .with_context(|| format!("{}: policy {}", path.display(), file.display()))?,
-        None => environment.policy_text().to_string(),
-    };
-    let prompts = prompt::registry().map_err(|p| {
-        report_problems(&p);
-        anyhow::anyhow!("the built-in proposal template does not parse")
-    })?;
-    let (endpoints, _mock) = connect_endpoints(
-        [&config.generator],
-        &[],
-        &MockConfig::default(),
-        Some(&InProcessMock),
-    )
-    .await?;
-    let generator = endpoints
-        .get(&config.generator.name)
-        .cloned()
-        .context("the generator endpoint did not connect")?;
-    let proposer = Arc::new(Proposer {
-        environment,
-        generator,
-        prompts,
-        policy,
-        examples,
-        records_per_prompt: config.records_per_prompt,
-        max_attempts: config.max_attempts,
-        seed: config.seed,
-    });
-    let bar = progress_bar(config.target as u64, quiet);
-    let (accepted, summary) = run_synthesis(
-        proposer,
-        config.target,
-        config.max_proposals,
-        concurrency.unwrap_or(config.concurrency),
-        |_, _, s| {
-            bar.set_position(s.accepted);
-            bar.set_message(format!(
-                "{} proposals, {} rejected attempts",
-                s.proposals,
-                s.attempts - s.accepted
-            ));
-        },
-    )
-    .await?;
-    bar.finish_and_clear();
-    write_scenarios(&config.output, &accepted)?;
-    print_summary(&config, &summary);
-    Ok(if accepted.len() < config.target { 1 } else { 0 })
+    let ctx = context(&config.database).await?;
+    let result = run_synthesis(&ctx, &config, options).await;
+    ctx.store.close().await;
+    report(result, &config.database)
 }
 
-fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30.cyan/blue} {pos}/{len} accepted [{elapsed_precise}] {msg}",
-    ) {
-        bar.set_style(style);
-    }
-    bar
-}
-
-fn read_examples(config: &SynthConfig) -> anyhow::Result<Vec<Scenario>> {
-    let Some(file) = &config.examples else {
-        return Ok(Vec::new());
+/// Write the job's scenarios and print what it did; exit 1 when fewer than
+/// its target were accepted.
+pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyhow::Result<i32> {
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => return exit_for(e),
     };
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("examples {}", file.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .take(config.examples_shown)
-        .map(|(i, line)| {
-            serde_json::from_str(line)
-                .with_context(|| format!("{}: line {}: not a scenario row", file.display(), i + 1))
-        })
-        .collect()
+    let s = &r.summary;
+    let c = &r.counts;
+    println!(
+        "synthesis job {} '{}' {} in {:.1}s ({}); {} proposals made here, {:.1} proposals/s",
+        r.job.id,
+        r.job.name,
+        r.job.status.as_str(),
+        r.elapsed.as_secs_f64(),
+        if r.resumed { "resumed" } else { "new" },
+        s.made_here,
+        s.proposals_per_second(),
+    );
+    println!(
+        "proposals: {} stored ({} attempts), {} failed, {} pending (database {database}); accepted {} of {} wanted ({} after feedback), {} surplus",
+        s.proposals,
+        s.attempts,
+        c.failed,
+        c.pending + c.leased,
+        s.accepted,
+        r.target,
+        s.fixed_by_feedback,
+        s.surplus,
+    );
+    println!(
+        "rejected attempts: {}; failed proposals (generator errors after retries, not counted as rejections): {}",
+        s.rejected_attempts(),
+        s.failed
+    );
+    for stage in Stage::ALL {
+        let n = s.rejected.get(&stage).copied().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        println!(
+            "  {:<12} {n:>6} ({:.1}% of attempts)",
+            stage.as_str(),
+            100.0 * s.share(stage)
+        );
+        for (reason, count) in s.commonest(stage, 3) {
+            println!("      {count:>5} × {reason}");
+        }
+    }
+    println!(
+        "tokens: generator {} in / {} out, reviewers {} in / {} out",
+        s.generator_usage.prompt_tokens,
+        s.generator_usage.completion_tokens,
+        s.review_usage.prompt_tokens,
+        s.review_usage.completion_tokens
+    );
+    let database_flag = if database == DEFAULT_DATABASE {
+        String::new()
+    } else {
+        format!(" --database {database}")
+    };
+    match &r.end {
+        WorkEnd::Finished => {}
+        WorkEnd::Interrupted { released } | WorkEnd::Cancelled { released } => {
+            println!(
+                "stopped: {released} proposals in flight were returned to pending; `usersim synthesize --resume {}{database_flag}` finishes the job",
+                r.job.id
+            );
+            return Ok(1);
+        }
+        WorkEnd::Tripped { reason } => {
+            println!("stopped by the circuit breaker: {reason}");
+            println!("fix the cause, then rerun with --retry-failed");
+            return Ok(1);
+        }
+    }
+    write_scenarios(&r.output, &r.accepted)?;
+    println!(
+        "wrote {} scenarios to {}",
+        r.accepted.len(),
+        r.output.display()
+    );
+    if c.failed > 0 {
+        println!(
+            "{} proposals failed; rerun with --retry-failed to try them again",
+            c.failed
+        );
+    }
+    if r.accepted.len() < r.target {
+        println!(
+            "only {} of {} scenarios were accepted before max_proposals ran out; raise max_proposals, or read the reasons above",
+            r.accepted.len(),
+            r.target
+        );
+        return Ok(1);
+    }
+    println!(
+        "next: usersim stats --job {}{database_flag}; then run the scenarios: [dataset] scenarios = \"{}\"",
+        r.job.id,
+        r.output.display()
+    );
+    Ok(0)
 }
 
 /// Write to a temporary file beside `output`, then rename: a reader never sees half a file.
@@ -136,35 +152,4 @@ fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> anyhow::Result<()> 
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
     Ok(())
-}
-
-fn print_summary(config: &SynthConfig, s: &Summary) {
-    let rejected_attempts: u64 = s.rejected.values().sum();
-    println!(
-        "{}: {} proposals ({} attempts) in {:.2}s, {:.1} proposals/s; accepted {} of {} wanted ({} after feedback); wrote {}",
-        config.name,
-        s.proposals,
-        s.attempts,
-        s.elapsed.as_secs_f64(),
-        s.proposals_per_second(),
-        s.accepted,
-        config.target,
-        s.fixed_by_feedback,
-        config.output.display()
-    );
-    println!(
-        "rejected attempts: {rejected_attempts}; failed proposals (generator errors, not counted above): {}",
-        s.failed
-    );
-    for stage in Stage::ALL {
-        let n = s.rejected.get(&stage).copied().unwrap_or(0);
-        if n == 0 {
-            continue;
-        }
-        let share = 100.0 * n as f64 / (s.attempts.max(1) as f64);
-        println!("  {:<12} {n:>6} ({share:.1}% of attempts)", stage.as_str());
-        for (reason, count) in s.commonest(stage, 3) {
-            println!("      {count:>5} × {reason}");
-        }
-    }
 }

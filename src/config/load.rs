@@ -644,6 +644,18 @@ fn check_head(path: &Path, head: &JobHead, problems: &mut Vec<Problem>) {
 }
 
 /// The mock's knobs; the faults it names.
+/// The mock's knobs as the mock server takes them, each problem pushed.
+pub(super) fn mock_config(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> MockConfig {
+    let faults = check_mock(path, mock, problems);
+    MockConfig {
+        latency: Duration::from_millis(mock.latency_ms),
+        latency_jitter: Duration::from_millis(mock.latency_jitter_ms),
+        fault_rate: mock.fault_rate,
+        faults,
+        announced_tokens_per_minute: None,
+    }
+}
+
 fn check_mock(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> Vec<MockFault> {
     let mut faults = Vec::new();
     for (i, name) in mock.faults.iter().enumerate() {

@@ -2,6 +2,7 @@
 //! loading with every problem reported (`load`), and the `Problem` type.
 
 pub mod azure;
+pub mod dedup;
 pub mod document;
 pub mod endpoint;
 pub mod environment;

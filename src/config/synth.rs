@@ -7,17 +7,21 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::de::DeValue;
 
+use super::dedup::DedupConfig;
 use super::document::{fields_of, unknown_key_message, Node, Source};
 use super::endpoint::read_endpoints;
 use super::environment::{read_environment, EnvironmentFile};
+use super::file::MockFile;
 use super::job::EndpointConfig;
+use super::load::mock_config;
 use super::paths::{Resolver, Want};
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
 use super::EnvironmentConfig;
+use super::MockConfig;
 
-const TABLES: &[&str] = &["endpoints", "roles", "environment"];
+const TABLES: &[&str] = &["endpoints", "roles", "environment", "dedup", "mock"];
 
 /// The keys of SYNTH.toml that are not tables, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +44,10 @@ struct SynthHead {
     max_proposals: Option<u64>,
     #[serde(default = "default_concurrency")]
     concurrency: u64,
+    /// How long a process's claim on a proposal lasts without a heartbeat; a
+    /// process that dies has its proposals redone this long after.
+    #[serde(default = "default_lease_secs")]
+    lease_secs: f64,
     /// Scenarios JSONL whose first `examples_shown` rows the prompt shows.
     #[serde(default)]
     examples: Option<PathBuf>,
@@ -59,6 +67,9 @@ fn default_records() -> u64 {
 }
 fn default_concurrency() -> u64 {
     8
+}
+fn default_lease_secs() -> f64 {
+    60.0
 }
 fn default_examples_shown() -> u64 {
     3
@@ -85,6 +96,7 @@ pub struct SynthConfig {
     pub records_per_prompt: usize,
     pub max_proposals: u64,
     pub concurrency: usize,
+    pub lease: std::time::Duration,
     pub examples: Option<PathBuf>,
     pub examples_shown: usize,
     pub policy: Option<PathBuf>,
@@ -92,6 +104,16 @@ pub struct SynthConfig {
     pub environment: EnvironmentConfig,
     pub generator: EndpointConfig,
     pub reviewer: Option<EndpointConfig>,
+    /// When two proposals are the same task (`[dedup]`).
+    pub dedup: DedupConfig,
+    /// The in-process mock's latency and faults (`[mock]`), for `mock = true` endpoints.
+    pub mock: MockConfig,
+    /// The config as a synthesis job stores it: the TOML as written with its
+    /// `[endpoints]` as stored (operator endpoints resolved), read again
+    /// with [`from_snapshot`] against `base`.
+    pub snapshot: String,
+    /// The folder relative paths resolve against.
+    pub base: PathBuf,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -129,6 +151,8 @@ pub fn from_toml(
     let endpoints_node = take("endpoints");
     let roles_node = take("roles");
     let environment_node = take("environment");
+    let dedup_node = take("dedup");
+    let mock_node = take("mock");
     let known: Vec<&str> = fields_of::<SynthHead>()
         .iter()
         .chain(TABLES)
@@ -197,6 +221,23 @@ pub fn from_toml(
         .as_ref()
         .and_then(|r| r.reviewer.as_ref())
         .map(|name| pick("roles.reviewer", name, &mut problems));
+    let dedup: DedupConfig = match dedup_node {
+        Some(node) => match source.typed::<DedupConfig>("dedup", node, &mut problems) {
+            Some(d) => {
+                problems.extend(d.problems(label, "dedup"));
+                d
+            }
+            None => DedupConfig::default(),
+        },
+        None => DedupConfig::default(),
+    };
+    let mock = match mock_node {
+        Some(node) => source
+            .typed::<MockFile>("mock", node, &mut problems)
+            .map(|m| mock_config(label, &m, &mut problems))
+            .unwrap_or_default(),
+        None => MockConfig::default(),
+    };
     let resolver = Resolver {
         file: label,
         base,
@@ -222,6 +263,7 @@ pub fn from_toml(
         ] {
             problems.extend(range.problem(label, field, n));
         }
+        problems.extend(ranges::LEASE_SECS.problem(label, "lease_secs", h.lease_secs));
         let examples = h
             .examples
             .as_ref()
@@ -238,6 +280,10 @@ pub fn from_toml(
     else {
         return Err(problems);
     };
+    let snapshot = match stored_text(text, &endpoints.snapshots) {
+        Ok(snapshot) => snapshot,
+        Err(e) => return Err(vec![Problem::in_file(label, e)]),
+    };
     let max_proposals = h
         .max_proposals
         .unwrap_or(h.target.saturating_mul(10))
@@ -252,6 +298,7 @@ pub fn from_toml(
         records_per_prompt: usize::try_from(h.records_per_prompt).unwrap_or(usize::MAX),
         max_proposals,
         concurrency: usize::try_from(h.concurrency).unwrap_or(usize::MAX),
+        lease: std::time::Duration::from_secs_f64(h.lease_secs),
         examples,
         examples_shown: usize::try_from(h.examples_shown).unwrap_or(usize::MAX),
         policy,
@@ -259,7 +306,35 @@ pub fn from_toml(
         environment: environment.config(),
         generator,
         reviewer: reviewer.flatten(),
+        dedup,
+        mock,
+        snapshot,
+        base: base.to_path_buf(),
     })
+}
+
+/// `text` with its `[endpoints]` replaced by their stored form.
+fn stored_text(
+    text: &str,
+    endpoints: &std::collections::BTreeMap<String, super::endpoint::EndpointSnapshot>,
+) -> Result<String, String> {
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|e| format!("cannot store the config: {e}"))?;
+    let stored = toml::Value::try_from(endpoints)
+        .map_err(|e| format!("cannot store the config's endpoints: {e}"))?;
+    table.insert("endpoints".to_string(), stored);
+    toml::to_string(&table).map_err(|e| format!("cannot store the config: {e}"))
+}
+
+/// A synthesis job's stored config read back: `snapshot` as
+/// [`SynthConfig::snapshot`] made it, paths resolved against `base` as when
+/// it was submitted.
+pub fn from_snapshot(
+    label: &Path,
+    snapshot: &str,
+    base: &Path,
+) -> Result<SynthConfig, Vec<Problem>> {
+    from_toml(label, snapshot, base, Trust::Local)
 }
 
 #[cfg(test)]
@@ -294,6 +369,21 @@ name = "builtin:retail"
         assert_eq!((c.target, c.max_attempts, c.max_proposals), (5, 3, 50));
         assert_eq!(c.output, Path::new("/tmp/out.jsonl"));
         assert_eq!(c.generator.name, "generator");
+    }
+
+    #[test]
+    fn the_stored_snapshot_reads_back_as_the_same_config_with_endpoints_resolved() {
+        let c = load(GOOD).unwrap();
+        assert!(
+            c.snapshot.contains("[endpoints.generator]"),
+            "{}",
+            c.snapshot
+        );
+        assert!(c.snapshot.contains("max_tokens"), "{}", c.snapshot);
+        let again = from_snapshot(Path::new("job 1"), &c.snapshot, &c.base).unwrap();
+        assert_eq!(again.snapshot, c.snapshot);
+        assert_eq!((again.target, again.output), (c.target, c.output));
+        assert_eq!(again.generator.model, c.generator.model);
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod reward_judges;
 pub mod runner;
 pub mod setup;
 pub mod shutdown;
+pub mod synthesis;
 pub mod totals;
 pub mod work;
 pub mod worker;

@@ -60,6 +60,7 @@ impl ProgressSnapshot {
         match self.kind {
             JobKind::Generation => "conv/min",
             JobKind::Judging => "judgments/min",
+            JobKind::Synthesis => "proposals/min",
         }
     }
 

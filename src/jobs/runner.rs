@@ -15,6 +15,7 @@ use super::models::{connect_models, ModelsError};
 use super::plan::plan_items;
 use super::progress::{Notice, ProgressSink};
 use super::setup::{prepare, Prepared};
+use super::synthesis::SynthesisReport;
 use super::work::{owner_name, WorkEnd, WorkOptions};
 
 #[derive(Clone, Default)]
@@ -84,6 +85,7 @@ pub struct RunReport {
 pub enum JobReport {
     Generation(Box<RunReport>),
     Judging(Box<JudgingReport>),
+    Synthesis(Box<SynthesisReport>),
 }
 
 impl JobReport {
@@ -91,6 +93,7 @@ impl JobReport {
         match self {
             JobReport::Generation(r) => &r.end,
             JobReport::Judging(r) => &r.end,
+            JobReport::Synthesis(r) => &r.end,
         }
     }
 
@@ -99,6 +102,7 @@ impl JobReport {
         match self {
             JobReport::Generation(r) => (&r.job, &r.counts),
             JobReport::Judging(r) => (&r.job, &r.counts),
+            JobReport::Synthesis(r) => (&r.job, &r.counts),
         }
     }
 }
@@ -235,6 +239,9 @@ pub(super) async fn work_stored_as(
         }
         JobKind::Judging => Ok(JobReport::Judging(Box::new(
             super::judging::resume_judging(ctx, row, options).await?,
+        ))),
+        JobKind::Synthesis => Ok(JobReport::Synthesis(Box::new(
+            super::synthesis::resume_synthesis(ctx, row, options, mode).await?,
         ))),
     }
 }

@@ -42,10 +42,14 @@ pub static CONVERSATIONS: ItemTotals = ItemTotals::new();
 /// Judging items: a conversation's judgments stored, or failed.
 pub static JUDGING_ITEMS: ItemTotals = ItemTotals::new();
 
+/// Synthesis items: a proposal stored, or failed.
+pub static PROPOSALS: ItemTotals = ItemTotals::new();
+
 /// The totals for a job of `kind`.
 pub fn of_kind(kind: JobKind) -> &'static ItemTotals {
     match kind {
         JobKind::Generation => &CONVERSATIONS,
         JobKind::Judging => &JUDGING_ITEMS,
+        JobKind::Synthesis => &PROPOSALS,
     }
 }

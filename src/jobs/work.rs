@@ -12,7 +12,9 @@ use async_trait::async_trait;
 use tracing::Instrument;
 
 use crate::config::{CircuitBreakerConfig, Job};
-use crate::store::{self, ItemRow, JobKind, NewConversation, NewJudgment, Store, StoreError};
+use crate::store::{
+    self, ItemRow, JobKind, NewConversation, NewJudgment, NewProposal, Store, StoreError,
+};
 
 use super::breaker::{CircuitBreaker, ItemEnd, Started};
 use super::commit::Committer;
@@ -104,6 +106,8 @@ pub enum Outcome {
     /// stored under its id once it is stored.
     Judged(Box<NewConversation>, Vec<NewJudgment>),
     Finished,
+    /// A synthesis item's proposal, stored with the item in one transaction.
+    Proposal(Box<NewProposal>),
     Failed {
         class: String,
         message: String,
@@ -546,6 +550,11 @@ impl Worker {
                 }
             }
             Outcome::Finished => self.store.finish_item(item.id, &self.owner).await,
+            Outcome::Proposal(proposal) => self
+                .store
+                .complete_proposal(item.id, &self.owner, &proposal)
+                .await
+                .map(|_| ()),
         };
         match stored {
             Ok(()) => {

@@ -132,6 +132,11 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
             "Items of judging jobs (one judge over one conversation or pair) finished here, by outcome.",
             &totals::JUDGING_ITEMS,
         ),
+        (
+            "usersim_synthesis_proposals_total",
+            "Items of synthesis jobs (one proposal with its feedback retries) finished here, by outcome.",
+            &totals::PROPOSALS,
+        ),
     ] {
         page.family(family, Kind::Counter, &format!("{what} {HERE}"));
         let (completed, failed) = items.read();

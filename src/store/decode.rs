@@ -11,7 +11,8 @@ use sqlx::Row;
 
 use super::{
     ConversationKey, ConversationRow, ItemRow, ItemStatus, JobKind, JobRow, JobStatus,
-    JudgeCallRow, JudgmentRow, MessageRow, NewJudgeCall, StoreError, StoredConversation, UsageRow,
+    JudgeCallRow, JudgmentRow, MessageRow, NewJudgeCall, NewProposal, ProposalRow, ProposalStatus,
+    StoreError, StoredConversation, UsageRow,
 };
 
 /// One column of a stored row, read as the types the schema uses.
@@ -123,6 +124,48 @@ macro_rules! conversation_key_columns {
 }
 pub(crate) use conversation_key_columns;
 
+/// The columns [`proposal`] reads.
+macro_rules! proposal_columns {
+    () => {
+        "id, job_id, item_id, idx, status, stage, reason, brief, scenario, attempts, \
+         prompt_tokens, completion_tokens, review_prompt_tokens, review_completion_tokens, \
+         latency_ms, created_at"
+    };
+}
+pub(crate) use proposal_columns;
+
+pub(crate) fn proposal(row: &impl StoredRow) -> Result<ProposalRow, StoreError> {
+    let id = row.int("id")?;
+    let json = |column: &'static str| -> Result<Value, StoreError> {
+        parse_json("proposals", &id, column, &row.text(column)?)
+    };
+    let status = row.text("status")?;
+    Ok(ProposalRow {
+        id,
+        job_id: row.int("job_id")?,
+        item_id: row.int("item_id")?,
+        proposal: NewProposal {
+            index: row.int("idx")?,
+            status: ProposalStatus::parse(&status)
+                .ok_or_else(|| unknown_status("proposals", id, &status, "valid, rejected"))?,
+            stage: row.opt_text("stage")?,
+            reason: row.opt_text("reason")?,
+            brief: json("brief")?,
+            scenario: match row.opt_text("scenario")? {
+                Some(text) => Some(parse_json("proposals", &id, "scenario", &text)?),
+                None => None,
+            },
+            attempts: json("attempts")?,
+            prompt_tokens: row.int("prompt_tokens")?,
+            completion_tokens: row.int("completion_tokens")?,
+            review_prompt_tokens: row.int("review_prompt_tokens")?,
+            review_completion_tokens: row.int("review_completion_tokens")?,
+            latency_ms: row.int("latency_ms")?,
+        },
+        created_at: row.int("created_at")?,
+    })
+}
+
 pub(crate) fn job(row: &impl StoredRow) -> Result<JobRow, StoreError> {
     let id = row.int("id")?;
     let status = row.text("status")?;
@@ -132,7 +175,7 @@ pub(crate) fn job(row: &impl StoredRow) -> Result<JobRow, StoreError> {
         name: row.text("name")?,
         kind: JobKind::parse(&kind).ok_or_else(|| {
             StoreError::Corrupt(format!(
-                "jobs row {id}, column kind: unknown kind '{kind}' (expected generation or judging)"
+                "jobs row {id}, column kind: unknown kind '{kind}' (expected generation, judging or synthesis)"
             ))
         })?,
         config_snapshot: row.text("config_snapshot")?,

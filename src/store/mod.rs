@@ -7,6 +7,7 @@ pub(crate) mod decode;
 pub mod judgments;
 mod migrations;
 pub mod postgres;
+pub mod proposals;
 pub mod rows;
 pub mod sql;
 pub mod sqlite;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use judgments::*;
+pub use proposals::*;
 pub use rows::*;
 
 #[derive(Debug, thiserror::Error)]
@@ -188,6 +190,24 @@ pub trait Store: Send + Sync {
     /// Conversation ids of a job with their scenario, persona and sample, by
     /// id: how two jobs' conversations are matched for pairwise judging.
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;
+
+    /// In one transaction: check `owner` still holds the synthesis item,
+    /// mark it done and store its proposal (replacing one with the same
+    /// index). `LeaseLost`, and nothing stored, when `owner` no longer holds it.
+    async fn complete_proposal(
+        &self,
+        item_id: i64,
+        owner: &str,
+        proposal: &NewProposal,
+    ) -> Result<i64, StoreError>;
+    /// Proposals of a synthesis job with an index above `after`, in index
+    /// order, at most `limit`.
+    async fn proposals_page(
+        &self,
+        job_id: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<ProposalRow>, StoreError>;
 }
 
 /// Open the store a URL names (`sqlite://PATH`, `postgres://…` or

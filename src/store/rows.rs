@@ -68,13 +68,15 @@ impl ItemStatus {
     }
 }
 
-/// What a job's items are: conversations to generate, or stored
-/// conversations to judge.
+/// What a job's items are: conversations to generate, stored
+/// conversations to judge, or scenarios to propose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     Generation,
     Judging,
+    /// Scenario synthesis: proposals of task blueprints (`usersim synthesize`).
+    Synthesis,
 }
 
 impl JobKind {
@@ -82,12 +84,14 @@ impl JobKind {
         match self {
             JobKind::Generation => "generation",
             JobKind::Judging => "judging",
+            JobKind::Synthesis => "synthesis",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "generation" => JobKind::Generation,
             "judging" => JobKind::Judging,
+            "synthesis" => JobKind::Synthesis,
             _ => return None,
         })
     }

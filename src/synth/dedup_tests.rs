@@ -1,5 +1,6 @@
 use super::*;
 use proptest::prelude::*;
+use std::path::Path;
 
 fn scenario(id: &str, reason: &str, instructions: &str, actions: &str) -> Scenario {
     serde_json::from_str(&format!(

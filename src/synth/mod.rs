@@ -3,6 +3,7 @@
 //! with a committee of judges, drop near-duplicates, and write scenarios that
 //! `usersim run` reads unchanged.
 
+pub mod accept;
 pub mod brief;
 pub mod dedup;
 
@@ -16,4 +17,4 @@ pub use stage::{Rejection, Stage};
 mod execute_tests;
 pub mod prompt;
 pub mod propose;
-pub mod run;
+pub mod summary;

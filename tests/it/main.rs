@@ -43,6 +43,7 @@ mod server_api;
 mod simulated_tools;
 mod stats_export;
 mod store_story;
+mod synthesis_job;
 mod synthesize;
 mod telemetry;
 mod transport;

@@ -63,7 +63,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
                 let summary = state.store.job_summary(row.id).await?;
                 (Some(summary.conversations), summary.mean_reward)
             }
-            Kind::Judging => (None, None),
+            Kind::Judging | Kind::Synthesis => (None, None),
         };
         let job = views::job_view(state, row).await?;
         refresh |= !job.finished();

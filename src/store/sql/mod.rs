@@ -9,6 +9,7 @@ pub(crate) mod dialect;
 mod items;
 mod jobs;
 mod judgments;
+mod proposals;
 pub(crate) mod runs;
 pub(crate) mod statement;
 
@@ -20,8 +21,8 @@ use runs::Runs;
 
 use crate::store::{
     ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
-    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, Store, StoreError,
-    StoredConversation,
+    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow,
+    Store, StoreError, StoredConversation,
 };
 
 /// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
@@ -282,5 +283,25 @@ impl<D: Dialect> Store for SqlStore<D> {
     #[tracing::instrument(name = "store.conversation_keys", level = "debug", skip_all, fields(job_id = job_id))]
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
         judgments::conversation_keys(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.complete_proposal", level = "debug", skip_all, fields(item_id = item_id))]
+    async fn complete_proposal(
+        &self,
+        item_id: i64,
+        owner: &str,
+        proposal: &NewProposal,
+    ) -> Result<i64, StoreError> {
+        proposals::complete(self, item_id, owner, proposal).await
+    }
+
+    #[tracing::instrument(name = "store.proposals_page", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn proposals_page(
+        &self,
+        job_id: i64,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<ProposalRow>, StoreError> {
+        proposals::page(self, job_id, after, limit).await
     }
 }

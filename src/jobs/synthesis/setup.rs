@@ -1,0 +1,120 @@
+//! What a synthesis job reads before it proposes anything: the environment,
+//! the example scenarios, the policy text; then the generator's endpoint.
+//! Every problem names its file and line or field.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::synth::SynthConfig;
+use crate::config::Problem;
+use crate::env::{open_environment, Environment};
+use crate::persona::Scenario;
+use crate::synth::prompt;
+use crate::synth::propose::Proposer;
+
+use super::super::context::Context;
+use super::super::models::{connect_endpoints, RunningMock};
+use super::super::runner::RunError;
+
+/// A synthesis job's inputs, read and checked.
+pub struct Inputs {
+    pub environment: Arc<dyn Environment>,
+    pub examples: Vec<Scenario>,
+    /// The examples file as read (part of the job's hash).
+    pub examples_text: String,
+    pub policy: String,
+}
+
+pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
+    let environment = open_environment(&config.environment).await.map_err(|e| {
+        RunError::Invalid(vec![Problem::at_field(
+            &config.source,
+            config.environment.field(),
+            e.to_string(),
+        )])
+    })?;
+    let (examples, examples_text) = match &config.examples {
+        Some(file) => read_examples(file, config.examples_shown)?,
+        None => (Vec::new(), String::new()),
+    };
+    let policy = match &config.policy {
+        Some(file) => std::fs::read_to_string(file).map_err(|e| {
+            RunError::Invalid(vec![Problem::at_field(
+                &config.source,
+                "policy",
+                format!("cannot read {}: {e}", file.display()),
+            )])
+        })?,
+        None => environment.policy_text().to_string(),
+    };
+    Ok(Inputs {
+        environment,
+        examples,
+        examples_text,
+        policy,
+    })
+}
+
+/// The first `shown` scenario rows of `file`, and its whole text.
+fn read_examples(file: &Path, shown: usize) -> Result<(Vec<Scenario>, String), RunError> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        RunError::Invalid(vec![Problem::in_file(
+            file,
+            format!("cannot read the examples: {e}"),
+        )])
+    })?;
+    let mut examples = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if examples.len() >= shown {
+            break;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(scenario) => examples.push(scenario),
+            Err(e) => {
+                return Err(RunError::Invalid(vec![Problem::at_line(
+                    file,
+                    i + 1,
+                    format!("not a scenario row: {e}; the examples are scenario rows as `usersim run` reads them"),
+                )]))
+            }
+        }
+    }
+    Ok((examples, text))
+}
+
+/// The proposer of a job: its inputs and the generator's endpoint (a mock
+/// endpoint talks to a mock started by the context's starter, kept running
+/// while the returned handle lives).
+pub async fn connect(
+    ctx: &Context,
+    config: &SynthConfig,
+    inputs: Inputs,
+) -> Result<(Proposer, Option<Box<dyn RunningMock>>), RunError> {
+    let prompts = prompt::registry().map_err(RunError::Invalid)?;
+    let (endpoints, mock) =
+        connect_endpoints([&config.generator], &[], &config.mock, ctx.mock()).await?;
+    let generator = endpoints
+        .get(&config.generator.name)
+        .cloned()
+        .ok_or_else(|| {
+            RunError::Invalid(vec![Problem::at_field(
+                &config.source,
+                "roles.generator",
+                format!("endpoint '{}' did not connect", config.generator.name),
+            )])
+        })?;
+    let proposer = Proposer {
+        environment: inputs.environment,
+        generator,
+        prompts,
+        policy: inputs.policy,
+        examples: inputs.examples,
+        records_per_prompt: config.records_per_prompt,
+        max_attempts: config.max_attempts,
+        seed: config.seed,
+    };
+    Ok((proposer, mock))
+}
