@@ -12,7 +12,7 @@ use crate::config::synth::load_synth;
 use crate::jobs::synthesis::{synthesize as run_synthesis, SynthesisReport};
 use crate::jobs::{RunError, RunOptions, WorkEnd};
 use crate::persona::Scenario;
-use crate::synth::Stage;
+use crate::report::synthesis::SynthesisStats;
 
 use super::run::{context, exit_for};
 use super::{report_problems, DEFAULT_DATABASE, EXIT_INVALID};
@@ -41,52 +41,19 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
     let s = &r.summary;
     let c = &r.counts;
     println!(
-        "synthesis job {} '{}' {} in {:.1}s ({}); {} proposals made here, {:.1} proposals/s",
+        "synthesis job {} '{}' {} in {:.1}s ({}): accepted {} of {} scenarios; {} proposals made here, {:.1} proposals/s",
         r.job.id,
         r.job.name,
         r.job.status.as_str(),
         r.elapsed.as_secs_f64(),
         if r.resumed { "resumed" } else { "new" },
+        r.accepted.len(),
+        r.target,
         s.made_here,
         s.proposals_per_second(),
     );
-    println!(
-        "proposals: {} stored ({} attempts), {} failed, {} pending (database {database}); accepted {} of {} wanted ({} after feedback), {} surplus",
-        s.proposals,
-        s.attempts,
-        c.failed,
-        c.pending + c.leased,
-        s.accepted,
-        r.target,
-        s.fixed_by_feedback,
-        s.surplus,
-    );
-    println!(
-        "rejected attempts: {}; failed proposals (generator errors after retries, not counted as rejections): {}",
-        s.rejected_attempts(),
-        s.failed
-    );
-    for stage in Stage::ALL {
-        let n = s.rejected.get(&stage).copied().unwrap_or(0);
-        if n == 0 {
-            continue;
-        }
-        println!(
-            "  {:<12} {n:>6} ({:.1}% of attempts)",
-            stage.as_str(),
-            100.0 * s.share(stage)
-        );
-        for (reason, count) in s.commonest(stage, 3) {
-            println!("      {count:>5} × {reason}");
-        }
-    }
-    println!(
-        "tokens: generator {} in / {} out, reviewers {} in / {} out",
-        s.generator_usage.prompt_tokens,
-        s.generator_usage.completion_tokens,
-        s.review_usage.prompt_tokens,
-        s.review_usage.completion_tokens
-    );
+    let stats = SynthesisStats::new(&r.summary, r.target as u64, r.max_proposals, c);
+    print!("{stats}");
     let database_flag = if database == DEFAULT_DATABASE {
         String::new()
     } else {

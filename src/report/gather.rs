@@ -10,7 +10,7 @@ use crate::judge::aggregate::{
     first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
 };
 use crate::judge::{Order, Preference, Verdict};
-use crate::store::{ConversationRow, JudgeCallRow, JudgmentRow, Store};
+use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store};
 
 use super::interval::{wilson, Mean};
 use super::stats::*;
@@ -48,6 +48,10 @@ pub async fn job_stats(
     let simulated_user = users.finish(&judgments, &fidelity_judges)?;
     let judges = judge_stats(judgments, &calls)?;
     let usage = usage(store, &job, &calls).await?;
+    let synthesis = match job.kind {
+        JobKind::Synthesis => Some(super::synthesis::synthesis_stats(store, &job).await?),
+        JobKind::Generation | JobKind::Judging => None,
+    };
     Ok(StatsReport {
         job: JobInfo {
             id: job.id,
@@ -60,6 +64,7 @@ pub async fn job_stats(
         judges,
         usage,
         simulated_user,
+        synthesis,
     })
 }
 

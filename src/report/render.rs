@@ -89,6 +89,10 @@ impl fmt::Display for StatsReport {
             self.job.kind,
             self.job.status.as_str()
         );
+        if let Some(synthesis) = &self.synthesis {
+            let _ = write!(out, "{synthesis}");
+            return f.write_str(&out);
+        }
         out.push_str("\nConversations\n");
         let mut rows = vec![
             vec!["stored".to_string(), c.total.to_string()],

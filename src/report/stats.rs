@@ -28,6 +28,8 @@ pub enum StatsError {
     Store(#[from] StoreError),
     #[error(transparent)]
     CorruptJudgment(#[from] CorruptJudgment),
+    #[error("the job's stored config cannot be read: {0}")]
+    StoredConfig(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,6 +44,10 @@ pub struct StatsReport {
     pub usage: Vec<super::usage::RoleReport>,
     /// The deterministic checks of the simulated user.
     pub simulated_user: UserReport,
+    /// A synthesis job's proposals (its other sections are empty: it stores
+    /// no conversations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis: Option<super::synthesis::SynthesisStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

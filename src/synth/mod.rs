@@ -18,3 +18,4 @@ mod execute_tests;
 pub mod prompt;
 pub mod propose;
 pub mod summary;
+pub mod tally;

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use usersim::config::synth::load_synth;
-use usersim::jobs::synthesis::{submit_synthesis, synthesize, tally::tally, SynthesisReport};
+use usersim::jobs::synthesis::{submit_synthesis, synthesize, SynthesisReport};
 use usersim::jobs::{Context, RunOptions, WorkEnd};
 use usersim::mock_llm::InProcessMock;
 use usersim::store::{self, JobKind, ProposalStatus};
 use usersim::synth::accept::Decision;
+use usersim::synth::tally::tally;
 use usersim::synth::Stage;
 
 use crate::common::{databases, repo, text, unique_name, usersim};

@@ -10,7 +10,6 @@
 mod item;
 pub mod setup;
 pub mod spec;
-pub mod tally;
 pub mod waves;
 
 use std::sync::Arc;
@@ -29,13 +28,12 @@ use super::plan::item_seed;
 use super::progress::Notice;
 use super::runner::{Mode, RunError, RunOptions};
 use super::work::{owner_name, work, WorkEnd, WorkOptions, WorkSettings};
+use crate::config::synth::SynthSpec;
+use crate::synth::tally::tally;
 use item::ProposalItems;
 use setup::{connect, prepare, Inputs};
-use spec::{config_hash, stored_config, SynthSpec};
-use tally::tally;
+use spec::{config_hash, stored_config};
 use waves::{next_wave, WaveState};
-
-pub use spec::SynthSpec as StoredSynthSpec;
 
 /// How a synthesis run went.
 #[derive(Debug)]
@@ -47,6 +45,7 @@ pub struct SynthesisReport {
     pub counts: ItemCounts,
     pub summary: Summary,
     pub target: usize,
+    pub max_proposals: u64,
     /// The accepted scenarios, in proposal order (at most `target`).
     pub accepted: Vec<Scenario>,
     /// Where the config says to write them (the CLI does).
@@ -284,6 +283,7 @@ async fn work_synthesis(
         counts,
         summary: tallied.summary,
         target: config.target,
+        max_proposals: config.max_proposals,
         accepted: tallied.acceptance.into_accepted(),
         output: config.output.clone(),
         elapsed: started.elapsed(),

@@ -6,9 +6,10 @@
 use crate::config::synth::SynthConfig;
 use crate::persona::Scenario;
 use crate::store::{ProposalRow, ProposalStatus, Store, StoreError};
-use crate::synth::accept::{Acceptance, Decision};
-use crate::synth::propose::Attempt;
-use crate::synth::summary::Summary;
+
+use super::accept::{Acceptance, Decision};
+use super::propose::Attempt;
+use super::summary::Summary;
 
 /// Proposals read per page.
 const PAGE: u32 = 500;
