@@ -567,6 +567,7 @@ mod tests {
             judges: vec![],
             usage: vec![],
             simulated_user: Default::default(),
+            synthesis: None,
         }
         .to_string();
         let row: Vec<&str> = report
@@ -772,6 +773,7 @@ mod tests {
             judges: stats,
             usage: vec![],
             simulated_user: Default::default(),
+            synthesis: None,
         };
         let text = report.to_string();
         assert!(text.contains("pref: no ok judgments"), "{text}");
