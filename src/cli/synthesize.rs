@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::config::synth::load_synth;
-use crate::jobs::synthesis::{synthesize as run_synthesis, SynthesisReport};
+use crate::jobs::synthesis::{prepare, synthesize as run_synthesis, SynthesisReport};
 use crate::jobs::{RunError, RunOptions, WorkEnd};
 use crate::persona::Scenario;
 use crate::report::synthesis::SynthesisStats;
@@ -25,8 +25,12 @@ pub async fn synthesize(path: &Path, options: &RunOptions) -> anyhow::Result<i32
             return Ok(EXIT_INVALID);
         }
     };
+    let inputs = match prepare(&config).await {
+        Ok(inputs) => inputs,
+        Err(e) => return exit_for(e),
+    };
     let ctx = context(&config.database).await?;
-    let result = run_synthesis(&ctx, &config, options).await;
+    let result = run_synthesis(&ctx, &config, inputs, options).await;
     ctx.store.close().await;
     report(result, &config.database)
 }

@@ -56,7 +56,11 @@ struct SynthHead {
     /// A file with the policy text; default: the environment's.
     #[serde(default)]
     policy: Option<PathBuf>,
-    output: PathBuf,
+    /// Where `usersim synthesize` writes the accepted scenarios; default
+    /// `NAME.jsonl` beside the config. (The service writes no file: its
+    /// `GET /v1/jobs/{id}/scenarios` serves them.)
+    #[serde(default)]
+    output: Option<PathBuf>,
 }
 
 fn default_max_attempts() -> u64 {
@@ -264,6 +268,13 @@ pub fn from_toml(
             problems.extend(range.problem(label, field, n));
         }
         problems.extend(ranges::LEASE_SECS.problem(label, "lease_secs", h.lease_secs));
+        if h.name.trim().is_empty() {
+            problems.push(Problem::at_field(
+                label,
+                "name",
+                "is empty; give the synthesis job a name, e.g. name = \"retail-synth-v1\"",
+            ));
+        }
         let examples = h
             .examples
             .as_ref()
@@ -272,7 +283,14 @@ pub fn from_toml(
             .policy
             .as_ref()
             .map(|p| resolver.existing("policy", p, Want::File, &mut problems));
-        let output = resolver.resolve("output", &h.output, &mut problems);
+        let output = match &h.output {
+            Some(path) => resolver.resolve("output", path, &mut problems),
+            None => resolver.resolve(
+                "output",
+                Path::new(&format!("{}.jsonl", file_name_part(&h.name))),
+                &mut problems,
+            ),
+        };
         paths = Some((examples.flatten(), policy.flatten(), output));
     }
     let (Some(h), Some(environment), Some(generator), Some((examples, policy, Some(output))), true) =
@@ -311,6 +329,21 @@ pub fn from_toml(
         snapshot,
         base: base.to_path_buf(),
     })
+}
+
+/// `name` with every character a file name should not hold replaced by `_`.
+fn file_name_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
 }
 
 /// `text` with its `[endpoints]` replaced by their stored form.

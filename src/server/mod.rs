@@ -13,6 +13,7 @@ mod metrics;
 mod openapi;
 mod prometheus;
 mod runs;
+mod synthesis;
 mod ui;
 mod views;
 

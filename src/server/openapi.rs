@@ -270,6 +270,41 @@ fn paths_and_schemas() -> Value {
                 "parameters": [id_param("Conversation")],
                 "responses": {"200": json_response("The conversation", "Conversation"), "404": error("No such conversation")}
             }},
+            "/v1/synthesis-jobs": {"post": {
+                "summary": "Submit a synthesis job (as `usersim synthesize`); the server starts working it",
+                "description": "The body is a SYNTH.toml (application/toml or text/plain), checked as \
+                    `usersim synthesize` checks a file, with paths inside the data root and keys only \
+                    through operator endpoints. Relative paths resolve against the data root, or the \
+                    folder `base` names (relative to it). Its `database` and `output` are ignored: the \
+                    job is stored in the server's database and its accepted scenarios are served by \
+                    /v1/jobs/{id}/scenarios. The job shows in /v1/jobs and has events, stats, cancel and \
+                    resume like any job. The same config again returns the existing job (200).",
+                "parameters": [
+                    query("new_job", "boolean", "Start a new job even if one with this name or config exists"),
+                    query("base", "string", "Folder inside the data root that relative paths resolve against")
+                ],
+                "requestBody": {"required": true, "content": {
+                    "application/toml": {"schema": {"type": "string"}},
+                    "text/plain": {"schema": {"type": "string"}}
+                }},
+                "responses": {
+                    "201": json_response("The new synthesis job", "Job"),
+                    "200": json_response("The existing job with this config", "Job"),
+                    "401": error("No or wrong token"),
+                    "409": error("A job with this name has a different config; use new_job=true"),
+                    "413": error("Body over 2 MiB"),
+                    "422": json_response("The config has problems", "Problems")
+                }
+            }},
+            "/v1/jobs/{id}/scenarios": {"get": {
+                "summary": "A synthesis job's accepted scenarios so far, in proposal order, as the scenarios JSONL `usersim run` reads",
+                "parameters": [id_param("Job")],
+                "responses": {
+                    "200": {"description": "One scenario row per line", "content": {"application/jsonl": {"schema": {"type": "string"}}}},
+                    "404": error("No such job"),
+                    "409": error("The job is not a synthesis job")
+                }
+            }},
             "/v1/judging-jobs": {"post": {
                 "summary": "Submit a judging job (as `usersim judge`); the server starts working it",
                 "description": "Judges are judges TOML text (what a judges.toml file holds: [[judges]] \
@@ -393,6 +428,7 @@ mod tests {
             include_str!("mod.rs"),
             include_str!("api.rs"),
             include_str!("judging.rs"),
+            include_str!("synthesis.rs"),
             include_str!("ui/mod.rs"),
         ];
         let mut routes = Vec::new();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use usersim::config::synth::load_synth;
-use usersim::jobs::synthesis::{submit_synthesis, synthesize, SynthesisReport};
+use usersim::jobs::synthesis::{prepare, submit_synthesis, synthesize, SynthesisReport};
 use usersim::jobs::{Context, RunOptions, WorkEnd};
 use usersim::mock_llm::InProcessMock;
 use usersim::store::{self, JobKind, ProposalStatus};
@@ -19,7 +19,7 @@ use usersim::synth::accept::Decision;
 use usersim::synth::tally::tally;
 use usersim::synth::Stage;
 
-use crate::common::{databases, repo, text, unique_name, usersim};
+use crate::common::{databases, repo, text, unique_name, usersim, Service};
 
 /// A SYNTH.toml in `dir` named `name`, storing in `database`, proposing with
 /// `model`; `extra` goes at the end of its head (before the tables).
@@ -52,7 +52,8 @@ async fn synthesis(path: &Path, concurrency: usize) -> SynthesisReport {
         concurrency: Some(concurrency),
         ..Default::default()
     };
-    let report = synthesize(&ctx, &config, &options).await.unwrap();
+    let inputs = prepare(&config).await.unwrap();
+    let report = synthesize(&ctx, &config, inputs, &options).await.unwrap();
     ctx.store.close().await;
     report
 }
@@ -313,4 +314,65 @@ async fn two_processes_share_one_synthesis_job_on_the_same_database() {
         );
         store.close().await;
     }
+}
+
+const SERVICE_SYNTH: &str = "name = \"svc-synth\"\ntarget = 12\n\
+    [endpoints.generator]\nmock = true\nmodel = \"mock-synth\"\n\
+    [roles]\ngenerator = \"generator\"\n[environment]\nname = \"builtin:retail\"\n";
+
+async fn post_synthesis(service: &Service, toml: &str) -> (u16, serde_json::Value) {
+    let response = service
+        .post("/v1/synthesis-jobs")
+        .header("content-type", "application/toml")
+        .body(toml.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (
+        status,
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_synthesis_job_sent_over_http_runs_in_the_service_which_serves_its_scenarios_and_stats() {
+    let service = Service::start("synthesis-token").await;
+    let (status, job) = post_synthesis(&service, SERVICE_SYNTH).await;
+    assert_eq!(status, 201, "{job}");
+    assert_eq!(job["kind"], "synthesis");
+    let id = job["id"].as_i64().unwrap();
+    let done = service.wait_until_done(id).await;
+    assert_eq!(done["counts"]["failed"], 0, "{done}");
+
+    let lines = service.text(&format!("/v1/jobs/{id}/scenarios")).await;
+    let rows: Vec<usersim::persona::Scenario> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 12);
+    assert!(rows.iter().all(|s| s.id.starts_with("synth-0-")));
+    let stats = service.json(&format!("/v1/jobs/{id}/stats")).await;
+    assert_eq!(stats["synthesis"]["accepted"], 12, "{stats}");
+    assert!(
+        stats["synthesis"]["stages"].as_array().unwrap().len() >= 2,
+        "{stats}"
+    );
+
+    // The same config again is the same job.
+    let (again, same) = post_synthesis(&service, SERVICE_SYNTH).await;
+    assert_eq!((again, same["id"].as_i64()), (200, Some(id)));
+    // A file outside the data root is refused, naming its field.
+    let outside = SERVICE_SYNTH.replace("target = 12", "target = 12\nexamples = \"/etc/passwd\"");
+    let (refused, problems) = post_synthesis(&service, &outside).await;
+    assert_eq!(refused, 422, "{problems}");
+    assert!(problems.to_string().contains("examples"), "{problems}");
+    // A job that is not a synthesis job has no scenarios.
+    let generation = service.submit("not-synthesis", 1).await;
+    let response = service
+        .get(&format!("/v1/jobs/{generation}/scenarios"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 409);
 }

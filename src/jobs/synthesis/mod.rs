@@ -31,7 +31,8 @@ use super::work::{owner_name, work, WorkEnd, WorkOptions, WorkSettings};
 use crate::config::synth::SynthSpec;
 use crate::synth::tally::tally;
 use item::ProposalItems;
-use setup::{connect, prepare, Inputs};
+use setup::connect;
+pub use setup::{prepare, Inputs};
 use spec::{config_hash, stored_config};
 use waves::{next_wave, WaveState};
 
@@ -69,13 +70,15 @@ fn settings(config: &SynthConfig) -> WorkSettings {
 
 /// `usersim synthesize SYNTH.toml`: submit (or find) the job and work it
 /// here until `target` scenarios are accepted or proposals run out.
+/// `inputs` are [`prepare`]'s, read before the store is opened so that bad
+/// input leaves nothing behind.
 pub async fn synthesize(
     ctx: &Context,
     config: &SynthConfig,
+    inputs: Inputs,
     options: &RunOptions,
 ) -> Result<SynthesisReport, RunError> {
     let started = Instant::now();
-    let inputs = prepare(config).await?;
     let (row, resumed) =
         submit_prepared(ctx.store.as_ref(), config, &inputs, options.new_job).await?;
     let run = (row, resumed, started);
