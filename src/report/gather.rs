@@ -14,8 +14,10 @@ use crate::store::{ConversationRow, JudgeCallRow, JudgmentRow, Store};
 
 use super::interval::{wilson, Mean};
 use super::stats::*;
+use super::synthesized::SynthesizedReport;
 use super::usage::{judge_reports, role_reports, RoleReport};
 use super::users::{fidelity_judges_of, UserTally};
+use crate::export::unsolved::synthesized_outcomes;
 
 const PAGE: u32 = 200;
 
@@ -48,6 +50,7 @@ pub async fn job_stats(
     let simulated_user = users.finish(&judgments, &fidelity_judges)?;
     let judges = judge_stats(judgments, &calls)?;
     let usage = usage(store, &job, &calls).await?;
+    let synthesized = SynthesizedReport::of(&synthesized_outcomes(store, &job).await?);
     Ok(StatsReport {
         job: JobInfo {
             id: job.id,
@@ -60,6 +63,7 @@ pub async fn job_stats(
         judges,
         usage,
         simulated_user,
+        synthesized,
     })
 }
 
@@ -562,6 +566,7 @@ mod tests {
             judges: vec![],
             usage: vec![],
             simulated_user: Default::default(),
+            synthesized: None,
         }
         .to_string();
         let row: Vec<&str> = report
@@ -767,6 +772,7 @@ mod tests {
             judges: stats,
             usage: vec![],
             simulated_user: Default::default(),
+            synthesized: None,
         };
         let text = report.to_string();
         assert!(text.contains("pref: no ok judgments"), "{text}");

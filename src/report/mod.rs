@@ -9,6 +9,7 @@ pub mod interval;
 pub mod judging_usage;
 pub mod render;
 pub mod stats;
+pub mod synthesized;
 pub mod usage;
 pub mod users;
 mod users_render;

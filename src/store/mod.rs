@@ -8,6 +8,7 @@ pub mod judgments;
 mod migrations;
 pub mod postgres;
 pub mod rows;
+pub mod scenario_attempts;
 pub mod sql;
 pub mod sqlite;
 
@@ -17,6 +18,7 @@ use async_trait::async_trait;
 
 pub use judgments::*;
 pub use rows::*;
+pub use scenario_attempts::ScenarioAttempts;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -188,6 +190,13 @@ pub trait Store: Send + Sync {
     /// Conversation ids of a job with their scenario, persona and sample, by
     /// id: how two jobs' conversations are matched for pairwise judging.
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;
+    /// Per scenario of a job, sorted by id: its items by how far they got,
+    /// a pass being a conversation with reward ≥ `success_reward`.
+    async fn scenario_attempts(
+        &self,
+        job_id: i64,
+        success_reward: f64,
+    ) -> Result<Vec<ScenarioAttempts>, StoreError>;
 }
 
 /// Open the store a URL names (`sqlite://PATH`, `postgres://…` or

@@ -10,6 +10,7 @@ mod items;
 mod jobs;
 mod judgments;
 pub(crate) mod runs;
+mod scenario_attempts;
 pub(crate) mod statement;
 
 use async_trait::async_trait;
@@ -20,8 +21,8 @@ use runs::Runs;
 
 use crate::store::{
     ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
-    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, Store, StoreError,
-    StoredConversation,
+    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, ScenarioAttempts, Store,
+    StoreError, StoredConversation,
 };
 
 /// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
@@ -282,5 +283,14 @@ impl<D: Dialect> Store for SqlStore<D> {
     #[tracing::instrument(name = "store.conversation_keys", level = "debug", skip_all, fields(job_id = job_id))]
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError> {
         judgments::conversation_keys(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.scenario_attempts", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn scenario_attempts(
+        &self,
+        job_id: i64,
+        success_reward: f64,
+    ) -> Result<Vec<ScenarioAttempts>, StoreError> {
+        scenario_attempts::of_job(self, job_id, success_reward).await
     }
 }
