@@ -1,9 +1,10 @@
 //! The conversation filters `usersim conversations` takes: the export's
 //! (`--min-reward`, `--min-judge`, `--drop-flagged`, `--keep-flagged`,
-//! `--keep-unsolved`, read into `export::Filter`) and the conversation browser's (`--max-reward`,
-//! `--termination`, `--scenario`, `--persona`, read into
-//! `store::browse::ConversationFilter`), so the CLI keeps and drops what the
-//! API and the web UI do.
+//! `--keep-unsolved`, read into `export::Filter`) and the conversation
+//! browser's (`--max-reward`, `--termination`, `--scenario`, `--persona`,
+//! read into `store::browse::ConversationFilter`), so the CLI keeps and drops
+//! what the API and the web UI do (except that, as with the job's
+//! `drop_flagged` judges, the CLI leaves out unsolved scenarios by default).
 
 use crate::export::unsolved::synthesized_outcomes;
 use crate::export::{self, JudgmentIndex, MinJudge, UnsolvedScenarios};

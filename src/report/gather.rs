@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::export::unsolved::synthesized_outcomes;
 use crate::export::{newest_judgments, ok_verdict, CorruptJudgment};
 use crate::judge::aggregate::{
     first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
@@ -17,7 +18,6 @@ use super::stats::*;
 use super::synthesized::SynthesizedReport;
 use super::usage::{judge_reports, role_reports, RoleReport};
 use super::users::{fidelity_judges_of, UserTally};
-use crate::export::unsolved::synthesized_outcomes;
 
 const PAGE: u32 = 200;
 

@@ -127,6 +127,17 @@ fn ids(values: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// The ids of the rows of a scenarios JSONL.
+fn scenario_ids(jsonl: &str) -> BTreeSet<String> {
+    jsonl
+        .lines()
+        .map(|l| {
+            let row: Value = serde_json::from_str(l).unwrap();
+            row["id"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
 /// Scenario id → rewards of the rows of an `hf` export (its metadata column).
 fn rewards_by_scenario(jsonl: &str) -> BTreeMap<String, Vec<f64>> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -289,16 +300,7 @@ async fn unsolved_story(dir: &Path, scenarios: &Path, database: Option<String>) 
             &url,
         ],
     );
-    let curated_ids: BTreeSet<String> = std::fs::read_to_string(&curated)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let curated_ids = scenario_ids(&std::fs::read_to_string(&curated).unwrap());
     let solved_ids: BTreeSet<String> = all
         .keys()
         .filter(|id| *id != HAND_WRITTEN && passed(id))
@@ -336,16 +338,7 @@ async fn over_http(url: &str, job: i64, unsolved: &BTreeSet<String>, solved: &BT
     let curated = service
         .text(&format!("/v1/jobs/{job}/export?format=scenarios"))
         .await;
-    let curated: BTreeSet<String> = curated
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    assert_eq!(&curated, solved);
+    assert_eq!(&scenario_ids(&curated), solved);
     let refused = service
         .get(&format!(
             "/v1/jobs/{job}/export?format=scenarios&min_reward=1"
