@@ -32,7 +32,9 @@ pub async fn conversations(args: ConversationsArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_NOT_FOUND);
     };
     let conversation_filter = args.filters.conversation_filter();
-    let judge_filter = args.filters.judge_filter(&row);
+    let mut judge_filter = args.filters.judge_filter(&row);
+    judge_filter.unsolved =
+        filters::unsolved_for(store.as_ref(), &row, args.filters.keep_unsolved).await?;
     let Some(judgments) = filters::judgments_for(store.as_ref(), job, &judge_filter).await? else {
         return Ok(super::EXIT_INVALID);
     };

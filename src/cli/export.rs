@@ -1,10 +1,11 @@
-//! `usersim export --job ID --format openai|hf|sharegpt|nemo_gym|dpo --out FILE
-//! [--split FRACTION] [filters]`
+//! `usersim export --job ID --format openai|hf|sharegpt|nemo_gym|dpo|scenarios
+//! --out FILE [--split FRACTION] [filters]`
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::export::dpo::DpoShape;
+use crate::export::scenarios::ScenariosError;
 use crate::export::sink::{Output, Outputs};
 use crate::export::split::{with_part, Side, Split};
 use crate::export::target::{ExportTarget, PartialFile, TargetError};
@@ -30,7 +31,10 @@ pub struct ExportArgs {
     /// a metadata column); nemo_gym (NeMo Gym rollouts of a nemo_gym job);
     /// dpo (preference pairs from --judge's pairwise verdicts, see
     /// --dpo-shape; ties and inconsistent swap checks are skipped; filters
-    /// apply to both sides). openai, hf and sharegpt end each conversation
+    /// apply to both sides); scenarios (not conversations: the job's
+    /// synthesized scenarios its policy solved, as a scenarios JSONL that
+    /// `usersim run` reads: the curated dataset; with --keep-unsolved the
+    /// unsolved ones too). openai, hf and sharegpt end each conversation
     /// on the policy's last reply.
     #[arg(long, default_value = "openai")]
     format: String,
@@ -91,6 +95,12 @@ pub struct ExportArgs {
     /// Keep conversations the job's `[user_simulator] drop_flagged` checks flagged.
     #[arg(long)]
     keep_user_flagged: bool,
+    /// Keep the conversations of unsolved synthesized scenarios: scenarios
+    /// tagged `synthesized` that every planned attempt of this job failed
+    /// (left out by default; `usersim stats` lists them). With --format
+    /// scenarios: write the unsolved scenarios too.
+    #[arg(long)]
+    keep_unsolved: bool,
     /// The pairwise judge whose verdicts make --format dpo's pairs.
     #[arg(long, value_name = "NAME")]
     judge: Option<String>,
@@ -109,6 +119,8 @@ enum Chosen {
     /// The format, and whether to keep the user's own tool calls.
     Lines(Format, bool),
     Dpo(String, DpoShape),
+    /// The synthesized scenarios, and whether to keep the unsolved ones.
+    Scenarios(bool),
 }
 
 pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
@@ -122,6 +134,18 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             );
             return Ok(EXIT_INVALID);
         }
+        ("scenarios", _) => match conversation_flags(&args) {
+            given if given.is_empty() => Chosen::Scenarios(args.keep_unsolved),
+            given => {
+                eprintln!(
+                    "--format scenarios writes the job's synthesized scenarios, not its conversations, so {} do{} not apply; leave {} out",
+                    given.join(", "),
+                    if given.len() == 1 { "es" } else { "" },
+                    if given.len() == 1 { "it" } else { "them" }
+                );
+                return Ok(EXIT_INVALID);
+            }
+        },
         (format, judge) => {
             match Format::parse(format) {
                 Some(_) if judge.is_some() => {
@@ -198,12 +222,18 @@ async fn export_from(
             }
         }
     }
+    let unsolved = match chosen {
+        // The scenarios export decides for itself what to write.
+        Chosen::Scenarios(_) => Default::default(),
+        _ => super::filters::unsolved_for(store, &row, args.keep_unsolved).await?,
+    };
     let filter = Filter {
         min_reward: args.min_reward,
         min_judge: args.min_judge,
         drop_flagged,
         conversations: Default::default(),
         drop_user_flags,
+        unsolved,
     };
     if filter.needs_judgments() && !judges_exist(store, job, &filter).await? {
         return Ok(EXIT_INVALID);
@@ -284,8 +314,13 @@ async fn export_from(
             println!("{said}");
             Ok(0)
         }
-        Err(e) => match e.downcast_ref::<ExportError>() {
-            Some(ExportError::NoJudgments { .. }) => {
+        Err(e) => match (
+            e.downcast_ref::<ExportError>(),
+            e.downcast_ref::<ScenariosError>(),
+        ) {
+            (Some(ExportError::NoJudgments { .. }), _)
+            | (_, Some(ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. })) =>
+            {
                 eprintln!("{e}");
                 Ok(EXIT_INVALID)
             }
@@ -341,6 +376,9 @@ async fn write_chosen(
         }
         Chosen::Dpo(judge, shape) => {
             pairs(store, job, judge, *shape, filter, outputs, &shown).await?
+        }
+        Chosen::Scenarios(keep_unsolved) => {
+            scenarios(store, job, *keep_unsolved, outputs, &shown).await?
         }
     };
     let sides = outputs.written();
@@ -432,6 +470,48 @@ async fn pairs(
         target.describe(),
         counts.judgments,
         counts.skipped(),
+        counts
+    ))
+}
+
+/// The flags that filter conversations, given: `--format scenarios` writes
+/// none and refuses them.
+fn conversation_flags(args: &ExportArgs) -> Vec<&'static str> {
+    [
+        (args.min_reward.is_some(), "--min-reward"),
+        (!args.min_judge.is_empty(), "--min-judge"),
+        (!args.drop_flagged.is_empty(), "--drop-flagged"),
+        (args.keep_flagged, "--keep-flagged"),
+        (args.user_tools, "--user-tools"),
+        (!args.drop_user_flag.is_empty(), "--drop-user-flag"),
+        (args.keep_user_flagged, "--keep-user-flagged"),
+        (args.judge.is_some(), "--judge"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}
+
+async fn scenarios(
+    store: &dyn Store,
+    job: i64,
+    keep_unsolved: bool,
+    outputs: &mut Outputs<'_>,
+    target: &ExportTarget,
+) -> anyhow::Result<String> {
+    let Some(row) = store.get_job(job).await? else {
+        anyhow::bail!("job {job} is no longer in the database");
+    };
+    let counts = export::scenarios::write(store, &row, keep_unsolved, outputs).await?;
+    let which = if keep_unsolved {
+        "solved and unsolved"
+    } else {
+        "solved"
+    };
+    Ok(format!(
+        "wrote {} {which} synthesized scenarios of job {job} to {}; left out: {}",
+        counts.written,
+        target.describe(),
         counts
     ))
 }

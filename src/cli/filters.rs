@@ -1,11 +1,13 @@
 //! The conversation filters `usersim conversations` takes: the export's
-//! (`--min-reward`, `--min-judge`, `--drop-flagged`, `--keep-flagged`, read
-//! into `export::Filter`) and the conversation browser's (`--max-reward`,
-//! `--termination`, `--scenario`, `--persona`, read into
-//! `store::browse::ConversationFilter`), so the CLI keeps and drops what the
-//! API and the web UI do.
+//! (`--min-reward`, `--min-judge`, `--drop-flagged`, `--keep-flagged`,
+//! `--keep-unsolved`, read into `export::Filter`) and the conversation
+//! browser's (`--max-reward`, `--termination`, `--scenario`, `--persona`,
+//! read into `store::browse::ConversationFilter`), so the CLI keeps and drops
+//! what the API and the web UI do (except that, as with the job's
+//! `drop_flagged` judges, the CLI leaves out unsolved scenarios by default).
 
-use crate::export::{self, JudgmentIndex, MinJudge};
+use crate::export::unsolved::synthesized_outcomes;
+use crate::export::{self, JudgmentIndex, MinJudge, UnsolvedScenarios};
 use crate::sim::termination::Termination;
 use crate::store::browse::ConversationFilter;
 use crate::store::{JobRow, Store, StoredConversation};
@@ -38,6 +40,10 @@ pub struct FilterArgs {
     /// Keep conversations the job's `drop_flagged` judges flagged.
     #[arg(long)]
     pub keep_flagged: bool,
+    /// Keep the conversations of unsolved synthesized scenarios (those no
+    /// attempt passed), which are left out by default.
+    #[arg(long)]
+    pub keep_unsolved: bool,
 }
 
 /// `--termination`: one of the terminations usersim stores.
@@ -84,8 +90,36 @@ impl FilterArgs {
             drop_flagged,
             conversations: ConversationFilter::default(),
             drop_user_flags: Vec::new(),
+            unsolved: UnsolvedScenarios::default(),
         }
     }
+}
+
+/// The unsolved synthesized scenarios of job `row`, whose conversations are
+/// left out unless `keep` (`--keep-unsolved`); each said on stderr, as
+/// `--drop-flagged`'s judges are.
+pub async fn unsolved_for(
+    store: &dyn Store,
+    row: &JobRow,
+    keep: bool,
+) -> anyhow::Result<UnsolvedScenarios> {
+    if keep {
+        return Ok(UnsolvedScenarios::default());
+    }
+    let outcomes = synthesized_outcomes(store, row).await?;
+    if let Some(reason) = &outcomes.unreadable {
+        eprintln!("warning: cannot tell which of job {}'s scenarios are synthesized, so no conversation is left out as unsolved: {reason}", row.id);
+    }
+    let unsolved = outcomes.unsolved();
+    if !unsolved.is_empty() {
+        eprintln!(
+            "dropping the conversations of {} unsolved synthesized scenario{} (none of their attempts passed; `usersim stats --job {}` lists them; --keep-unsolved keeps them)",
+            unsolved.len(),
+            if unsolved.len() == 1 { "" } else { "s" },
+            row.id
+        );
+    }
+    Ok(unsolved)
 }
 
 /// The judgments `filter` needs, or `None` (said on stderr) when a
@@ -120,5 +154,7 @@ pub fn keeps(
     judgments: &JudgmentIndex,
     c: &StoredConversation,
 ) -> bool {
-    conversation.keeps(&c.conversation) && judges.check_judges(c.conversation.id, judgments).is_ok()
+    conversation.keeps(&c.conversation)
+        && !judges.unsolved_scenario(&c.conversation)
+        && judges.check_judges(c.conversation.id, judgments).is_ok()
 }

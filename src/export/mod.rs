@@ -14,11 +14,13 @@ pub mod judgments;
 pub mod metadata;
 pub mod nemo_gym;
 pub mod openai;
+pub mod scenarios;
 pub mod sharegpt;
 pub mod sink;
 pub mod split;
 pub mod target;
 pub mod trim;
+pub mod unsolved;
 
 use std::fmt;
 
@@ -30,9 +32,10 @@ use crate::store::{Store, StoreError, StoredConversation};
 pub use judgments::{newest_judgments, ok_verdict, CorruptJudgment, JudgmentIndex};
 
 pub use sink::{Row, RowSink};
+pub use unsolved::UnsolvedScenarios;
 
 /// Every `--format` (and the API's `format=`), for messages that list them.
-pub const SUPPORTED_FORMATS: &str = "openai, hf, sharegpt, nemo_gym, dpo";
+pub const SUPPORTED_FORMATS: &str = "openai, hf, sharegpt, nemo_gym, dpo, scenarios";
 
 /// A format with one line per conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +118,9 @@ pub struct Filter {
     /// Drop conversations any of these deterministic user checks flagged.
     /// Conversations stored before the checks existed are kept.
     pub drop_user_flags: Vec<UserFlag>,
+    /// Drop the conversations of these scenarios: the job's synthesized
+    /// scenarios no attempt passed (see [`unsolved`]).
+    pub unsolved: UnsolvedScenarios,
 }
 
 /// Why a conversation was left out of an export.
@@ -129,6 +135,8 @@ pub enum Skip {
     Flagged,
     /// A `--drop-user-flag` check flagged its simulated user.
     UserFlagged,
+    /// Its scenario is a synthesized one no attempt passed.
+    Unsolved,
     /// Another termination, scenario or persona than asked for, or a reward
     /// above the maximum.
     OutsideFilter,
@@ -153,6 +161,9 @@ impl Filter {
         let Some(reward) = c.conversation.reward else {
             return Err(Skip::NotScored);
         };
+        if self.unsolved_scenario(&c.conversation) {
+            return Err(Skip::Unsolved);
+        }
         if self.flagged(id, judgments) {
             return Err(Skip::Flagged);
         }
@@ -195,6 +206,11 @@ impl Filter {
             Ok(Some(checks)) => self.drop_user_flags.iter().any(|f| checks.is_flagged(*f)),
             _ => false,
         }
+    }
+
+    /// Whether the conversation is one of an unsolved synthesized scenario.
+    pub fn unsolved_scenario(&self, c: &crate::store::ConversationRow) -> bool {
+        self.unsolved.contains(&c.scenario_id)
     }
 
     fn flagged(&self, id: i64, judgments: &JudgmentIndex) -> bool {
@@ -280,6 +296,7 @@ pub struct Skipped {
     pub below_min_judge: u64,
     pub flagged: u64,
     pub user_flagged: u64,
+    pub unsolved: u64,
     pub outside_filter: u64,
     pub no_policy_reply: u64,
     pub arguments_not_an_object: u64,
@@ -294,6 +311,7 @@ impl Skipped {
             Skip::BelowMinJudge => self.below_min_judge += 1,
             Skip::Flagged => self.flagged += 1,
             Skip::UserFlagged => self.user_flagged += 1,
+            Skip::Unsolved => self.unsolved += 1,
             Skip::OutsideFilter => self.outside_filter += 1,
             Skip::NoPolicyReply => self.no_policy_reply += 1,
             Skip::ArgumentsNotAnObject => self.arguments_not_an_object += 1,
@@ -307,6 +325,7 @@ impl Skipped {
             + self.below_min_judge
             + self.flagged
             + self.user_flagged
+            + self.unsolved
             + self.outside_filter
             + self.no_policy_reply
             + self.arguments_not_an_object
@@ -323,6 +342,10 @@ impl fmt::Display for Skipped {
             (
                 self.user_flagged,
                 "with a --drop-user-flag flag on the simulated user",
+            ),
+            (
+                self.unsolved,
+                "of unsolved synthesized scenarios (--keep-unsolved keeps them)",
             ),
             (self.below_min_reward, "below --min-reward"),
             (

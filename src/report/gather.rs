@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::export::unsolved::synthesized_outcomes;
 use crate::export::{newest_judgments, ok_verdict, CorruptJudgment};
 use crate::judge::aggregate::{
     first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
@@ -14,6 +15,7 @@ use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store};
 
 use super::interval::{wilson, Mean};
 use super::stats::*;
+use super::synthesized::SynthesizedReport;
 use super::usage::{judge_reports, role_reports, RoleReport};
 use super::users::{fidelity_judges_of, UserTally};
 
@@ -52,6 +54,7 @@ pub async fn job_stats(
         JobKind::Synthesis => Some(super::synthesis::synthesis_stats(store, &job).await?),
         JobKind::Generation | JobKind::Judging => None,
     };
+    let synthesized = SynthesizedReport::of(&synthesized_outcomes(store, &job).await?);
     Ok(StatsReport {
         job: JobInfo {
             id: job.id,
@@ -65,6 +68,7 @@ pub async fn job_stats(
         usage,
         simulated_user,
         synthesis,
+        synthesized,
     })
 }
 
@@ -568,6 +572,7 @@ mod tests {
             usage: vec![],
             simulated_user: Default::default(),
             synthesis: None,
+            synthesized: None,
         }
         .to_string();
         let row: Vec<&str> = report
@@ -774,6 +779,7 @@ mod tests {
             usage: vec![],
             simulated_user: Default::default(),
             synthesis: None,
+            synthesized: None,
         };
         let text = report.to_string();
         assert!(text.contains("pref: no ok judgments"), "{text}");

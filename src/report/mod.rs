@@ -10,6 +10,7 @@ pub mod judging_usage;
 pub mod render;
 pub mod stats;
 pub mod synthesis;
+pub mod synthesized;
 pub mod usage;
 pub mod users;
 mod users_render;

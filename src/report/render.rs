@@ -161,6 +161,9 @@ impl fmt::Display for StatsReport {
             ]);
         }
         table(&mut out, "  ", &rows);
+        if let Some(synthesized) = &self.synthesized {
+            super::synthesized::section(&mut out, synthesized);
+        }
 
         out.push_str("\nJudges\n");
         if self.judges.is_empty() {

@@ -17,8 +17,9 @@ pub const DEFAULT_KS: [u64; 3] = [1, 2, 4];
 pub const BOOTSTRAP_RESAMPLES: usize = 1000;
 /// The bootstrap's seed: the same judgments always give the same interval.
 pub const BOOTSTRAP_SEED: u64 = 20_250_101;
-/// A trial succeeds with full reward (1.0, give or take rounding).
-pub const SUCCESS_REWARD: f64 = 1.0 - 1e-9;
+/// A trial succeeds with full reward (1.0, give or take rounding); the rule
+/// lives beside the definition of an unsolved scenario, which uses it too.
+pub use crate::verify::solved::SUCCESS_REWARD;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StatsError {
@@ -48,6 +49,9 @@ pub struct StatsReport {
     /// no conversations).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthesis: Option<super::synthesis::SynthesisStats>,
+    /// The job's synthesized scenarios: solved, unsolved, undecided; `None`
+    /// when it ran none.
+    pub synthesized: Option<super::synthesized::SynthesizedReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

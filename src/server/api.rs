@@ -290,11 +290,17 @@ async fn export_job(
 ) -> Result<Response, ApiError> {
     let kind = query.kind()?;
     let row = views::job_row(state.store.as_ref(), id).await?;
-    let filter = query.filter(state.store.as_ref(), &row).await?;
     let body = match kind {
-        ExportKind::Lines(format) => stream_lines(state.store.clone(), id, format, filter),
+        ExportKind::Lines(format) => {
+            let filter = query.filter(state.store.as_ref(), &row).await?;
+            stream_lines(state.store.clone(), id, format, filter)
+        }
         ExportKind::Dpo { judge, shape } => {
+            let filter = query.filter(state.store.as_ref(), &row).await?;
             dpo_pairs(state.store.as_ref(), id, &judge, shape, &filter).await?
+        }
+        ExportKind::Scenarios => {
+            synthesized_scenarios(state.store.as_ref(), &row, query.keep_unsolved).await?
         }
     };
     let file = format!(
@@ -370,6 +376,32 @@ async fn dpo_pairs(
             )]))
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The job's solved synthesized scenarios (`format=scenarios`), written
+/// whole: one line per scenario, far fewer than conversations. A job that
+/// ran no scenarios file, or whose file no longer loads, is a 422.
+async fn synthesized_scenarios(
+    store: &dyn crate::store::Store,
+    row: &crate::store::JobRow,
+    keep_unsolved: bool,
+) -> Result<Body, ApiError> {
+    use export::scenarios::ScenariosError;
+    let mut out = Vec::new();
+    let mut sink = export::sink::Outputs::One(export::sink::Output::new(&mut out, None));
+    let written = export::scenarios::write(store, row, keep_unsolved, &mut sink).await;
+    drop(sink);
+    match written {
+        Ok(_) => Ok(Body::from(out)),
+        Err(e @ (ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. })) => {
+            Err(ApiError::Invalid(vec![Problem::at_field(
+                filters::QUERY_LABEL,
+                "format",
+                e.to_string(),
+            )]))
+        }
+        Err(e) => Err(ApiError::Internal(super::error::error_chain(&e))),
     }
 }
 

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 
 use crate::config::Problem;
+use crate::export::unsolved::synthesized_outcomes;
 use crate::export::{self, ExportError, JudgmentIndex, MinJudge};
 use crate::store::browse::{filtered_page, ConversationFilter, Page};
 use crate::store::Store;
@@ -196,6 +197,7 @@ impl ConversationsQuery {
             drop_flagged: names(self.drop_flagged.as_deref()),
             conversations: ConversationFilter::default(),
             drop_user_flags: Vec::new(),
+            unsolved: Default::default(),
         })
     }
 }
@@ -342,19 +344,25 @@ pub struct ExportQuery {
     /// Keep conversations the job's `[user_simulator] drop_flagged` checks flagged.
     #[serde(default)]
     pub keep_user_flagged: bool,
+    /// Keep the conversations of unsolved synthesized scenarios (left out by
+    /// default); `format=scenarios`: write the unsolved scenarios too.
+    #[serde(default)]
+    pub keep_unsolved: bool,
     /// The pairwise judge whose verdicts make `format=dpo`'s pairs.
     pub judge: Option<String>,
     /// `format=dpo`: `turn` (the default) or `trajectory`.
     pub dpo_shape: Option<String>,
 }
 
-/// What an export writes: lines of a format, or DPO pairs of a judge.
+/// What an export writes: lines of a format, DPO pairs of a judge, or the
+/// job's synthesized scenarios.
 pub enum ExportKind {
     Lines(export::Format),
     Dpo {
         judge: String,
         shape: export::dpo::DpoShape,
     },
+    Scenarios,
 }
 
 impl ExportQuery {
@@ -385,6 +393,7 @@ impl ExportQuery {
             })?,
         };
         match (name, &self.judge) {
+            ("scenarios", _) => self.scenarios_kind(),
             ("dpo", Some(judge)) => Ok(ExportKind::Dpo {
                 judge: judge.clone(),
                 shape,
@@ -409,8 +418,45 @@ impl ExportQuery {
         }
     }
 
+    /// `format=scenarios`, which writes scenarios, not conversations: a 422
+    /// naming each conversation filter given.
+    fn scenarios_kind(&self) -> Result<ExportKind, ApiError> {
+        let given = [
+            ("min_reward", given(&self.min_reward).is_some()),
+            ("max_reward", given(&self.max_reward).is_some()),
+            ("termination", given(&self.termination).is_some()),
+            ("scenario", given(&self.scenario).is_some()),
+            ("persona", given(&self.persona).is_some()),
+            ("min_judge", given(&self.min_judge).is_some()),
+            ("drop_flagged", given(&self.drop_flagged).is_some()),
+            ("keep_flagged", self.keep_flagged),
+            ("drop_user_flag", given(&self.drop_user_flag).is_some()),
+            ("keep_user_flagged", self.keep_user_flagged),
+            ("judge", self.judge.is_some()),
+            ("dpo_shape", given(&self.dpo_shape).is_some()),
+        ];
+        let problems: Vec<Problem> = given
+            .iter()
+            .filter(|(_, given)| *given)
+            .map(|(field, _)| {
+                Problem::at_field(
+                    QUERY_LABEL,
+                    field,
+                    "format=scenarios writes the job's synthesized scenarios, not its \
+                     conversations, so this filter does not apply; leave it out",
+                )
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(ExportKind::Scenarios)
+        } else {
+            Err(ApiError::Invalid(problems))
+        }
+    }
+
     /// The export filter, with the job's own `drop_flagged` judges added
-    /// unless `keep_flagged` (the rule of `usersim export`).
+    /// unless `keep_flagged`, and the job's unsolved synthesized scenarios
+    /// unless `keep_unsolved` (the rules of `usersim export`).
     pub async fn filter(
         &self,
         store: &dyn Store,
@@ -451,6 +497,11 @@ impl ExportQuery {
                 persona: text(&self.persona),
             },
             drop_user_flags,
+            unsolved: if self.keep_unsolved {
+                Default::default()
+            } else {
+                synthesized_outcomes(store, row).await?.unsolved()
+            },
         };
         if !filter.min_judge.is_empty() {
             refuse_unjudged(row.id, &filter, &store.judgments_of_job(row.id).await?)?;

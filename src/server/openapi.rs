@@ -187,7 +187,7 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": json_response("The job", "JobDetail"), "404": error("No such job")}
             }},
             "/v1/jobs/{id}/stats": {"get": {
-                "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, judges, and the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges)",
+                "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
                 "parameters": [id_param("Job"), query("k", "string", "The k of pass^k, comma-separated (default 1,2,4)")],
                 "responses": {"200": {"description": "The report", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A bad k, named by its field", "Problems")}
@@ -237,8 +237,8 @@ fn paths_and_schemas() -> Value {
                 "parameters": [
                     id_param("Job"),
                     {"name": "format", "in": "query", "required": false,
-                     "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "dpo"]},
-                     "description": "openai (default; streamed; without its metadata sidecar), hf (Hugging Face chat templates / TRL), sharegpt (LLaMA-Factory), nemo_gym (rollouts of a nemo_gym job), or dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`)"},
+                     "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "dpo", "scenarios"]},
+                     "description": "openai (default; streamed; without its metadata sidecar), hf (Hugging Face chat templates / TRL), sharegpt (LLaMA-Factory), nemo_gym (rollouts of a nemo_gym job), dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`), or scenarios (not conversations: the job's synthesized scenarios its policy solved, as a scenarios JSONL; takes no conversation filter, only keep_unsolved)"},
                     query("min_reward", "number", "Keep conversations with at least this reward"),
                     query("max_reward", "number", "Keep conversations with at most this reward"),
                     query("termination", "string", "Keep conversations that ended this way (as the web UI's filter)"),
@@ -249,6 +249,7 @@ fn paths_and_schemas() -> Value {
                     query("keep_flagged", "boolean", "Keep conversations the job's own drop_flagged judges failed (dropped by default)"),
                     query("drop_user_flag", "string", "Deterministic user checks (comma-separated, e.g. role_confusion,premature_stop): drop conversations whose simulated user they flagged"),
                     query("keep_user_flagged", "boolean", "Keep conversations the job's [user_simulator] drop_flagged checks flagged (dropped by default)"),
+                    query("keep_unsolved", "boolean", "Keep the conversations of unsolved synthesized scenarios: scenarios tagged synthesized that every planned attempt of the job failed (dropped by default); format=scenarios: write the unsolved scenarios too"),
                     query("judge", "string", "format=dpo: the pairwise judge whose verdicts make the pairs"),
                     {"name": "dpo_shape", "in": "query", "required": false,
                      "schema": {"enum": ["turn", "trajectory"]},
@@ -257,7 +258,7 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},
                               "400": error("Unknown format"), "404": error("No such job"),
-                              "422": json_response("A malformed filter, a min_judge judge without judgments, or dpo without a judge that has judgments", "Problems")}
+                              "422": json_response("A malformed filter, a min_judge judge without judgments, dpo without a judge that has judgments, or scenarios with a conversation filter or of a job whose scenarios file no longer loads", "Problems")}
             }},
             "/v1/jobs/{id}/events": {"get": {
                 "summary": "Server-sent events: `progress` (the Job) every second, then `done` once it is finished",

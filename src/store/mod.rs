@@ -9,6 +9,7 @@ mod migrations;
 pub mod postgres;
 pub mod proposals;
 pub mod rows;
+pub mod scenario_attempts;
 pub mod sql;
 pub mod sqlite;
 
@@ -19,6 +20,7 @@ use async_trait::async_trait;
 pub use judgments::*;
 pub use proposals::*;
 pub use rows::*;
+pub use scenario_attempts::ScenarioAttempts;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -208,6 +210,13 @@ pub trait Store: Send + Sync {
         after: i64,
         limit: u32,
     ) -> Result<Vec<ProposalRow>, StoreError>;
+    /// Per scenario of a job, sorted by id: its items by how far they got,
+    /// a pass being a conversation with reward ≥ `success_reward`.
+    async fn scenario_attempts(
+        &self,
+        job_id: i64,
+        success_reward: f64,
+    ) -> Result<Vec<ScenarioAttempts>, StoreError>;
 }
 
 /// Open the store a URL names (`sqlite://PATH`, `postgres://…` or

@@ -19,7 +19,7 @@ use super::reply::parse_scenario;
 use super::stage::{Rejection, Stage};
 
 /// The tag every synthesized scenario carries (closing the loop reads it).
-pub const SYNTHESIZED_TAG: &str = "synthesized";
+pub use crate::verify::solved::SYNTHESIZED_TAG;
 
 /// What a synthesis run shares between its proposals.
 pub struct Proposer {

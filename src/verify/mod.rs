@@ -7,6 +7,7 @@
 pub mod communicate;
 pub mod probes;
 pub mod rules;
+pub mod solved;
 
 use std::collections::BTreeMap;
 

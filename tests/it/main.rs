@@ -48,4 +48,5 @@ mod synthesize;
 mod telemetry;
 mod transport;
 mod ui_pages;
+mod unsolved;
 mod user_checks;

@@ -1808,7 +1808,7 @@ impl Snapshot {
     }
 }
 
-fn new_job(name: &str, hash: &str) -> NewJob {
+pub(crate) fn new_job(name: &str, hash: &str) -> NewJob {
     NewJob {
         name: name.to_string(),
         kind: usersim::store::JobKind::Generation,
@@ -1828,7 +1828,7 @@ fn new_item(scenario: &str, n: usize) -> NewItem {
     }
 }
 
-fn new_items(scenario: &str, count: usize) -> Vec<NewItem> {
+pub(crate) fn new_items(scenario: &str, count: usize) -> Vec<NewItem> {
     (0..count).map(|n| new_item(scenario, n)).collect()
 }
 
@@ -1866,7 +1866,11 @@ fn usage(role: &str, calls: i64, prompt: i64, completion: i64, latency: i64) -> 
 }
 
 /// A small conversation for `item`, whose first message names the item key.
-fn new_conversation(item: &ItemRow, termination: &str, reward: Option<f64>) -> NewConversation {
+pub(crate) fn new_conversation(
+    item: &ItemRow,
+    termination: &str,
+    reward: Option<f64>,
+) -> NewConversation {
     NewConversation {
         job_id: item.job_id,
         item_id: item.id,

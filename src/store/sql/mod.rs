@@ -11,6 +11,7 @@ mod jobs;
 mod judgments;
 mod proposals;
 pub(crate) mod runs;
+mod scenario_attempts;
 pub(crate) mod statement;
 
 use async_trait::async_trait;
@@ -22,7 +23,7 @@ use runs::Runs;
 use crate::store::{
     ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
     LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow,
-    Store, StoreError, StoredConversation,
+    ScenarioAttempts, Store, StoreError, StoredConversation,
 };
 
 /// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
@@ -303,5 +304,14 @@ impl<D: Dialect> Store for SqlStore<D> {
         limit: u32,
     ) -> Result<Vec<ProposalRow>, StoreError> {
         proposals::page(self, job_id, after, limit).await
+    }
+
+    #[tracing::instrument(name = "store.scenario_attempts", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn scenario_attempts(
+        &self,
+        job_id: i64,
+        success_reward: f64,
+    ) -> Result<Vec<ScenarioAttempts>, StoreError> {
+        scenario_attempts::of_job(self, job_id, success_reward).await
     }
 }
