@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::synth::from_stored;
 use crate::llm::Usage;
 use crate::store::{ItemCounts, JobRow, Store};
-use crate::synth::summary::Summary;
+use crate::synth::summary::{reason_kind, Summary};
 use crate::synth::tally::tally;
 use crate::synth::Stage;
 
@@ -19,6 +19,8 @@ use super::stats::StatsError;
 
 /// Reasons listed per stage.
 const REASONS_SHOWN: usize = 3;
+/// Distinct failed-item errors read, before they are grouped by kind.
+pub const ERRORS_READ: u32 = 100;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SynthesisStats {
@@ -30,6 +32,8 @@ pub struct SynthesisStats {
     /// rejections; `--retry-failed` tries them again).
     pub failed: u64,
     pub pending: u64,
+    /// The commonest errors of the failed items, commonest first.
+    pub errors: Vec<ReasonCount>,
     /// Proposals stored.
     pub proposals: u64,
     pub attempts: u64,
@@ -75,17 +79,25 @@ pub async fn synthesis_stats(
     })?;
     let summary = tally(store, job.id, &config, |_, _| {}).await?.summary;
     let counts = store.item_counts(job.id).await?;
+    let errors = store.item_errors(job.id, ERRORS_READ).await?;
     Ok(SynthesisStats::new(
         &summary,
         config.target as u64,
         config.max_proposals,
         &counts,
+        &errors,
     ))
 }
 
 impl SynthesisStats {
     /// The report of a job whose proposals `summary` counts.
-    pub fn new(summary: &Summary, target: u64, max_proposals: u64, counts: &ItemCounts) -> Self {
+    pub fn new(
+        summary: &Summary,
+        target: u64,
+        max_proposals: u64,
+        counts: &ItemCounts,
+        errors: &[(String, i64)],
+    ) -> Self {
         let s = summary;
         let n = |v: i64| u64::try_from(v).unwrap_or(0);
         let stages = Stage::ALL
@@ -113,6 +125,7 @@ impl SynthesisStats {
             planned: n(counts.total()),
             failed: n(counts.failed),
             pending: n(counts.pending + counts.leased),
+            errors: commonest_errors(errors),
             proposals: s.proposals,
             attempts: s.attempts,
             valid: s.valid,
@@ -124,6 +137,22 @@ impl SynthesisStats {
             review_usage: s.review_usage,
         }
     }
+}
+
+/// `errors` with their specifics blurred (token counts, ids), so that
+/// errors of one kind count together; the commonest [`REASONS_SHOWN`].
+fn commonest_errors(errors: &[(String, i64)]) -> Vec<ReasonCount> {
+    let mut kinds: std::collections::BTreeMap<String, u64> = Default::default();
+    for (error, count) in errors {
+        *kinds.entry(reason_kind(error)).or_default() += u64::try_from(*count).unwrap_or(0);
+    }
+    let mut all: Vec<ReasonCount> = kinds
+        .into_iter()
+        .map(|(reason, count)| ReasonCount { reason, count })
+        .collect();
+    all.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    all.truncate(REASONS_SHOWN);
+    all
 }
 
 impl fmt::Display for SynthesisStats {
@@ -164,6 +193,12 @@ impl fmt::Display for SynthesisStats {
             ],
         ];
         pairs(&mut out, "  ", &rows);
+        if !self.errors.is_empty() {
+            out.push_str("\nFailed proposals (infrastructure, not rejections; --retry-failed tries them again)\n");
+            for r in &self.errors {
+                let _ = writeln!(out, "  {:>6} × {}", r.count, r.reason);
+            }
+        }
         if !self.stages.is_empty() {
             out.push_str("\nRejected attempts by stage (with the commonest reasons)\n");
             for s in &self.stages {
@@ -180,5 +215,48 @@ impl fmt::Display for SynthesisStats {
             }
         }
         f.write_str(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_items_errors_that_differ_only_in_numbers_count_as_one_kind() {
+        let errors = [
+            (
+                "rejected: request (4382 tokens) exceeds the context (4096 tokens)".to_string(),
+                2,
+            ),
+            (
+                "rejected: request (5977 tokens) exceeds the context (4096 tokens)".to_string(),
+                1,
+            ),
+            ("timeout: no answer in 60 s".to_string(), 1),
+        ];
+        let kinds = commonest_errors(&errors);
+        assert_eq!(kinds.len(), 2);
+        assert_eq!(kinds[0].count, 3);
+        assert!(kinds[0].reason.contains("exceeds the context"), "{kinds:?}");
+    }
+
+    #[test]
+    fn the_text_report_shows_failed_proposals_apart_from_rejections() {
+        let mut summary = Summary::default();
+        summary.rejected.insert(Stage::Format, 2);
+        summary.attempts = 4;
+        let counts = ItemCounts {
+            pending: 0,
+            leased: 0,
+            done: 3,
+            failed: 1,
+        };
+        let errors = [("server: HTTP 500".to_string(), 1)];
+        let text = SynthesisStats::new(&summary, 10, 100, &counts, &errors).to_string();
+        assert!(text.contains("Failed proposals"), "{text}");
+        assert!(text.contains("1 × server: HTTP #"), "{text}");
+        assert!(text.contains("format"), "{text}");
+        assert!(text.contains("50.0% of attempts"), "{text}");
     }
 }

@@ -138,6 +138,9 @@ pub trait Store: Send + Sync {
     /// so they are redone at once instead of after their lease expires.
     async fn release_items(&self, job_id: i64, owner: &str) -> Result<u64, StoreError>;
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError>;
+    /// The commonest `class: message` errors of a job's failed items, with
+    /// how many items failed with each, commonest first, at most `limit`.
+    async fn item_errors(&self, job_id: i64, limit: u32) -> Result<Vec<(String, i64)>, StoreError>;
 
     async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError>;
     /// Conversations of a job with id > `after_id`, in id order, at most `limit`.

@@ -174,10 +174,15 @@ async fn a_failed_generator_call_fails_its_item_not_the_proposal_and_a_dead_gene
         "target = 3\nmax_proposals = 100",
     );
     let report = synthesis(&dead, 2).await;
+    let WorkEnd::Tripped { reason } = &report.end else {
+        panic!("{:?}", report.end);
+    };
+    // The reason says what the failing calls said, not only that they failed.
+    assert!(reason.contains("malformed"), "{reason}");
     assert!(
-        matches!(report.end, WorkEnd::Tripped { .. }),
+        report.errors.iter().any(|(e, _)| e.contains("malformed")),
         "{:?}",
-        report.end
+        report.errors
     );
     assert_eq!(report.summary.proposals, 0);
     assert!(report.accepted.is_empty());

@@ -45,6 +45,8 @@ pub struct SynthesisReport {
     pub end: WorkEnd,
     pub counts: ItemCounts,
     pub summary: Summary,
+    /// The commonest errors of failed items, with their counts.
+    pub errors: Vec<(String, i64)>,
     pub target: usize,
     pub max_proposals: u64,
     /// The accepted scenarios, in proposal order (at most `target`).
@@ -60,6 +62,9 @@ const BREAKER: CircuitBreakerConfig = CircuitBreakerConfig {
     window: 20,
     max_error_rate: 0.5,
 };
+
+/// Distinct failed-item errors a report reads (it groups them by kind).
+const ERRORS_READ: u32 = 100;
 
 fn settings(config: &SynthConfig) -> WorkSettings {
     WorkSettings {
@@ -257,8 +262,16 @@ async fn work_synthesis(
         if after.done == counts.done && after.failed > counts.failed {
             // The circuit breaker sees one wave; a wave of failures alone
             // (a dead generator, a bad key) must not plan the next one.
+            let commonest = store
+                .item_errors(row.id, 1)
+                .await?
+                .into_iter()
+                .next()
+                .map_or_else(String::new, |(error, _)| {
+                    format!("; the commonest error: {error}")
+                });
             let reason = format!(
-                "no proposal of the last wave was stored and {} failed (the log has their errors); the generator or the environment is failing",
+                "no proposal of the last wave was stored and {} failed{commonest}",
                 after.failed - counts.failed
             );
             tracing::error!("{reason}");
@@ -279,12 +292,14 @@ async fn work_synthesis(
     tallied.summary.failed = u64::try_from(counts.failed).unwrap_or(0);
     tallied.summary.made_here = runner.made.load(std::sync::atomic::Ordering::Relaxed);
     tallied.summary.elapsed = started.elapsed();
+    let errors = store.item_errors(row.id, ERRORS_READ).await?;
     Ok(SynthesisReport {
         job: store.get_job(row.id).await?.unwrap_or(row),
         resumed,
         end,
         counts,
         summary: tallied.summary,
+        errors,
         target: config.target,
         max_proposals: config.max_proposals,
         accepted: tallied.acceptance.into_accepted(),

@@ -32,6 +32,12 @@ const RELEASE: Sql = sql!(
     NOW,
     " WHERE job_id = $1 AND status = 'leased' AND lease_owner = $2"
 );
+const ERRORS: Sql = sql!(
+    "SELECT last_error, COUNT(*) AS n FROM items WHERE job_id = $1 AND status = 'failed' \
+     GROUP BY last_error ORDER BY n DESC, last_error",
+    BYTEWISE,
+    " LIMIT $2"
+);
 const COUNTS: Sql = sql!(
     "SELECT status, COUNT(*) AS n, MIN(id) AS example FROM items \
      WHERE job_id = $1 GROUP BY status"
@@ -112,6 +118,26 @@ pub(super) async fn counts(
         *slot += n;
     }
     Ok(counts)
+}
+
+/// The commonest errors of a job's failed items, commonest first.
+pub(super) async fn errors(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+    limit: u32,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    store
+        .reader()
+        .fetch_all(&ERRORS, &[Param::Int(job_id), Param::Int(i64::from(limit))])
+        .await?
+        .iter()
+        .map(|row| {
+            Ok((
+                row.opt_text("last_error")?.unwrap_or_default(),
+                row.int("n")?,
+            ))
+        })
+        .collect()
 }
 
 /// `LeaseLost` unless the statement changed the one item `owner` held.

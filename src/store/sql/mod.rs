@@ -196,6 +196,11 @@ impl<D: Dialect> Store for SqlStore<D> {
         items::release(self, job_id, owner).await
     }
 
+    #[tracing::instrument(name = "store.item_errors", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn item_errors(&self, job_id: i64, limit: u32) -> Result<Vec<(String, i64)>, StoreError> {
+        items::errors(self, job_id, limit).await
+    }
+
     #[tracing::instrument(name = "store.item_counts", level = "debug", skip_all, fields(job_id = job_id))]
     async fn item_counts(&self, job_id: i64) -> Result<ItemCounts, StoreError> {
         items::counts(self, job_id).await
