@@ -15,7 +15,9 @@ use crate::env::open_environment;
 use crate::jobs::models::connect_endpoints;
 use crate::mock_llm::starter::InProcessMock;
 use crate::persona::Scenario;
+use crate::synth::committee::Committee;
 use crate::synth::propose::Proposer;
+use crate::synth::reviewers::reviewer_judges;
 use crate::synth::run::{synthesize as run_synthesis, Summary};
 use crate::synth::{prompt, Stage};
 
@@ -46,17 +48,32 @@ pub async fn synthesize(
         report_problems(&p);
         anyhow::anyhow!("the built-in proposal template does not parse")
     })?;
-    let (endpoints, _mock) = connect_endpoints(
-        [&config.generator],
-        &[],
-        &MockConfig::default(),
-        Some(&InProcessMock),
-    )
-    .await?;
+    let reviewers = match &config.committee {
+        None => Vec::new(),
+        Some(committee) => match reviewer_judges(&config.source, committee) {
+            Ok(judges) => judges,
+            Err(problems) => {
+                report_problems(&problems);
+                return Ok(EXIT_INVALID);
+            }
+        },
+    };
+    let mut configs = vec![&config.generator];
+    for endpoint in config.committee.iter().flat_map(|c| &c.endpoints) {
+        if configs.iter().all(|e| e.name != endpoint.name) {
+            configs.push(endpoint);
+        }
+    }
+    let (endpoints, _mock) =
+        connect_endpoints(configs, &[], &MockConfig::default(), Some(&InProcessMock)).await?;
     let generator = endpoints
         .get(&config.generator.name)
         .cloned()
         .context("the generator endpoint did not connect")?;
+    let committee = match &config.committee {
+        None => None,
+        Some(c) => Some(Arc::new(Committee::new(reviewers, &endpoints, c.vote)?)),
+    };
     let proposer = Arc::new(Proposer {
         environment,
         generator,
@@ -66,6 +83,7 @@ pub async fn synthesize(
         records_per_prompt: config.records_per_prompt,
         max_attempts: config.max_attempts,
         seed: config.seed,
+        committee,
     });
     let bar = progress_bar(config.target as u64, quiet);
     let (accepted, summary) = run_synthesis(

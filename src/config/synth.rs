@@ -15,9 +15,16 @@ use super::paths::{Resolver, Want};
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
+use super::synth_committee::{read_committee, CommitteeConfig, CommitteeInputs};
 use super::EnvironmentConfig;
 
-const TABLES: &[&str] = &["endpoints", "roles", "environment"];
+const TABLES: &[&str] = &[
+    "endpoints",
+    "roles",
+    "environment",
+    "reviewers",
+    "committee",
+];
 
 /// The keys of SYNTH.toml that are not tables, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -68,7 +75,7 @@ fn default_examples_shown() -> u64 {
 #[serde(deny_unknown_fields)]
 struct SynthRoles {
     generator: String,
-    /// The review committee's endpoint (used once the committee is wired in).
+    /// The default endpoint of a `[[reviewers]]` table that names none.
     #[serde(default)]
     reviewer: Option<String>,
 }
@@ -92,6 +99,8 @@ pub struct SynthConfig {
     pub environment: EnvironmentConfig,
     pub generator: EndpointConfig,
     pub reviewer: Option<EndpointConfig>,
+    /// `[[reviewers]]` and `[committee]`: `None` reviews nothing.
+    pub committee: Option<CommitteeConfig>,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -129,6 +138,8 @@ pub fn from_toml(
     let endpoints_node = take("endpoints");
     let roles_node = take("roles");
     let environment_node = take("environment");
+    let committee_node = take("committee");
+    let reviewers_node = Source::take(&mut root, "reviewers");
     let known: Vec<&str> = fields_of::<SynthHead>()
         .iter()
         .chain(TABLES)
@@ -202,6 +213,19 @@ pub fn from_toml(
         base,
         trust,
     };
+    let committee = read_committee(
+        &source,
+        committee_node,
+        reviewers_node,
+        &CommitteeInputs {
+            file: label,
+            text,
+            default_endpoint: roles.as_ref().and_then(|r| r.reviewer.as_deref()),
+            endpoints: &endpoints,
+            resolver: &resolver,
+        },
+        &mut problems,
+    );
     let mut paths = None;
     if let Some(h) = &head {
         for (field, n, range) in [
@@ -259,6 +283,7 @@ pub fn from_toml(
         environment: environment.config(),
         generator,
         reviewer: reviewer.flatten(),
+        committee,
     })
 }
 

@@ -4,6 +4,9 @@
 //! `usersim run` reads unchanged.
 
 pub mod brief;
+pub mod committee;
+#[cfg(test)]
+mod committee_tests;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
@@ -16,4 +19,6 @@ pub use stage::{Rejection, Stage};
 mod execute_tests;
 pub mod prompt;
 pub mod propose;
+pub mod reviewers;
 pub mod run;
+pub mod vote;
