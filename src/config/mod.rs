@@ -27,3 +27,5 @@ pub use service::{Boundary, OperatorEndpoints, Trust};
 
 #[cfg(test)]
 mod snapshot_golden;
+#[cfg(test)]
+mod synth_committee_tests;

@@ -129,3 +129,105 @@ fn committee_problems(
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::synth::from_toml;
+
+    const HEAD: &str = r#"name = "s"
+target = 5
+output = "out.jsonl"
+[endpoints.generator]
+mock = true
+model = "mock-synth"
+[endpoints.judge]
+mock = true
+model = "mock-judge"
+[environment]
+name = "builtin:retail"
+[roles]
+generator = "generator"
+reviewer = "judge"
+"#;
+
+    fn reviewers(rest: &str) -> Result<Vec<Judge>, Vec<String>> {
+        let text = format!("{HEAD}{rest}");
+        let file = Path::new("SYNTH.toml");
+        let config = from_toml(file, &text, Path::new("/tmp"), Trust::Local)
+            .map_err(|p| p.iter().map(|p| p.to_string()).collect::<Vec<_>>())?;
+        let committee = config.committee.expect("a committee");
+        reviewer_judges(file, &committee).map_err(|p| p.iter().map(|p| p.to_string()).collect())
+    }
+
+    const TWO: &str = "[[reviewers]]\nname = \"r1\"\nbuiltin = \"blueprint_review\"\n[[reviewers]]\nname = \"r2\"\nendpoint = \"generator\"\nbuiltin = \"blueprint_review\"\nsamples = 3\n";
+
+    #[test]
+    fn reviewers_are_judges_with_their_endpoint_or_the_default_one() {
+        let judges = reviewers(TWO).unwrap();
+        let named: Vec<(&str, &str, u32)> = judges
+            .iter()
+            .map(|j| (j.name.as_str(), j.endpoint.as_str(), j.samples))
+            .collect();
+        assert_eq!(named, [("r1", "judge", 1), ("r2", "generator", 3)]);
+        assert_eq!(judges[0].mode, Mode::Pointwise);
+    }
+
+    #[test]
+    fn a_typo_in_a_reviewer_table_is_reported_at_its_line() {
+        // Line 22 is `sample = 3`.
+        let problems = reviewers(&TWO.replace("samples = 3", "sample = 3")).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].contains("line 22") && problems[0].contains("did you mean `samples`"),
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_value_is_named_as_the_reviewers_field_not_a_judges() {
+        let problems = reviewers(&TWO.replace("samples = 3", "samples = 0")).unwrap_err();
+        assert!(
+            problems[0].starts_with("SYNTH.toml: reviewers[1].samples: 0 is out of range"),
+            "{problems:#?}"
+        );
+        let problems = reviewers(&TWO.replace("\"r2\"", "\"r1\"")).unwrap_err();
+        assert!(
+            problems[0].contains("reviewers[1].name: reviewer name 'r1' is used twice"),
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn a_reviewer_must_score_and_thresholds_must_be_scores_it_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pair.tera"), "{{ conversation }}").unwrap();
+        let pairwise = format!(
+            "[[reviewers]]\nname = \"p\"\ntemplate = \"{}\"\nmode = \"pairwise\"\n",
+            dir.path().join("pair.tera").display()
+        );
+        let problems = reviewers(&pairwise).unwrap_err();
+        assert!(
+            problems[0].contains(
+                "reviewers[0].mode: reviewer 'p' is pairwise, but a reviewer scores a blueprint"
+            ),
+            "{problems:#?}"
+        );
+        let problems = reviewers(&format!("{TWO}[committee]\npass_score = 7\n")).unwrap_err();
+        assert!(
+            problems[0].contains(
+                "committee.pass_score: 7 is above the highest score reviewer 'r1' gives ([1, 5])"
+            ),
+            "{problems:#?}"
+        );
+        let problems = reviewers(&format!(
+            "{TWO}[committee]\nrule = \"mean\"\nmin_mean = 1\n"
+        ))
+        .unwrap_err();
+        assert!(
+            problems[0].contains("committee.min_mean: 1 is not above the lowest score")
+                && problems[0].contains("every blueprint would pass"),
+            "{problems:#?}"
+        );
+    }
+}
