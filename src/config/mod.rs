@@ -15,6 +15,7 @@ pub mod problem;
 pub mod ranges;
 pub mod service;
 pub mod synth;
+pub mod synth_committee;
 
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
@@ -27,3 +28,5 @@ pub use service::{Boundary, OperatorEndpoints, Trust};
 
 #[cfg(test)]
 mod snapshot_golden;
+#[cfg(test)]
+mod synth_committee_tests;

@@ -88,6 +88,9 @@ pub const SYNTH_RECORDS_PER_PROMPT: Whole = whole(1, 50);
 pub const SYNTH_MAX_PROPOSALS: Whole = whole(1, MAX_ITEMS);
 /// Example scenarios shown in the generator's prompt.
 pub const SYNTH_EXAMPLES: Whole = whole(0, 10);
+/// Reviewers of a synthesis run's committee (`[[reviewers]]`), each called
+/// once per blueprint that passes validation by execution.
+pub const SYNTH_REVIEWERS: Whole = whole(1, 25);
 /// Requests per minute to one endpoint.
 pub const REQUESTS_PER_MINUTE: Whole = whole(1, 10_000_000);
 /// Tokens per minute to one endpoint (the lower bound also depends on max_tokens).

@@ -18,10 +18,19 @@ use super::paths::{Resolver, Want};
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
+use super::synth_committee::{read_committee, CommitteeConfig, CommitteeInputs};
 use super::EnvironmentConfig;
 use super::MockConfig;
 
-const TABLES: &[&str] = &["endpoints", "roles", "environment", "dedup", "mock"];
+const TABLES: &[&str] = &[
+    "endpoints",
+    "roles",
+    "environment",
+    "dedup",
+    "mock",
+    "reviewers",
+    "committee",
+];
 
 /// The keys of SYNTH.toml that are not tables, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -83,7 +92,7 @@ fn default_examples_shown() -> u64 {
 #[serde(deny_unknown_fields)]
 struct SynthRoles {
     generator: String,
-    /// The review committee's endpoint (used once the committee is wired in).
+    /// The default endpoint of a `[[reviewers]]` table that names none.
     #[serde(default)]
     reviewer: Option<String>,
 }
@@ -118,6 +127,8 @@ pub struct SynthConfig {
     pub snapshot: String,
     /// The folder relative paths resolve against.
     pub base: PathBuf,
+    /// `[[reviewers]]` and `[committee]`: `None` reviews nothing.
+    pub committee: Option<CommitteeConfig>,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -157,6 +168,8 @@ pub fn from_toml(
     let environment_node = take("environment");
     let dedup_node = take("dedup");
     let mock_node = take("mock");
+    let committee_node = take("committee");
+    let reviewers_node = Source::take(&mut root, "reviewers");
     let known: Vec<&str> = fields_of::<SynthHead>()
         .iter()
         .chain(TABLES)
@@ -247,6 +260,19 @@ pub fn from_toml(
         base,
         trust,
     };
+    let committee = read_committee(
+        &source,
+        committee_node,
+        reviewers_node,
+        &CommitteeInputs {
+            file: label,
+            text,
+            default_endpoint: roles.as_ref().and_then(|r| r.reviewer.as_deref()),
+            endpoints: &endpoints,
+            resolver: &resolver,
+        },
+        &mut problems,
+    );
     let mut paths = None;
     if let Some(h) = &head {
         for (field, n, range) in [
@@ -328,6 +354,7 @@ pub fn from_toml(
         mock,
         snapshot,
         base: base.to_path_buf(),
+        committee,
     })
 }
 

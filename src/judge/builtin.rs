@@ -28,16 +28,21 @@ pub enum Builtin {
     UserFidelity,
     /// Each of the scenario's `nl_assertions`, met or not met.
     Assertions,
+    /// Pointwise 1–5: a synthesized task blueprint (scenario and gold actions
+    /// as executed) scored for policy, feasibility, the user's knowledge and
+    /// realism; the review committee of scenario synthesis.
+    BlueprintReview,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 6] = [
+    pub const ALL: [Builtin; 7] = [
         Builtin::Helpfulness,
         Builtin::PairwisePreference,
         Builtin::Equivalence,
         Builtin::PolicyAdherence,
         Builtin::UserFidelity,
         Builtin::Assertions,
+        Builtin::BlueprintReview,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,6 +53,7 @@ impl Builtin {
             Builtin::PolicyAdherence => "policy_adherence",
             Builtin::UserFidelity => "user_fidelity",
             Builtin::Assertions => "assertions",
+            Builtin::BlueprintReview => "blueprint_review",
         }
     }
 
@@ -69,6 +75,7 @@ impl Builtin {
             Builtin::PolicyAdherence => "prompts/judges/policy_adherence.tera",
             Builtin::UserFidelity => "prompts/judges/user_fidelity.tera",
             Builtin::Assertions => "prompts/judges/assertions.tera",
+            Builtin::BlueprintReview => "prompts/judges/blueprint_review.tera",
         }
     }
 
@@ -98,14 +105,19 @@ impl Builtin {
                 env!("CARGO_MANIFEST_DIR"),
                 "/prompts/judges/assertions.tera"
             )),
+            Builtin::BlueprintReview => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/prompts/judges/blueprint_review.tera"
+            )),
         }
     }
 
     pub fn mode(self) -> Mode {
         match self {
-            Builtin::Helpfulness | Builtin::PolicyAdherence | Builtin::UserFidelity => {
-                Mode::Pointwise
-            }
+            Builtin::Helpfulness
+            | Builtin::PolicyAdherence
+            | Builtin::UserFidelity
+            | Builtin::BlueprintReview => Mode::Pointwise,
             Builtin::PairwisePreference => Mode::Pairwise,
             Builtin::Equivalence => Mode::Equivalence,
             Builtin::Assertions => Mode::Assertions,
@@ -128,7 +140,24 @@ impl Builtin {
                 Label::new("[[B]]", LabelValue::Preference(Preference::B)),
                 Label::new("[[C]]", LabelValue::Preference(Preference::Tie)),
             ]),
-            Builtin::Helpfulness | Builtin::Equivalence | Builtin::Assertions => None,
+            Builtin::Helpfulness
+            | Builtin::Equivalence
+            | Builtin::Assertions
+            | Builtin::BlueprintReview => None,
+        }
+    }
+
+    /// The score range of a pointwise built-in read by the default `[[N]]`
+    /// parser, when it is not the default 1 to 10.
+    pub fn range(self) -> Option<[f64; 2]> {
+        match self {
+            Builtin::BlueprintReview => Some([1.0, 5.0]),
+            Builtin::Helpfulness
+            | Builtin::PairwisePreference
+            | Builtin::Equivalence
+            | Builtin::PolicyAdherence
+            | Builtin::UserFidelity
+            | Builtin::Assertions => None,
         }
     }
 

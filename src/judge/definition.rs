@@ -361,7 +361,10 @@ impl Judge {
 
         let range = match (&file.keys, &parser) {
             (ModeKeys::Pointwise(_, keys), Some(parser)) => {
-                Some(score_range(keys.range, parser, &mut problems))
+                let written = keys
+                    .range
+                    .or_else(|| common.builtin.and_then(Builtin::range));
+                Some(score_range(written, parser, &mut problems))
             }
             _ => None,
         };

@@ -14,6 +14,7 @@ use super::transcript::{final_answer, first_user_message, readable_transcript};
 use super::verdict::Order;
 use crate::persona::{Persona, ResolvedPersona, Scenario};
 use crate::store::StoredConversation;
+use crate::verify::RewardBasis;
 
 /// What a pairwise judge compares the conversation with.
 #[derive(Debug, Clone, Copy)]
@@ -102,6 +103,12 @@ impl<'a> JudgeInputs<'a> {
             Some(Builtin::UserFidelity) if self.scenario.is_none() => {
                 missing("the scenario the simulated user was playing")
             }
+            Some(Builtin::BlueprintReview) if self.scenario.is_none() => {
+                missing("the blueprint's scenario (user goal, known info, facts to communicate)")
+            }
+            Some(Builtin::BlueprintReview) if self.domain_policy.is_none() => {
+                missing("the domain policy text the blueprint must follow")
+            }
             _ => Ok(()),
         }
     }
@@ -136,6 +143,12 @@ struct ScenarioView<'a> {
     known_info: &'a str,
     unknown_info: &'a str,
     task_instructions: &'a str,
+    difficulty: &'a str,
+    tags: &'a [String],
+    /// The facts the agent must say (`evaluation.communicate`).
+    communicate: &'a [String],
+    /// What the reward is the product of: component names, or `["none"]`.
+    reward_basis: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -159,7 +172,8 @@ struct PersonaView<'a> {
 /// - equivalence: `expected_answer`, and `answer_a`, `answer_b` in this call's
 ///   order (`ab`: the expected answer first);
 /// - when given: `scenario` (id, description, reason_for_contact, known_info,
-///   unknown_info, task_instructions), `persona` (id, name, background, traits,
+///   unknown_info, task_instructions, difficulty, tags, communicate,
+///   reward_basis), `persona` (id, name, background, traits,
 ///   speaking_style, language, resolved_knobs), `domain_policy`, and
 ///   `expected_answer` for any mode. Templates test them with `is defined`.
 pub fn context(
@@ -213,6 +227,10 @@ pub fn context(
                 known_info: &s.user.known_info,
                 unknown_info: &s.user.unknown_info,
                 task_instructions: &s.user.task_instructions,
+                difficulty: s.difficulty.as_deref().unwrap_or(""),
+                tags: &s.tags,
+                communicate: &s.evaluation.communicate,
+                reward_basis: reward_basis_names(&s.evaluation.reward_basis),
             },
         );
     }
@@ -234,6 +252,15 @@ pub fn context(
         ctx.insert("domain_policy", policy);
     }
     Ok(ctx)
+}
+
+/// A reward basis as names a template can join: `["db", "communicate"]`, or
+/// `["none"]` for an unscored scenario (empty when it was left out).
+fn reward_basis_names(basis: &RewardBasis) -> Vec<String> {
+    if basis.is_unscored() {
+        return vec![RewardBasis::NONE.to_string()];
+    }
+    basis.iter().map(|c| c.as_str().to_string()).collect()
 }
 
 /// The prompt of one call: the template rendered for `order`.

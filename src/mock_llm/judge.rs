@@ -37,6 +37,12 @@ pub fn respond(prompt: &str, modifiers: &Modifiers, seen: u64) -> String {
         Builtin::PolicyAdherence => policy_adherence(section("conversation")),
         Builtin::UserFidelity => user_fidelity(section("conversation")),
         Builtin::Assertions => assertions(section("conversation"), section("assertions")),
+        Builtin::BlueprintReview => super::review::blueprint_review(
+            section("goal"),
+            section("known_info"),
+            section("tags"),
+            section("gold_actions"),
+        ),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod judge;
 mod listen;
 pub mod policy;
 pub mod replay;
+mod review;
 pub mod server;
 pub mod starter;
 pub mod stats;

@@ -3,7 +3,9 @@
 //! templates over those records. On some proposal numbers its first attempt
 //! is deliberately broken (a reply that is not JSON, a tool error, a missing
 //! write, an unknown ID, a fact in no output, an exact repeat of an earlier
-//! proposal); when the prompt carries feedback, it proposes the fixed one.
+//! proposal, a customer the agent cannot identify, which only the review
+//! committee catches); when the prompt carries feedback, it proposes the
+//! fixed one.
 
 use serde_json::{json, Value};
 
@@ -25,6 +27,9 @@ enum Flaw {
     UnknownId,
     UncommunicableFact,
     Repeat,
+    /// The known info drops the email the gold actions identify the user
+    /// by: it passes validation by execution, and the committee rejects it.
+    Unidentifiable,
 }
 
 fn flaw(index: u64) -> Flaw {
@@ -37,6 +42,7 @@ fn flaw(index: u64) -> Flaw {
         6 => Flaw::MissingWrite,
         8 => Flaw::UnknownId,
         10 => Flaw::UncommunicableFact,
+        _ if index % 17 == 5 => Flaw::Unidentifiable,
         _ => Flaw::None,
     }
 }
@@ -126,6 +132,7 @@ fn propose(
         }
         Flaw::UnknownId => known.push_str(" Your other order id is #LL99999."),
         Flaw::UncommunicableFact => task.communicate.push("refund of 999.99".into()),
+        Flaw::Unidentifiable => known = known.replace(&format!(" Your email is {email}."), ""),
         _ => {}
     }
     let basis = if task.communicate.is_empty() {

@@ -5,6 +5,9 @@
 
 pub mod accept;
 pub mod brief;
+pub mod committee;
+#[cfg(test)]
+mod committee_tests;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
@@ -17,5 +20,7 @@ pub use stage::{Rejection, Stage};
 mod execute_tests;
 pub mod prompt;
 pub mod propose;
+pub mod reviewers;
 pub mod summary;
 pub mod tally;
+pub mod vote;

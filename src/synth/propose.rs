@@ -13,6 +13,7 @@ use crate::persona::scenario::Scenario;
 use crate::prompt::PromptRegistry;
 
 use super::brief::ProposalBrief;
+use super::committee::{Committee, Review, ReviewError};
 use super::execute::{validate, ExecutedCall};
 use super::prompt::{context, ProposalInput, PROPOSE};
 use super::reply::parse_scenario;
@@ -31,6 +32,8 @@ pub struct Proposer {
     pub records_per_prompt: usize,
     pub max_attempts: u32,
     pub seed: u64,
+    /// Reviews what passes validation by execution; `None` reviews nothing.
+    pub committee: Option<Arc<Committee>>,
 }
 
 /// One attempt of a proposal and how it ended.
@@ -40,6 +43,9 @@ pub struct Attempt {
     pub reply: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection: Option<Rejection>,
+    /// The committee's review, when the attempt got that far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
 }
 
 /// A proposal's attempts, and its scenario when the last one passed
@@ -51,6 +57,8 @@ pub struct Proposal {
     pub scenario: Option<(Scenario, Vec<ExecutedCall>)>,
     /// The generator's tokens over every attempt.
     pub usage: Usage,
+    /// The reviewers' tokens over every attempt, apart from the generator's.
+    pub review_usage: Usage,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +69,18 @@ pub enum ProposeError {
     Prompt(String),
     #[error("the generator failed: {0}")]
     Generator(#[from] LlmError),
+    /// A reviewer failed, or too few gave a readable verdict: retryable,
+    /// never a rejection.
+    #[error("the review committee failed: {0}")]
+    Review(#[from] ReviewError),
+}
+
+impl ProposeError {
+    /// A model failed (after its endpoint's retries): the proposal failed
+    /// and may be retried; nothing was rejected.
+    pub fn is_model_failure(&self) -> bool {
+        matches!(self, ProposeError::Generator(_) | ProposeError::Review(_))
+    }
 }
 
 /// A fresh deterministic id for proposal `index` of a run seeded `seed`.
@@ -80,6 +100,7 @@ impl Proposer {
             .await?;
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut usage = Usage::default();
+        let mut review_usage = Usage::default();
         for attempt in 1..=self.max_attempts.max(1) {
             let previous = attempts
                 .last()
@@ -112,25 +133,34 @@ impl Proposer {
             usage.prompt_tokens += response.usage.prompt_tokens;
             usage.completion_tokens += response.usage.completion_tokens;
             let reply = response.message.content.to_string();
-            match self.check(index, brief, &reply).await {
-                Ok((scenario, executed)) => {
+            let checked = match self.check(index, brief, &reply).await {
+                Ok(checked) => checked,
+                Err(rejection) => {
                     attempts.push(Attempt {
                         attempt,
                         reply,
-                        rejection: None,
+                        rejection: Some(rejection),
+                        review: None,
                     });
-                    return Ok(Proposal {
-                        index,
-                        attempts,
-                        scenario: Some((scenario, executed)),
-                        usage,
-                    });
+                    continue;
                 }
-                Err(rejection) => attempts.push(Attempt {
-                    attempt,
-                    reply,
-                    rejection: Some(rejection),
-                }),
+            };
+            let (rejection, review) = self.review(&checked, &mut review_usage).await?;
+            let accepted = rejection.is_none();
+            attempts.push(Attempt {
+                attempt,
+                reply,
+                rejection,
+                review,
+            });
+            if accepted {
+                return Ok(Proposal {
+                    index,
+                    attempts,
+                    scenario: Some(checked),
+                    usage,
+                    review_usage,
+                });
             }
         }
         Ok(Proposal {
@@ -138,7 +168,28 @@ impl Proposer {
             attempts,
             scenario: None,
             usage,
+            review_usage,
         })
+    }
+
+    /// The committee's review of a blueprint that passed validation by
+    /// execution: a rejection (`Stage::Committee`, with the failing criteria
+    /// and reasons) when it says no. No committee: accepted, no review.
+    async fn review(
+        &self,
+        (scenario, executed): &(Scenario, Vec<ExecutedCall>),
+        review_usage: &mut Usage,
+    ) -> Result<(Option<Rejection>, Option<Review>), ProposeError> {
+        let Some(committee) = &self.committee else {
+            return Ok((None, None));
+        };
+        let review = committee.review(scenario, executed, &self.policy).await?;
+        let spent = review.usage();
+        review_usage.prompt_tokens += spent.prompt_tokens;
+        review_usage.completion_tokens += spent.completion_tokens;
+        let rejection = (!review.accepted)
+            .then(|| Rejection::new(Stage::Committee, committee.rejection_reason(&review)));
+        Ok((rejection, Some(review)))
     }
 
     async fn check(

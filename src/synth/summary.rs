@@ -154,6 +154,7 @@ mod tests {
             attempt: 1,
             reply: String::new(),
             rejection: stage.map(|s| Rejection::new(s, "why 1")),
+            review: None,
         }
     }
 

@@ -32,6 +32,7 @@ fn proposer_of(server: &usersim::mock_llm::MockServer, model: &str, max_attempts
         records_per_prompt: 3,
         max_attempts,
         seed: 0,
+        committee: None,
     }
 }
 
@@ -179,4 +180,188 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
         .unwrap_or_else(|| panic!("no mean reward in:\n{stdout}"));
     // Rewards are 0 or 1 (db × communicate): a mean strictly between means both.
     assert!(mean > 0.0 && mean < 1.0, "mean reward {mean}");
+}
+
+/// A committee of `n` `blueprint_review` reviewers on the mock model `model`.
+fn mock_committee(
+    server: &usersim::mock_llm::MockServer,
+    model: &str,
+    n: usize,
+) -> Arc<usersim::synth::committee::Committee> {
+    use usersim::config::synth_committee::{CommitteeRule, VoteRule};
+    use usersim::judge::{Builtin, Judge};
+    let config = endpoint_config("reviewer", &server.base_url(), model);
+    let endpoint: Arc<dyn usersim::llm::ChatModel> =
+        Arc::new(Endpoint::new(&config, &server.base_url()).unwrap());
+    let models = std::collections::HashMap::from([("reviewer".to_string(), endpoint)]);
+    let judges = (0..n)
+        .map(|i| {
+            Judge::from_builtin(&format!("r{i}"), "reviewer", Builtin::BlueprintReview).unwrap()
+        })
+        .collect();
+    let rule = VoteRule {
+        rule: CommitteeRule::Majority,
+        pass_score: 4.0,
+        min_mean: 4.0,
+        quorum: n / 2 + 1,
+    };
+    Arc::new(usersim::synth::committee::Committee::new(judges, &models, rule).unwrap())
+}
+
+#[tokio::test]
+async fn the_committee_rejects_a_user_who_cannot_be_identified_keeps_its_reasons_and_the_feedback_retry_fixes_it(
+) {
+    let server = mock(MockConfig::default()).await;
+    // mock-synth drops the user's email from proposal 5's first attempt.
+    let unreviewed = proposer(&server, 3).await;
+    let alone = unreviewed
+        .propose(5, &ProposalBrief::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        alone.attempts.len(),
+        1,
+        "validation by execution cannot see the flaw"
+    );
+    let (flawed, _) = alone.scenario.as_ref().unwrap();
+    assert!(
+        !flawed.user.known_info.contains('@'),
+        "{}",
+        flawed.user.known_info
+    );
+
+    let reviewed = Proposer {
+        committee: Some(mock_committee(&server, "mock-judge", 3)),
+        ..proposer(&server, 3).await
+    };
+    let p = reviewed
+        .propose(5, &ProposalBrief::default())
+        .await
+        .unwrap();
+    assert_eq!(p.attempts.len(), 2, "{:#?}", p.attempts);
+    let first = &p.attempts[0];
+    let rejection = first.rejection.as_ref().unwrap();
+    assert_eq!(rejection.stage, Stage::Committee);
+    assert!(
+        rejection.reason.contains("0 of 3 reviewers")
+            && rejection.reason.contains("KNOWLEDGE 1: ")
+            && rejection.reason.contains("(r0, r1, r2)"),
+        "{}",
+        rejection.reason
+    );
+    let review = first.review.as_ref().unwrap();
+    assert!(!review.accepted);
+    assert_eq!(review.reviewers.len(), 3);
+    for verdict in &review.reviewers {
+        assert_eq!(verdict.score, Some(1.0));
+        assert!(
+            verdict.reasons.contains("KNOWLEDGE: 1 - "),
+            "{}",
+            verdict.reasons
+        );
+        assert!(verdict.usage.prompt_tokens > 0);
+    }
+    // The retry was shown the reasons, fixed the blueprint and passed.
+    let second = &p.attempts[1];
+    assert!(second.rejection.is_none());
+    assert!(second.review.as_ref().unwrap().accepted);
+    let (fixed, _) = p.scenario.as_ref().unwrap();
+    assert!(
+        fixed.user.known_info.contains('@'),
+        "{}",
+        fixed.user.known_info
+    );
+    // Reviewer tokens are counted apart from the generator's.
+    let reviewed_tokens: u64 = p
+        .attempts
+        .iter()
+        .flat_map(|a| &a.review)
+        .map(|r| r.usage().prompt_tokens)
+        .sum();
+    assert_eq!(p.review_usage.prompt_tokens, reviewed_tokens);
+    assert!(p.usage.prompt_tokens > 0 && p.usage.prompt_tokens != p.review_usage.prompt_tokens);
+    // What the job stores reads back with the reviewers' reasons.
+    let json = serde_json::to_string(&p.attempts).unwrap();
+    let back: Vec<usersim::synth::propose::Attempt> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p.attempts);
+    // A blueprint without the flaw passes the committee at once.
+    let clean = reviewed
+        .propose(0, &ProposalBrief::default())
+        .await
+        .unwrap();
+    assert_eq!(clean.attempts.len(), 1);
+    assert!(clean.attempts[0].review.as_ref().unwrap().accepted);
+}
+
+#[tokio::test]
+async fn a_reviewer_endpoint_that_fails_fails_the_proposal_rather_than_rejecting_it() {
+    let server = mock(MockConfig::default()).await;
+    for (model, says) in [
+        ("mock-judge+malformed", "failed"),
+        ("mock-judge+garbled", "readable verdict"),
+    ] {
+        let reviewed = Proposer {
+            committee: Some(mock_committee(&server, model, 3)),
+            ..proposer(&server, 3).await
+        };
+        let err = reviewed
+            .propose(0, &ProposalBrief::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, usersim::synth::propose::ProposeError::Review(_)),
+            "{model}: {err}"
+        );
+        assert!(err.is_model_failure(), "{model}: {err}");
+        assert!(err.to_string().contains(says), "{model}: {err}");
+    }
+}
+
+#[test]
+fn synthesize_with_a_committee_reports_its_rejections_and_writes_only_reviewed_scenarios() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("SYNTH.toml");
+    std::fs::write(
+        &config,
+        "name = \"t\"\ntarget = 20\nmax_proposals = 100\nconcurrency = 4\noutput = \"synth.jsonl\"\n\
+         [endpoints.generator]\nmock = true\nmodel = \"mock-synth\"\n\
+         [endpoints.judge]\nmock = true\nmodel = \"mock-judge\"\n\
+         [roles]\ngenerator = \"generator\"\nreviewer = \"judge\"\n\
+         [environment]\nname = \"builtin:retail\"\n\
+         [committee]\nrule = \"mean\"\nmin_mean = 4\n\
+         [[reviewers]]\nname = \"r1\"\nbuiltin = \"blueprint_review\"\n\
+         [[reviewers]]\nname = \"r2\"\nbuiltin = \"blueprint_review\"\n",
+    )
+    .unwrap();
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
+    assert!(stdout.contains("accepted 20 of 20"), "{stdout}");
+    assert!(stdout.contains("  committee "), "{stdout}");
+    assert!(stdout.contains("KNOWLEDGE #: "), "{stdout}");
+    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|s| s.user.known_info.contains('@')));
+    // A mistake in a reviewer table is reported at its line, before any call.
+    let broken = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("name = \"r2\"", "name = \"r2\"\nsample = 2");
+    std::fs::write(&config, broken).unwrap();
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stderr = text(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("line 25") && stderr.contains("did you mean `samples`"),
+        "{stderr}"
+    );
 }

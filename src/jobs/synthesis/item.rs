@@ -45,6 +45,7 @@ impl ItemRunner for ProposalItems {
                 Outcome::Proposal(Box::new(stored(&proposal, &brief, latency)))
             }
             Err(ProposeError::Generator(e)) => Outcome::failed(e.class(), e.to_string()),
+            Err(e @ ProposeError::Review(_)) => Outcome::failed("review", e.to_string()),
             Err(e @ ProposeError::Records(_)) => Outcome::failed("env_error", e.to_string()),
             Err(e @ ProposeError::Prompt(_)) => Outcome::failed("prompt", e.to_string()),
         }
@@ -71,8 +72,8 @@ fn stored(proposal: &Proposal, brief: &ProposalBrief, latency_ms: u128) -> NewPr
         attempts: serde_json::to_value(&proposal.attempts).unwrap_or_default(),
         prompt_tokens: tokens(proposal.usage.prompt_tokens),
         completion_tokens: tokens(proposal.usage.completion_tokens),
-        review_prompt_tokens: 0,
-        review_completion_tokens: 0,
+        review_prompt_tokens: tokens(proposal.review_usage.prompt_tokens),
+        review_completion_tokens: tokens(proposal.review_usage.completion_tokens),
         latency_ms: i64::try_from(latency_ms).unwrap_or(i64::MAX),
     }
 }

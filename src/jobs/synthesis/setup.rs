@@ -8,9 +8,12 @@ use std::sync::Arc;
 use crate::config::synth::SynthConfig;
 use crate::config::Problem;
 use crate::env::{open_environment, Environment};
+use crate::judge::Judge;
 use crate::persona::Scenario;
+use crate::synth::committee::Committee;
 use crate::synth::prompt;
 use crate::synth::propose::Proposer;
+use crate::synth::reviewers::reviewer_judges;
 
 use super::super::context::Context;
 use super::super::models::{connect_endpoints, RunningMock};
@@ -19,6 +22,8 @@ use super::super::runner::RunError;
 /// A synthesis job's inputs, read and checked.
 pub struct Inputs {
     pub environment: Arc<dyn Environment>,
+    /// The review committee's judges (`[[reviewers]]`), none without one.
+    pub reviewers: Vec<Judge>,
     pub examples: Vec<Scenario>,
     /// The examples file as read (part of the job's hash).
     pub examples_text: String,
@@ -33,6 +38,10 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
             e.to_string(),
         )])
     })?;
+    let reviewers = match &config.committee {
+        Some(committee) => reviewer_judges(&config.source, committee).map_err(RunError::Invalid)?,
+        None => Vec::new(),
+    };
     let (examples, examples_text) = match &config.examples {
         Some(file) => read_examples(file, config.examples_shown)?,
         None => (Vec::new(), String::new()),
@@ -49,6 +58,7 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
     };
     Ok(Inputs {
         environment,
+        reviewers,
         examples,
         examples_text,
         policy,
@@ -94,8 +104,13 @@ pub async fn connect(
     inputs: Inputs,
 ) -> Result<(Proposer, Option<Box<dyn RunningMock>>), RunError> {
     let prompts = prompt::registry().map_err(RunError::Invalid)?;
-    let (endpoints, mock) =
-        connect_endpoints([&config.generator], &[], &config.mock, ctx.mock()).await?;
+    let mut configs = vec![&config.generator];
+    for endpoint in config.committee.iter().flat_map(|c| &c.endpoints) {
+        if configs.iter().all(|e| e.name != endpoint.name) {
+            configs.push(endpoint);
+        }
+    }
+    let (endpoints, mock) = connect_endpoints(configs, &[], &config.mock, ctx.mock()).await?;
     let generator = endpoints
         .get(&config.generator.name)
         .cloned()
@@ -106,6 +121,18 @@ pub async fn connect(
                 format!("endpoint '{}' did not connect", config.generator.name),
             )])
         })?;
+    let committee = match &config.committee {
+        None => None,
+        Some(c) => Some(Arc::new(
+            Committee::new(inputs.reviewers, &endpoints, c.vote).map_err(|e| {
+                RunError::Invalid(vec![Problem::at_field(
+                    &config.source,
+                    "reviewers",
+                    e.to_string(),
+                )])
+            })?,
+        )),
+    };
     let proposer = Proposer {
         environment: inputs.environment,
         generator,
@@ -115,6 +142,7 @@ pub async fn connect(
         records_per_prompt: config.records_per_prompt,
         max_attempts: config.max_attempts,
         seed: config.seed,
+        committee,
     };
     Ok((proposer, mock))
 }
