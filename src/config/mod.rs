@@ -14,6 +14,7 @@ pub mod problem;
 pub mod ranges;
 pub mod service;
 pub mod synth;
+pub mod synth_diversity;
 
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,

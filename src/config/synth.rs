@@ -15,9 +15,10 @@ use super::paths::{Resolver, Want};
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
+use super::synth_diversity::{read_diversity, DiversityConfig};
 use super::EnvironmentConfig;
 
-const TABLES: &[&str] = &["endpoints", "roles", "environment"];
+const TABLES: &[&str] = &["endpoints", "roles", "environment", "diversity"];
 
 /// The keys of SYNTH.toml that are not tables, as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +93,8 @@ pub struct SynthConfig {
     pub environment: EnvironmentConfig,
     pub generator: EndpointConfig,
     pub reviewer: Option<EndpointConfig>,
+    /// `[diversity]`: what the proposals' briefs ask for.
+    pub diversity: DiversityConfig,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -129,6 +132,7 @@ pub fn from_toml(
     let endpoints_node = take("endpoints");
     let roles_node = take("roles");
     let environment_node = take("environment");
+    let diversity_node = take("diversity");
     let known: Vec<&str> = fields_of::<SynthHead>()
         .iter()
         .chain(TABLES)
@@ -143,6 +147,16 @@ pub fn from_toml(
         &mut problems,
     );
     let head: Option<SynthHead> = source.deserialize("", &head_node, &mut problems);
+    let diversity = diversity_node
+        .map(|node| {
+            read_diversity(
+                &source,
+                node,
+                head.as_ref().map(|h| h.target),
+                &mut problems,
+            )
+        })
+        .unwrap_or_default();
     let missing = |name: &str, example: &str, problems: &mut Vec<Problem>| {
         problems.push(Problem::at_field(
             label,
@@ -259,6 +273,7 @@ pub fn from_toml(
         environment: environment.config(),
         generator,
         reviewer: reviewer.flatten(),
+        diversity,
     })
 }
 
