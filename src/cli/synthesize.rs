@@ -66,6 +66,7 @@ pub async fn synthesize(
         records_per_prompt: config.records_per_prompt,
         max_attempts: config.max_attempts,
         seed: config.seed,
+        diversity: config.diversity.clone(),
     });
     let bar = progress_bar(config.target as u64, quiet);
     let (accepted, summary) = run_synthesis(

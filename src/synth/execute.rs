@@ -84,7 +84,7 @@ pub async fn validate(
 
 /// Whether the task must leave the state unchanged (read-only or refusal).
 pub fn must_leave_state_unchanged(scenario: &Scenario, brief: &ProposalBrief) -> bool {
-    brief.outcome == Outcome::Refusal
+    brief.outcome == Some(Outcome::Refusal)
         || scenario
             .tags
             .iter()

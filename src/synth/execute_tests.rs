@@ -62,7 +62,7 @@ async fn a_write_task_without_its_write_is_a_state_rejection() {
 async fn a_refusal_whose_actions_write_is_a_state_rejection() {
     let s = shipped("retail-007");
     let brief = ProposalBrief {
-        outcome: Outcome::Refusal,
+        outcome: Some(Outcome::Refusal),
         ..Default::default()
     };
     assert_eq!(stage_of(&s, &brief).await, Some(Stage::State));

@@ -7,6 +7,7 @@ pub mod brief;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
+pub mod diversity;
 pub mod execute;
 pub mod reply;
 pub mod stage;

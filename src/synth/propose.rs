@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::config::synth_diversity::DiversityConfig;
 use crate::env::Environment;
 use crate::llm::chat::{ChatRequest, Role};
 use crate::llm::message::Message;
@@ -31,6 +32,8 @@ pub struct Proposer {
     pub records_per_prompt: usize,
     pub max_attempts: u32,
     pub seed: u64,
+    /// What the briefs ask for (`diversity::plan_brief`).
+    pub diversity: DiversityConfig,
 }
 
 /// One attempt of a proposal and how it ended.

@@ -11,8 +11,8 @@ use futures_util::stream::{self, StreamExt};
 
 use crate::persona::scenario::Scenario;
 
-use super::brief::ProposalBrief;
 use super::dedup::{DedupConfig, DedupIndex};
+use super::diversity::plan_brief;
 use super::propose::{Proposal, ProposeError, Proposer};
 use super::stage::{Rejection, Stage};
 
@@ -86,11 +86,6 @@ pub fn reason_kind(reason: &str) -> String {
     out.chars().take(160).collect()
 }
 
-/// The brief of proposal `index` (the diversity planner replaces this seam).
-fn plan_brief(_index: u64) -> ProposalBrief {
-    ProposalBrief::default()
-}
-
 /// Consecutive failed generator calls that stop a run (a bad key or a dead
 /// server fails every proposal; retrying them one by one helps nobody).
 pub const MAX_CONSECUTIVE_FAILURES: u64 = 10;
@@ -112,7 +107,10 @@ pub async fn synthesize(
     let mut proposals = stream::iter(0..max_proposals)
         .map(|index| {
             let proposer = Arc::clone(&proposer);
-            async move { proposer.propose(index, &plan_brief(index)).await }
+            async move {
+                let brief = plan_brief(&proposer.diversity, proposer.seed, index);
+                proposer.propose(index, &brief).await
+            }
         })
         .buffered(concurrency.max(1));
     while accepted.len() < target {

@@ -32,6 +32,7 @@ fn proposer_of(server: &usersim::mock_llm::MockServer, model: &str, max_attempts
         records_per_prompt: 3,
         max_attempts,
         seed: 0,
+        diversity: Default::default(),
     }
 }
 
