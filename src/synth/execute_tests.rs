@@ -8,7 +8,7 @@ use super::brief::{Outcome, ProposalBrief};
 use super::execute::{id_like_words, validate};
 use super::stage::Stage;
 
-fn shipped(id_prefix: &str) -> Scenario {
+pub(super) fn shipped(id_prefix: &str) -> Scenario {
     include_str!("../../data/retail/scenarios.jsonl")
         .lines()
         .map(|l| serde_json::from_str::<Scenario>(l).unwrap())

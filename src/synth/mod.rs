@@ -4,6 +4,7 @@
 //! `usersim run` reads unchanged.
 
 pub mod brief;
+pub mod brief_check;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
