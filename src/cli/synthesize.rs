@@ -15,6 +15,7 @@ use crate::env::open_environment;
 use crate::jobs::models::connect_endpoints;
 use crate::mock_llm::starter::InProcessMock;
 use crate::persona::Scenario;
+use crate::synth::coverage::Coverage;
 use crate::synth::propose::Proposer;
 use crate::synth::run::{synthesize as run_synthesis, Summary};
 use crate::synth::{prompt, Stage};
@@ -36,6 +37,17 @@ pub async fn synthesize(
     let environment = open_environment(&config.environment)
         .await
         .with_context(|| format!("{}: [environment]", path.display()))?;
+    let tools: Vec<&str> = environment
+        .tools()
+        .iter()
+        .chain(environment.user_tools())
+        .map(|t| t.name.as_str())
+        .collect();
+    let problems = config.diversity.tool_problems(&config.source, &tools);
+    if !problems.is_empty() {
+        report_problems(&problems);
+        return Ok(EXIT_INVALID);
+    }
     let examples = read_examples(&config)?;
     let policy = match &config.policy {
         Some(file) => std::fs::read_to_string(file)
@@ -86,7 +98,7 @@ pub async fn synthesize(
     .await?;
     bar.finish_and_clear();
     write_scenarios(&config.output, &accepted)?;
-    print_summary(&config, &summary);
+    print_summary(&config, &summary, &accepted);
     Ok(if accepted.len() < config.target { 1 } else { 0 })
 }
 
@@ -139,7 +151,7 @@ fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> anyhow::Result<()> 
     Ok(())
 }
 
-fn print_summary(config: &SynthConfig, s: &Summary) {
+fn print_summary(config: &SynthConfig, s: &Summary, accepted: &[Scenario]) {
     let rejected_attempts: u64 = s.rejected.values().sum();
     println!(
         "{}: {} proposals ({} attempts) in {:.2}s, {:.1} proposals/s; accepted {} of {} wanted ({} after feedback); wrote {}",
@@ -167,5 +179,8 @@ fn print_summary(config: &SynthConfig, s: &Summary) {
         for (reason, count) in s.commonest(stage, 3) {
             println!("      {count:>5} × {reason}");
         }
+    }
+    for line in Coverage::of(&config.diversity, accepted).lines() {
+        println!("{line}");
     }
 }

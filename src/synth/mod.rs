@@ -5,6 +5,7 @@
 
 pub mod brief;
 pub mod brief_check;
+pub mod coverage;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
