@@ -111,9 +111,13 @@ pub fn unmet(
         let has = scenario.difficulty.as_deref().map(str::trim);
         if !has.is_some_and(|d| d.eq_ignore_ascii_case(wanted.trim())) {
             let has = has.map_or("not set".to_string(), |d| format!("\"{d}\""));
+            let article = match wanted.trim().chars().next() {
+                Some(c) if "aeiouAEIOU".contains(c) => "an",
+                _ => "a",
+            };
             reasons.push(format!(
-                "the brief asks for a {wanted} task, but the scenario's difficulty is {has}; \
-                 make the task {wanted} and set \"difficulty\": \"{wanted}\""
+                "the brief asks for {article} {wanted} task, but the scenario's difficulty is \
+                 {has}; make the task {wanted} and set \"difficulty\": \"{wanted}\""
             ));
         }
     }
