@@ -80,8 +80,9 @@ enum Fit {
     Any,
 }
 
-/// The user and task that fit `brief` best, trying the kinds from the
-/// default cycle's start (`template / 20`) and each sampled user in turn.
+/// The user and task that fit `brief` best: the kinds in turn, each with
+/// every sampled user, first asking the whole brief, then its tools only,
+/// then nothing.
 pub(super) fn choose<'a>(
     users: &'a [Value],
     orders: &[Value],
@@ -323,7 +324,7 @@ fn task_of(kind: usize, user: &Value, orders: &[&Value], index: u64) -> Option<T
             let item = items.get((index as usize / 20) % items.len().max(1))?["name"].as_str()?;
             let user_id = user["user_id"].as_str()?;
             let first = user["name"]["first_name"].as_str()?;
-            let (reason, wants, tag) = if (index / 20) % 2 == 0 {
+            let (reason, wants, tag) = if (index / 20).is_multiple_of(2) {
                 (
                     format!("The {item} from order {id} arrived damaged."),
                     "compensation without sending it back",

@@ -26,6 +26,7 @@
 use crate::config::synth_diversity::DiversityConfig;
 
 use super::brief::{Outcome, ProposalBrief};
+use super::dedup::splitmix64;
 
 /// 2^64 / φ: the golden ratio's rotation, the best spread in one dimension.
 const KIND_STEP: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -95,14 +96,6 @@ fn coordinate(seed: u64, dimension: u64, step: u64, index: u64) -> f64 {
     let x = offset.wrapping_add(index.wrapping_mul(step));
     // The top 53 bits, exactly representable: [0, 1).
     (x >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// SplitMix64's finalizer: a seed's offsets, spread over the whole circle.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
