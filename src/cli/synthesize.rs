@@ -56,7 +56,14 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
         s.made_here,
         s.proposals_per_second(),
     );
-    let stats = SynthesisStats::new(&r.summary, r.target as u64, r.max_proposals, c, &r.errors);
+    let stats = SynthesisStats::new(
+        &r.summary,
+        r.target as u64,
+        r.max_proposals,
+        c,
+        &r.errors,
+        r.coverage.clone(),
+    );
     print!("{stats}");
     let database_flag = if database == DEFAULT_DATABASE {
         String::new()

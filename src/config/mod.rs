@@ -16,6 +16,7 @@ pub mod ranges;
 pub mod service;
 pub mod synth;
 pub mod synth_committee;
+pub mod synth_diversity;
 
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,

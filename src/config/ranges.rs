@@ -91,6 +91,16 @@ pub const SYNTH_EXAMPLES: Whole = whole(0, 10);
 /// Reviewers of a synthesis run's committee (`[[reviewers]]`), each called
 /// once per blueprint that passes validation by execution.
 pub const SYNTH_REVIEWERS: Whole = whole(1, 25);
+/// A share of a synthesis run's scenarios (`[diversity]` refusal, transfer,
+/// multi_intent, and each part of the difficulty mix).
+pub const SYNTH_SHARE: Real = closed(0.0, 1.0);
+/// The share of scenarios a `[diversity]` tag or tool must reach (zero would
+/// ask for nothing).
+pub const SYNTH_MIN_SHARE: Real = above(0.0, 1.0);
+/// Accepted scenarios that must call a `[diversity.tools]` tool (`{ count = N }`).
+pub const SYNTH_TOOL_COUNT: Whole = whole(1, 100_000);
+/// Names one `[diversity]` table (tags, difficulty, tools) may list.
+pub const SYNTH_DIVERSITY_NAMES: Whole = whole(0, 100);
 /// Requests per minute to one endpoint.
 pub const REQUESTS_PER_MINUTE: Whole = whole(1, 10_000_000);
 /// Tokens per minute to one endpoint (the lower bound also depends on max_tokens).

@@ -19,6 +19,7 @@ use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
 use super::synth_committee::{read_committee, CommitteeConfig, CommitteeInputs};
+use super::synth_diversity::{read_diversity, DiversityConfig};
 use super::EnvironmentConfig;
 use super::MockConfig;
 
@@ -30,6 +31,7 @@ const TABLES: &[&str] = &[
     "mock",
     "reviewers",
     "committee",
+    "diversity",
 ];
 
 /// The keys of SYNTH.toml that are not tables, as written.
@@ -129,6 +131,8 @@ pub struct SynthConfig {
     pub base: PathBuf,
     /// `[[reviewers]]` and `[committee]`: `None` reviews nothing.
     pub committee: Option<CommitteeConfig>,
+    /// `[diversity]`: what the proposals' briefs ask for.
+    pub diversity: DiversityConfig,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -169,6 +173,7 @@ pub fn from_toml(
     let dedup_node = take("dedup");
     let mock_node = take("mock");
     let committee_node = take("committee");
+    let diversity_node = take("diversity");
     let reviewers_node = Source::take(&mut root, "reviewers");
     let known: Vec<&str> = fields_of::<SynthHead>()
         .iter()
@@ -184,6 +189,16 @@ pub fn from_toml(
         &mut problems,
     );
     let head: Option<SynthHead> = source.deserialize("", &head_node, &mut problems);
+    let diversity = diversity_node
+        .map(|node| {
+            read_diversity(
+                &source,
+                node,
+                head.as_ref().map(|h| h.target),
+                &mut problems,
+            )
+        })
+        .unwrap_or_default();
     let missing = |name: &str, example: &str, problems: &mut Vec<Problem>| {
         problems.push(Problem::at_field(
             label,
@@ -355,6 +370,7 @@ pub fn from_toml(
         snapshot,
         base: base.to_path_buf(),
         committee,
+        diversity,
     })
 }
 

@@ -5,9 +5,15 @@
 //! write, an unknown ID, a fact in no output, an exact repeat of an earlier
 //! proposal, a customer the agent cannot identify, which only the review
 //! committee catches); when the prompt carries feedback, it proposes the
-//! fixed one.
+//! fixed one. How it honours the brief (and forgets part of it on some first
+//! attempts) is in `synth_brief.rs`.
 
 use serde_json::{json, Value};
+
+use crate::synth::ProposalBrief;
+
+#[path = "synth_brief.rs"]
+mod brief;
 
 /// Kinds of task the mock proposes, tried in turn from the proposal number
 /// until one fits the sampled user's orders.
@@ -47,6 +53,21 @@ fn flaw(index: u64) -> Flaw {
     }
 }
 
+/// `known` without the sentence that identifies the customer (their email,
+/// or their zip code beside their name).
+fn without_identification(known: &str) -> String {
+    let mut out = known.to_string();
+    for lead in [" Your email is ", " Your zip code is "] {
+        if let Some(start) = out.find(lead) {
+            let end = out[start + 1..]
+                .find(". ")
+                .map_or(out.len(), |at| start + 1 + at + 1);
+            out.replace_range(start..end, "");
+        }
+    }
+    out
+}
+
 fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let start = text.rfind(open)? + open.len();
     let end = text[start..].find(close)? + start;
@@ -62,7 +83,7 @@ pub fn respond(prompt: &str) -> String {
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
     let retry = prompt.contains("<feedback");
-    let refusal = between(prompt, "<brief>", "</brief>").is_some_and(|b| b.contains("\"refusal\""));
+    let brief = brief::read(prompt);
     let flaw = if retry { Flaw::None } else { flaw(index) };
     if flaw == Flaw::Format {
         return "Here is a scenario: {\"id\": \"draft\", \"user\": {\"reason_for_contact\": "
@@ -74,7 +95,10 @@ pub fn respond(prompt: &str) -> String {
         Flaw::Repeat => (index - REPEAT_BACK) as usize,
         _ => index as usize,
     };
-    let scenario = propose(&records, template, refusal, index, flaw);
+    let mut scenario = propose(&records, template, &brief, index, flaw);
+    if let Some(s) = scenario.as_mut().filter(|_| !retry && flaw == Flaw::None) {
+        brief::forget_on_first_attempt(index, &brief, s);
+    }
     match scenario {
         Some(s) => format!("```json\n{s}\n```"),
         None => "I cannot propose a scenario: the prompt shows no user records.".into(),
@@ -84,41 +108,24 @@ pub fn respond(prompt: &str) -> String {
 fn propose(
     records: &Value,
     template: usize,
-    refusal: bool,
+    brief: &ProposalBrief,
     index: u64,
     flaw: Flaw,
 ) -> Option<Value> {
     let users = records["users"].as_array()?;
     let all_orders = records["orders"].as_array()?;
     // The sampled users cycle every 20 numbers; the kind changes with each
-    // cycle, so every user meets every kind within REPEAT_BACK numbers.
-    let start = if refusal {
-        6
-    } else {
-        template / 20 % TEMPLATES
-    };
-    // The task kind first, then the user: another sampled user who fits the
-    // kind keeps proposals varied where the first user has no such order.
-    let (user, mut task) = (0..TEMPLATES)
-        .flat_map(|k| users.iter().map(move |u| ((start + k) % TEMPLATES, u)))
-        .find_map(|(kind, user)| {
-            let orders: Vec<&Value> = all_orders
-                .iter()
-                .filter(|o| o["user_id"] == user["user_id"])
-                .collect();
-            task_for(kind, user, &orders, template as u64).map(|t| (user, t))
-        })?;
-    let email = user["email"].as_str()?;
-    let name = format!(
-        "{} {}",
-        user["name"]["first_name"].as_str()?,
-        user["name"]["last_name"].as_str()?
-    );
-    let mut actions = vec![json!({"name": "find_user_id_by_email", "arguments": {"email": email}})];
+    // cycle, so every user meets every kind within REPEAT_BACK numbers. The
+    // kind first, then the user: another sampled user who fits the kind
+    // keeps proposals varied where the first user has no such order.
+    let (user, mut task) = brief::choose(users, all_orders, template, brief)?;
+    let (mut actions, mut known) = brief::authenticate(user, brief.difficulty.as_deref())?;
     actions.append(&mut task.actions);
-    let mut known = format!("Your name is {name}. Your email is {email}.");
     if let Some(order) = &task.order {
-        known.push_str(&format!(" The order id is {order}."));
+        match order.contains(' ') {
+            true => known.push_str(&format!(" The order ids are {order}.")),
+            false => known.push_str(&format!(" The order id is {order}.")),
+        }
     }
     match flaw {
         Flaw::ToolError => actions
@@ -132,7 +139,7 @@ fn propose(
         }
         Flaw::UnknownId => known.push_str(" Your other order id is #LL99999."),
         Flaw::UncommunicableFact => task.communicate.push("refund of 999.99".into()),
-        Flaw::Unidentifiable => known = known.replace(&format!(" Your email is {email}."), ""),
+        Flaw::Unidentifiable => known = without_identification(&known),
         _ => {}
     }
     let basis = if task.communicate.is_empty() {
@@ -143,8 +150,8 @@ fn propose(
     Some(json!({
         "id": format!("mock-synth-{index}"),
         "description": task.description,
-        "difficulty": task.difficulty,
-        "tags": task.tags,
+        "difficulty": brief.difficulty.as_deref().unwrap_or(task.difficulty),
+        "tags": brief::tags(&task, brief),
         "user": {
             "reason_for_contact": task.reason,
             "known_info": known,
@@ -191,7 +198,7 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
                 description: format!("Tracking number of order {id}."),
                 difficulty: "easy",
                 tags: vec!["retail", "read-only", "tracking", "synthesized"],
-                reason: format!("You ordered a {item} and want to know how to track it."),
+                reason: format!("You want to know how to track the {item} you ordered (order {id})."),
                 unknown: "You do not know the tracking number.".into(),
                 instructions: "Ask for the tracking number; give your email when asked. End the conversation once you have it.".into(),
                 order: Some(id.into()),
@@ -263,7 +270,10 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
                 description: format!("Gift card balance of {user_id}."),
                 difficulty: "easy",
                 tags: vec!["retail", "read-only", "gift-card", "synthesized"],
-                reason: "You want to know how much is left on your gift card.".into(),
+                reason: format!(
+                    "You want to know how much is left on your gift card ({}).",
+                    gift["id"].as_str()?
+                ),
                 unknown: "You do not know the balance.".into(),
                 instructions: "Ask for your gift card balance, then end the conversation.".into(),
                 order: None,
@@ -332,5 +342,24 @@ fn task_for(template: usize, user: &Value, orders: &[&Value], index: u64) -> Opt
                 communicate: vec![status.into()],
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unidentifiable_customer_keeps_their_name_and_order_but_loses_email_or_zip() {
+        assert_eq!(
+            without_identification(
+                "Your name is Ada Li. Your email is ada.li@x.com. The order id is #LL1."
+            ),
+            "Your name is Ada Li. The order id is #LL1."
+        );
+        assert_eq!(
+            without_identification("Your name is Ada Li. Your zip code is 97201."),
+            "Your name is Ada Li."
+        );
     }
 }

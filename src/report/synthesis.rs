@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::synth::from_stored;
 use crate::llm::Usage;
 use crate::store::{ItemCounts, JobRow, Store};
+use crate::synth::coverage::Coverage;
 use crate::synth::summary::{reason_kind, Summary};
 use crate::synth::tally::tally;
 use crate::synth::Stage;
@@ -46,6 +47,8 @@ pub struct SynthesisStats {
     pub stages: Vec<StageStats>,
     pub generator_usage: Usage,
     pub review_usage: Usage,
+    /// The accepted scenarios against the `[diversity]` targets.
+    pub coverage: Coverage,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,7 +80,9 @@ pub async fn synthesis_stats(
                 .join("; "),
         )
     })?;
-    let summary = tally(store, job.id, &config, |_, _| {}).await?.summary;
+    let tallied = tally(store, job.id, &config, |_, _| {}).await?;
+    let coverage = Coverage::of(&config.diversity, tallied.acceptance.accepted());
+    let summary = tallied.summary;
     let counts = store.item_counts(job.id).await?;
     let errors = store.item_errors(job.id, ERRORS_READ).await?;
     Ok(SynthesisStats::new(
@@ -86,6 +91,7 @@ pub async fn synthesis_stats(
         config.max_proposals,
         &counts,
         &errors,
+        coverage,
     ))
 }
 
@@ -97,6 +103,7 @@ impl SynthesisStats {
         max_proposals: u64,
         counts: &ItemCounts,
         errors: &[(String, i64)],
+        coverage: Coverage,
     ) -> Self {
         let s = summary;
         let n = |v: i64| u64::try_from(v).unwrap_or(0);
@@ -135,6 +142,7 @@ impl SynthesisStats {
             stages,
             generator_usage: s.generator_usage,
             review_usage: s.review_usage,
+            coverage,
         }
     }
 }
@@ -214,6 +222,10 @@ impl fmt::Display for SynthesisStats {
                 }
             }
         }
+        out.push('\n');
+        for line in self.coverage.lines() {
+            let _ = writeln!(out, "{line}");
+        }
         f.write_str(&out)
     }
 }
@@ -253,7 +265,8 @@ mod tests {
             failed: 1,
         };
         let errors = [("server: HTTP 500".to_string(), 1)];
-        let text = SynthesisStats::new(&summary, 10, 100, &counts, &errors).to_string();
+        let coverage = Coverage::of(&Default::default(), &[]);
+        let text = SynthesisStats::new(&summary, 10, 100, &counts, &errors, coverage).to_string();
         assert!(text.contains("Failed proposals"), "{text}");
         assert!(text.contains("1 × server: HTTP #"), "{text}");
         assert!(text.contains("format"), "{text}");

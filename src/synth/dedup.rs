@@ -281,8 +281,9 @@ fn fnv1a(text: &str) -> u64 {
     })
 }
 
-/// SplitMix64's finalizer: one seeded permutation of the hashes per seed.
-fn splitmix64(x: u64) -> u64 {
+/// SplitMix64's finalizer: one seeded permutation of the hashes per seed
+/// (and the diversity planner's offsets).
+pub(super) fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

@@ -26,8 +26,8 @@ pub struct ExecutedCall {
 /// Run `scenario`'s gold actions on a fresh session and check, in order: no
 /// tool error; the state changes iff the task needs a write; every ID in the
 /// user's known info exists in the seed data; every fact to communicate is
-/// in some output; `usersim validate`'s own checks. The first failure is the
-/// rejection, with the exact error.
+/// in some output; `usersim validate`'s own checks; the brief
+/// (`brief_check`). The first failure is the rejection, with the exact error.
 pub async fn validate(
     environment: &dyn Environment,
     scenario: &Scenario,
@@ -79,12 +79,13 @@ pub async fn validate(
     check_known_ids(scenario, &before)?;
     check_communicable(scenario, &executed)?;
     check_validate_rules(environment, scenario).await?;
+    super::brief_check::check_brief(environment, scenario, brief, before != after).await?;
     Ok(executed)
 }
 
 /// Whether the task must leave the state unchanged (read-only or refusal).
 pub fn must_leave_state_unchanged(scenario: &Scenario, brief: &ProposalBrief) -> bool {
-    brief.outcome == Outcome::Refusal
+    brief.outcome == Some(Outcome::Refusal)
         || scenario
             .tags
             .iter()

@@ -8,7 +8,7 @@ use super::brief::{Outcome, ProposalBrief};
 use super::execute::{id_like_words, validate};
 use super::stage::Stage;
 
-fn shipped(id_prefix: &str) -> Scenario {
+pub(super) fn shipped(id_prefix: &str) -> Scenario {
     include_str!("../../data/retail/scenarios.jsonl")
         .lines()
         .map(|l| serde_json::from_str::<Scenario>(l).unwrap())
@@ -62,7 +62,7 @@ async fn a_write_task_without_its_write_is_a_state_rejection() {
 async fn a_refusal_whose_actions_write_is_a_state_rejection() {
     let s = shipped("retail-007");
     let brief = ProposalBrief {
-        outcome: Outcome::Refusal,
+        outcome: Some(Outcome::Refusal),
         ..Default::default()
     };
     assert_eq!(stage_of(&s, &brief).await, Some(Stage::State));

@@ -5,12 +5,15 @@
 
 pub mod accept;
 pub mod brief;
+pub mod brief_check;
 pub mod committee;
 #[cfg(test)]
 mod committee_tests;
+pub mod coverage;
 pub mod dedup;
 
 pub use brief::{Outcome, ProposalBrief};
+pub mod diversity;
 pub mod execute;
 pub mod reply;
 pub mod stage;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::config::synth_diversity::is_transfer_tool;
 use crate::config::Problem;
 use crate::env::ToolSpec;
 use crate::persona::scenario::Scenario;
@@ -55,6 +56,13 @@ pub fn context(input: &ProposalInput<'_>) -> tera::Context {
     ctx.insert("records", input.records);
     ctx.insert("examples", input.examples);
     ctx.insert("brief", input.brief);
+    let transfer_tools: Vec<&str> = input
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|name| is_transfer_tool(name))
+        .collect();
+    ctx.insert("brief_words", &input.brief.in_words(&transfer_tools));
     ctx.insert("index", &input.index);
     match input.previous {
         Some((reply, rejection)) => {
@@ -65,4 +73,48 @@ pub fn context(input: &ProposalInput<'_>) -> tera::Context {
         None => ctx.insert("previous", ""),
     }
     ctx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::Outcome;
+
+    #[test]
+    fn the_prompt_states_the_brief_in_words_with_the_environments_transfer_tool() {
+        let tools = crate::env::builtin::retail::specs::tool_specs();
+        let brief = ProposalBrief {
+            outcome: Some(Outcome::Transfer),
+            difficulty: Some("medium".into()),
+            ..Default::default()
+        };
+        let input = ProposalInput {
+            environment: "builtin:retail",
+            policy: "p",
+            tools: &tools,
+            records: &Value::Null,
+            examples: &[],
+            brief: &brief,
+            index: 3,
+            previous: None,
+        };
+        let text = registry()
+            .unwrap()
+            .render(PROPOSE, &context(&input))
+            .unwrap();
+        assert!(
+            text.contains("- The user asks for something the agent cannot handle")
+                && text.contains("the last gold action is transfer_to_human_agents")
+                && text.contains("- Make it a medium task"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"<brief>
+{"difficulty":"medium","multi_intent":false,"outcome":"transfer"}
+</brief>"#
+            ),
+            "{text}"
+        );
+    }
 }

@@ -18,6 +18,9 @@ pub enum Stage {
     Communicate,
     /// `usersim validate`'s own checks.
     Checks,
+    /// Not what its brief asked for: a required tool, the outcome, the
+    /// difficulty, the tags, or two requests (`brief_check`).
+    Brief,
     /// A near-duplicate of an accepted scenario.
     Duplicate,
     /// The review committee said no.
@@ -25,13 +28,14 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 9] = [
         Stage::Format,
         Stage::Execution,
         Stage::State,
         Stage::UnknownId,
         Stage::Communicate,
         Stage::Checks,
+        Stage::Brief,
         Stage::Duplicate,
         Stage::Committee,
     ];
@@ -44,6 +48,7 @@ impl Stage {
             Stage::UnknownId => "unknown_id",
             Stage::Communicate => "communicate",
             Stage::Checks => "checks",
+            Stage::Brief => "brief",
             Stage::Duplicate => "duplicate",
             Stage::Committee => "committee",
         }

@@ -365,3 +365,182 @@ fn synthesize_with_a_committee_reports_its_rejections_and_writes_only_reviewed_s
         "{stderr}"
     );
 }
+
+fn tagged(s: &Scenario, tag: &str) -> bool {
+    s.tags.iter().any(|t| t == tag)
+}
+
+fn calls(s: &Scenario, tool: &str) -> bool {
+    s.evaluation.actions.iter().any(|a| a.name == tool)
+}
+
+#[tokio::test]
+async fn each_kind_of_brief_is_proposed_by_the_mock_checked_by_execution_and_accepted() {
+    use usersim::synth::brief_check::write_tools;
+    use usersim::synth::Outcome;
+    let server = mock(MockConfig::default()).await;
+    let proposer = proposer(&server, 3).await;
+    let env = RetailEnvironment::new().unwrap();
+    let brief = |f: &dyn Fn(&mut ProposalBrief)| {
+        let mut b = ProposalBrief::default();
+        f(&mut b);
+        b
+    };
+    let briefs = [
+        brief(&|b| b.outcome = Some(Outcome::Refusal)),
+        brief(&|b| b.outcome = Some(Outcome::Transfer)),
+        brief(&|b| {
+            b.outcome = Some(Outcome::Resolve);
+            b.multi_intent = true;
+        }),
+        brief(&|b| b.difficulty = Some("hard".into())),
+        brief(&|b| b.difficulty = Some("medium".into())),
+        brief(&|b| b.tools = vec!["modify_pending_order_address".into()]),
+        brief(&|b| b.tags = vec!["gift-card".into()]),
+        // A tool and a tag no one kind has: the tool's kind, the tag added.
+        brief(&|b| {
+            b.tools = vec!["return_delivered_order_items".into()];
+            b.tags = vec!["cancel".into()];
+        }),
+    ];
+    for (i, b) in briefs.iter().enumerate() {
+        let index = 40 + i as u64;
+        let p = proposer.propose(index, b).await.unwrap();
+        let (s, _) = p
+            .scenario
+            .as_ref()
+            .unwrap_or_else(|| panic!("{b:?} was not accepted: {:#?}", p.attempts));
+        let writes = write_tools(&env, s).await.unwrap();
+        match b.outcome {
+            Some(Outcome::Refusal) => assert!(tagged(s, "refusal") && writes.is_empty(), "{s:?}"),
+            Some(Outcome::Transfer) => {
+                let last = s.evaluation.actions.last().unwrap();
+                assert_eq!(last.name, "transfer_to_human_agents");
+                assert!(tagged(s, "transfer"));
+            }
+            _ => {}
+        }
+        if b.multi_intent {
+            assert!(tagged(s, "multi-intent"), "{s:?}");
+            assert!(writes.len() >= 2, "{writes:?}");
+        }
+        if let Some(d) = &b.difficulty {
+            assert_eq!(s.difficulty.as_ref(), Some(d));
+            assert_eq!(s.evaluation.actions[0].name, "find_user_id_by_name_zip");
+            if d == "hard" {
+                assert!(!s.user.known_info.contains("#LL"), "{}", s.user.known_info);
+            }
+        }
+        for tool in &b.tools {
+            assert!(calls(s, tool), "{tool} not called in {s:?}");
+        }
+        for tag in &b.tags {
+            assert!(tagged(s, tag), "{tag} missing in {:?}", s.tags);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_first_attempt_that_forgets_its_brief_is_rejected_at_the_brief_stage_and_fixed_by_feedback(
+) {
+    use usersim::synth::Outcome;
+    let server = mock(MockConfig::default()).await;
+    let proposer = proposer(&server, 3).await;
+    // mock-synth forgets part of the brief on numbers 3 mod 7 that no other flaw takes.
+    let cases = [
+        (
+            3,
+            ProposalBrief {
+                difficulty: Some("hard".into()),
+                ..Default::default()
+            },
+            "asks for a hard task, but the scenario's difficulty is \"easy\"",
+        ),
+        (
+            31,
+            ProposalBrief {
+                tags: vec!["gift-card".into()],
+                ..Default::default()
+            },
+            "lack \"gift-card\"",
+        ),
+        (
+            38,
+            ProposalBrief {
+                outcome: Some(Outcome::Refusal),
+                ..Default::default()
+            },
+            "not tagged \"refusal\"",
+        ),
+    ];
+    for (index, brief, expected) in cases {
+        let p = proposer.propose(index, &brief).await.unwrap();
+        let first = p.attempts[0].rejection.as_ref().expect("a first rejection");
+        assert_eq!(first.stage, Stage::Brief, "{first}");
+        assert!(first.reason.contains(expected), "{}", first.reason);
+        assert_eq!(p.attempts.len(), 2, "{:#?}", p.attempts);
+        assert!(p.scenario.is_some());
+    }
+}
+
+#[test]
+fn synthesize_with_diversity_targets_prints_their_coverage_and_rejects_an_unknown_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("SYNTH.toml");
+    let write = |tools: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "name = \"t\"\ntarget = 40\nconcurrency = 4\noutput = \"synth.jsonl\"\n\
+                 [endpoints.generator]\nmock = true\nmodel = \"mock-synth\"\n[roles]\ngenerator = \"generator\"\n\
+                 [environment]\nname = \"builtin:retail\"\n\
+                 [diversity]\nrefusal = 0.1\ntransfer = 0.1\nmulti_intent = 0.1\n\
+                 difficulty = {{ easy = 0.5, medium = 0.3, hard = 0.2 }}\n\
+                 [diversity.tools]\n{tools}\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("modify_pending_order_address = { count = 4 }");
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
+    assert!(stdout.contains("  brief "), "{stdout}");
+    assert!(
+        stdout.contains("coverage of 40 accepted scenarios: "),
+        "{stdout}"
+    );
+    for row in ["refusal", "transfer", "hard", "target ≥ 4 scenarios"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(row) && l.contains("target")),
+            "no {row} target in:\n{stdout}"
+        );
+    }
+    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().any(|s| tagged(s, "transfer")));
+    assert!(rows.iter().any(|s| tagged(s, "multi-intent")));
+
+    write("modify_order_address = 0.1");
+    let bad = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stderr = text(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 18")
+            && stderr.contains("no tool 'modify_order_address'")
+            && stderr.contains("modify_pending_order_address"),
+        "{stderr}"
+    );
+}

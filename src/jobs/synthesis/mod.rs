@@ -19,9 +19,10 @@ use crate::config::synth::SynthConfig;
 use crate::config::CircuitBreakerConfig;
 use crate::persona::Scenario;
 use crate::store::{ItemCounts, JobKind, JobRow, JobStatus, NewItem, NewJob, Store};
+use crate::synth::coverage::Coverage;
+use crate::synth::diversity::plan_brief;
 use crate::synth::propose::scenario_id;
 use crate::synth::summary::Summary;
-use crate::synth::ProposalBrief;
 
 use super::context::Context;
 use super::plan::item_seed;
@@ -51,6 +52,8 @@ pub struct SynthesisReport {
     pub max_proposals: u64,
     /// The accepted scenarios, in proposal order (at most `target`).
     pub accepted: Vec<Scenario>,
+    /// Their coverage of the `[diversity]` targets.
+    pub coverage: Coverage,
     /// Where the config says to write them (the CLI does).
     pub output: std::path::PathBuf,
     pub elapsed: Duration,
@@ -226,7 +229,10 @@ async fn work_synthesis(
     let (proposer, mock) = connect(ctx, config, inputs).await?;
     let runner = Arc::new(ProposalItems {
         proposer: Arc::new(proposer),
-        plan: Box::new(|_| ProposalBrief::default()),
+        plan: {
+            let (diversity, seed) = (config.diversity.clone(), config.seed);
+            Box::new(move |index| plan_brief(&diversity, seed, index))
+        },
         made: Default::default(),
     });
     let wait_for_others = match mode {
@@ -293,7 +299,9 @@ async fn work_synthesis(
     tallied.summary.made_here = runner.made.load(std::sync::atomic::Ordering::Relaxed);
     tallied.summary.elapsed = started.elapsed();
     let errors = store.item_errors(row.id, ERRORS_READ).await?;
+    let accepted = tallied.acceptance.into_accepted();
     Ok(SynthesisReport {
+        coverage: Coverage::of(&config.diversity, &accepted),
         job: store.get_job(row.id).await?.unwrap_or(row),
         resumed,
         end,
@@ -302,7 +310,7 @@ async fn work_synthesis(
         errors,
         target: config.target,
         max_proposals: config.max_proposals,
-        accepted: tallied.acceptance.into_accepted(),
+        accepted,
         output: config.output.clone(),
         elapsed: started.elapsed(),
     })

@@ -38,6 +38,16 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
             e.to_string(),
         )])
     })?;
+    let tools: Vec<&str> = environment
+        .tools()
+        .iter()
+        .chain(environment.user_tools())
+        .map(|t| t.name.as_str())
+        .collect();
+    let problems = config.diversity.tool_problems(&config.source, &tools);
+    if !problems.is_empty() {
+        return Err(RunError::Invalid(problems));
+    }
     let reviewers = match &config.committee {
         Some(committee) => reviewer_judges(&config.source, committee).map_err(RunError::Invalid)?,
         None => Vec::new(),
