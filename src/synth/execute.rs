@@ -41,7 +41,10 @@ pub async fn validate(
         .open(&init)
         .await
         .map_err(|e| Rejection::new(Stage::Execution, format!("initial_state: {e}")))?;
-    let before = session.snapshot().ok_or_else(|| {
+    let state_failed = |e: crate::env::EnvError| {
+        Rejection::new(Stage::Execution, format!("reading the state: {e}"))
+    };
+    let before = session.state().await.map_err(state_failed)?.ok_or_else(|| {
         Rejection::new(
             Stage::Execution,
             format!(
@@ -74,7 +77,11 @@ pub async fn validate(
         }
         executed.push(ExecutedCall { call, output });
     }
-    let after = session.snapshot().unwrap_or(Value::Null);
+    let after = session
+        .state()
+        .await
+        .map_err(state_failed)?
+        .unwrap_or(Value::Null);
     check_state_change(scenario, brief, &before, &after)?;
     check_known_ids(scenario, &before)?;
     check_communicable(scenario, &executed)?;
@@ -191,6 +198,10 @@ async fn check_validate_rules(
     let one = std::slice::from_ref(scenario);
     let mut problems = unscored_problems(file, one);
     problems.extend(crate::jobs::setup::check_gold_actions(file, one, environment).await);
+    problems.extend(crate::jobs::check_probes::probe_problems(file, one, environment));
+    if !environment.scores_db() {
+        problems.extend(crate::jobs::check_probes::mcp_db_problems(file, one));
+    }
     if scenario.user.reason_for_contact.trim().is_empty() && scenario.user.opening.is_none() {
         problems.push(crate::config::Problem::at_field(
             file,
