@@ -13,6 +13,7 @@ pub mod paths;
 pub mod problem;
 pub mod ranges;
 pub mod service;
+pub mod state_calls;
 pub mod synth;
 
 pub use job::{

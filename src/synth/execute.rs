@@ -44,15 +44,19 @@ pub async fn validate(
     let state_failed = |e: crate::env::EnvError| {
         Rejection::new(Stage::Execution, format!("reading the state: {e}"))
     };
-    let before = session.state().await.map_err(state_failed)?.ok_or_else(|| {
-        Rejection::new(
-            Stage::Execution,
-            format!(
-                "environment '{}' cannot show its state, so gold actions cannot be checked",
-                environment.name()
-            ),
-        )
-    })?;
+    let before = session
+        .state()
+        .await
+        .map_err(state_failed)?
+        .ok_or_else(|| {
+            Rejection::new(
+                Stage::Execution,
+                format!(
+                    "environment '{}' cannot show its state, so gold actions cannot be checked",
+                    environment.name()
+                ),
+            )
+        })?;
     let mut executed = Vec::new();
     for (i, action) in scenario.evaluation.actions.iter().enumerate() {
         let call = ToolCall {
@@ -125,7 +129,7 @@ fn check_state_change(
 /// id, an email, or a word mixing letters with digits or underscores.
 pub fn id_like_words(text: &str) -> Vec<String> {
     text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| ",.;:()[]\"'!?".contains(c)))
+        .map(bare_word)
         .filter(|w| w.len() >= 4)
         .filter(|w| {
             let digit = w.chars().any(|c| c.is_ascii_digit());
@@ -134,6 +138,11 @@ pub fn id_like_words(text: &str) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// A word without the punctuation around it.
+fn bare_word(word: &str) -> &str {
+    word.trim_matches(|c: char| ",.;:()[]\"'!?".contains(c))
 }
 
 fn strings_of<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
@@ -153,7 +162,15 @@ fn check_known_ids(scenario: &Scenario, seed: &Value) -> Result<(), Rejection> {
     strings_of(seed, &mut strings);
     let unknown: Vec<String> = id_like_words(&scenario.user.known_info)
         .into_iter()
-        .filter(|id| !strings.iter().any(|s| s.eq_ignore_ascii_case(id)))
+        // A whole value (an order id), or a word of a text (an MCP
+        // server's observation "member id MB2041").
+        .filter(|id| {
+            !strings.iter().any(|s| {
+                s.eq_ignore_ascii_case(id)
+                    || s.split_whitespace()
+                        .any(|w| bare_word(w).eq_ignore_ascii_case(id))
+            })
+        })
         .collect();
     if unknown.is_empty() {
         return Ok(());
@@ -198,7 +215,11 @@ async fn check_validate_rules(
     let one = std::slice::from_ref(scenario);
     let mut problems = unscored_problems(file, one);
     problems.extend(crate::jobs::setup::check_gold_actions(file, one, environment).await);
-    problems.extend(crate::jobs::check_probes::probe_problems(file, one, environment));
+    problems.extend(crate::jobs::check_probes::probe_problems(
+        file,
+        one,
+        environment,
+    ));
     if !environment.scores_db() {
         problems.extend(crate::jobs::check_probes::mcp_db_problems(file, one));
     }

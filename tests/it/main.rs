@@ -44,6 +44,7 @@ mod simulated_tools;
 mod stats_export;
 mod store_story;
 mod synthesize;
+mod synthesize_envs;
 mod telemetry;
 mod transport;
 mod ui_pages;

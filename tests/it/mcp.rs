@@ -220,6 +220,8 @@ fn memory_config(program: &str, max_processes: usize) -> McpConfig {
         max_processes,
         timeout: Duration::from_secs(30),
         startup_timeout: Duration::from_secs(60),
+        state_probes: Vec::new(),
+        seed_calls: Vec::new(),
     }
 }
 

@@ -1,0 +1,354 @@
+//! Validation by execution over every environment kind that can run gold
+//! actions, with hand-written scenario rows: the built-in phone desk (dual
+//! control), the MCP memory server with `seed_calls` and `state_probes`
+//! (installed by `scripts/mcp-servers`; `USERSIM_MCP_MEMORY`), and what each
+//! kind that cannot be sampled says instead. For each: an accepted row, a
+//! gold action that errors, a write task that changes nothing, a read-only
+//! task that writes, and an ID the seed data does not have.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use usersim::config::state_calls::StateCall;
+use usersim::config::{McpConfig, McpTransport};
+use usersim::env::builtin::open_builtin;
+use usersim::env::mcp::McpEnvironment;
+use usersim::env::{EnvError, Environment};
+use usersim::persona::Scenario;
+use usersim::synth::execute::validate;
+use usersim::synth::{ProposalBrief, Stage};
+
+fn row(v: Value) -> Scenario {
+    serde_json::from_value(v).unwrap()
+}
+
+/// The stage a row is rejected at, or `None` when it passes (its executed
+/// calls counted against its gold actions).
+async fn verdict(env: &dyn Environment, s: &Scenario) -> Result<usize, (Stage, String)> {
+    validate(env, s, &ProposalBrief::default())
+        .await
+        .map(|executed| executed.len())
+        .map_err(|r| (r.stage, r.reason))
+}
+
+fn rejected_at(result: Result<usize, (Stage, String)>, stage: Stage, says: &str) {
+    match result {
+        Ok(n) => panic!("accepted ({n} calls), expected a rejection at {stage:?}"),
+        Err((got, reason)) => {
+            assert_eq!(got, stage, "{reason}");
+            assert!(reason.contains(says), "{reason}");
+        }
+    }
+}
+
+fn server(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(path) if !path.is_empty() => Some(path),
+        _ => {
+            println!(
+                "SKIPPED: {test}: {var} is not set; install the MCP servers with \
+                 `eval \"$(scripts/mcp-servers env)\"`"
+            );
+            None
+        }
+    }
+}
+
+// builtin:phone ---------------------------------------------------------
+
+fn phone_roaming() -> Value {
+    json!({
+        "id": "p-roaming",
+        "tags": ["dual-control"],
+        "user": {
+            "reason_for_contact": "Abroad, your phone's internet does not work.",
+            "known_info": "Your phone number is 555-0102; your line is L1002.",
+            "task_instructions": "Do on your phone what the agent asks."
+        },
+        "initial_state": {"device": {"line_id": "L1002", "abroad": true}},
+        "evaluation": {
+            "actions": [
+                {"name": "find_customer_by_phone", "arguments": {"phone_number": "555-0102"}},
+                {"name": "enable_roaming", "arguments": {"line_id": "L1002"}},
+                {"name": "toggle_data_roaming", "arguments": {}, "caller": "user"}
+            ],
+            "communicate": ["Travel 20 GB"],
+            "reward_basis": ["db", "communicate"]
+        }
+    })
+}
+
+fn phone_plan_question() -> Value {
+    json!({
+        "id": "p-plan",
+        "tags": ["read-only"],
+        "user": {
+            "reason_for_contact": "You want to know your plan.",
+            "known_info": "Your line is L1004.",
+            "task_instructions": "Ask which plan your line is on."
+        },
+        "evaluation": {
+            "actions": [{"name": "get_line_details", "arguments": {"line_id": "L1004"}}],
+            "communicate": ["Basic 5 GB"],
+            "reward_basis": ["db", "communicate"]
+        }
+    })
+}
+
+#[tokio::test]
+async fn synthesize_over_phone_accepts_a_dual_control_write_and_a_read_and_rejects_each_flaw() {
+    let env = open_builtin("builtin:phone").unwrap();
+    let env = env.as_ref();
+    assert_eq!(verdict(env, &row(phone_roaming())).await, Ok(3));
+    assert_eq!(verdict(env, &row(phone_plan_question())).await, Ok(1));
+
+    let mut too_much = phone_roaming();
+    too_much["evaluation"]["actions"][1] =
+        json!({"name": "add_data", "arguments": {"line_id": "L1002", "gb": 50}});
+    rejected_at(
+        verdict(env, &row(too_much)).await,
+        Stage::Execution,
+        "gb must be between 1 and 10",
+    );
+
+    let mut no_write = phone_plan_question();
+    no_write["tags"] = json!([]);
+    rejected_at(
+        verdict(env, &row(no_write)).await,
+        Stage::State,
+        "leave the state unchanged",
+    );
+
+    let mut writes = phone_roaming();
+    writes["tags"] = json!(["read-only"]);
+    rejected_at(
+        verdict(env, &row(writes)).await,
+        Stage::State,
+        "change the state",
+    );
+
+    let mut unknown = phone_plan_question();
+    unknown["user"]["known_info"] = json!("Your line is L9999.");
+    rejected_at(verdict(env, &row(unknown)).await, Stage::UnknownId, "L9999");
+}
+
+#[tokio::test]
+async fn synthesize_samples_phone_customers_with_their_real_lines() {
+    let env = open_builtin("builtin:phone").unwrap();
+    let records = env.sample_records(1, 1).await.unwrap();
+    let customers = records["customers"].as_array().unwrap();
+    assert_eq!(customers.len(), 1);
+    let customer = &customers[0];
+    let held = customer["line_ids"].as_array().unwrap();
+    let lines = records["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), held.len());
+    assert!(lines.iter().all(|l| held.contains(&l["line_id"])));
+    assert!(records["device"]["line_id"].is_string());
+    assert_ne!(records, env.sample_records(2, 1).await.unwrap());
+}
+
+#[tokio::test]
+async fn synthesize_refuses_environments_without_tools_saying_what_they_lack() {
+    for name in ["builtin:qa", "builtin:chat"] {
+        let env = open_builtin(name).unwrap();
+        let err = env.sample_records(0, 3).await.unwrap_err();
+        assert!(matches!(err, EnvError::NotSampleable { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains(name) && message.contains("has no tools"),
+            "{message}"
+        );
+        assert!(message.contains("builtin:retail"), "{message}");
+    }
+}
+
+// MCP: the memory server ------------------------------------------------
+
+fn call(tool: &str, arguments: Value) -> StateCall {
+    StateCall {
+        tool: tool.into(),
+        arguments,
+    }
+}
+
+/// The memory server, each session seeded with two members, its state read
+/// by `read_graph`.
+fn memory(program: &str, probes: bool) -> McpConfig {
+    McpConfig {
+        transport: McpTransport::Stdio {
+            command: vec![program.to_string()],
+            cwd: std::env::temp_dir(),
+            env: [(
+                "MEMORY_FILE_PATH".to_string(),
+                "{session_dir}/memory.jsonl".to_string(),
+            )]
+            .into(),
+        },
+        allowed_tools: None,
+        max_processes: 4,
+        timeout: Duration::from_secs(30),
+        startup_timeout: Duration::from_secs(60),
+        state_probes: if probes {
+            vec![call("read_graph", json!({}))]
+        } else {
+            Vec::new()
+        },
+        seed_calls: vec![call(
+            "create_entities",
+            json!({"entities": [
+                {"name": "Dana Reyes", "entityType": "member",
+                 "observations": ["member id MB2041", "allergic to peanuts"]},
+                {"name": "Tom Berg", "entityType": "member",
+                 "observations": ["member id MB3310", "lives in Bergen"]}
+            ]}),
+        )],
+    }
+}
+
+fn memory_lookup() -> Value {
+    json!({
+        "id": "m-lookup",
+        "tags": ["read-only"],
+        "user": {
+            "reason_for_contact": "You want to check which allergy the assistant has on file for you.",
+            "known_info": "Your name is Dana Reyes; your member id is MB2041.",
+            "task_instructions": "Ask what allergy is on file."
+        },
+        "evaluation": {
+            "actions": [{"name": "search_nodes", "arguments": {"query": "Dana Reyes"}}],
+            "communicate": ["allergic to peanuts"],
+            "reward_basis": ["communicate"]
+        }
+    })
+}
+
+fn memory_move() -> Value {
+    json!({
+        "id": "m-move",
+        "user": {
+            "reason_for_contact": "You moved to Oslo and want the assistant to remember it.",
+            "known_info": "Your name is Tom Berg; your member id is MB3310.",
+            "task_instructions": "Ask the assistant to note that you live in Oslo now."
+        },
+        "evaluation": {
+            "actions": [
+                {"name": "search_nodes", "arguments": {"query": "Tom Berg"}},
+                {"name": "add_observations", "arguments": {"observations": [
+                    {"entityName": "Tom Berg", "contents": ["lives in Oslo"]}
+                ]}}
+            ],
+            "communicate": ["lives in Bergen"],
+            "probes": [{"tool": "search_nodes", "arguments": {"query": "Tom Berg"},
+                        "expect_regex": "lives in Oslo"}],
+            "reward_basis": ["probes"]
+        }
+    })
+}
+
+#[tokio::test]
+async fn synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read() {
+    let test = "synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read";
+    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+        return;
+    };
+    let env = McpEnvironment::start(&memory(&program, true))
+        .await
+        .unwrap();
+    let env: &dyn Environment = &env;
+    assert_eq!(verdict(env, &row(memory_lookup())).await, Ok(1));
+    assert_eq!(verdict(env, &row(memory_move())).await, Ok(2));
+
+    let mut nobody = memory_move();
+    nobody["evaluation"]["actions"][1]["arguments"]["observations"][0]["entityName"] =
+        json!("Nobody Here");
+    rejected_at(
+        verdict(env, &row(nobody)).await,
+        Stage::Execution,
+        "Nobody Here",
+    );
+
+    let mut no_write = memory_move();
+    no_write["evaluation"]["actions"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    rejected_at(
+        verdict(env, &row(no_write)).await,
+        Stage::State,
+        "leave the state unchanged",
+    );
+
+    let mut writes = memory_move();
+    writes["tags"] = json!(["read-only"]);
+    rejected_at(
+        verdict(env, &row(writes)).await,
+        Stage::State,
+        "change the state",
+    );
+
+    let mut unknown = memory_lookup();
+    unknown["user"]["known_info"] = json!("Your name is Dana Reyes; your member id is MB9999.");
+    rejected_at(
+        verdict(env, &row(unknown)).await,
+        Stage::UnknownId,
+        "MB9999",
+    );
+
+    // `db` cannot score an MCP server's state: validate's own check says so.
+    let mut db = memory_move();
+    db["evaluation"]["reward_basis"] = json!(["db"]);
+    rejected_at(verdict(env, &row(db)).await, Stage::Checks, "probes");
+}
+
+#[tokio::test]
+async fn synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session() {
+    let test = "synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session";
+    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+        return;
+    };
+    let env = McpEnvironment::start(&memory(&program, true))
+        .await
+        .unwrap();
+    // Each session starts from the seed calls alone: a write in one is not
+    // in the records of the next.
+    let one = env.sample_records(0, 1).await.unwrap();
+    let entities = one["read_graph"]["entities"].as_array().unwrap();
+    assert_eq!(entities.len(), 1, "{one}");
+    assert_eq!(entities[0]["name"], "Dana Reyes");
+    let other = env.sample_records(1, 1).await.unwrap();
+    assert_eq!(other["read_graph"]["entities"][0]["name"], "Tom Berg");
+    let both = env.sample_records(0, 5).await.unwrap();
+    assert_eq!(
+        both["read_graph"]["entities"].as_array().unwrap().len(),
+        2,
+        "{both}"
+    );
+
+    let blind = McpEnvironment::start(&memory(&program, false))
+        .await
+        .unwrap();
+    let err = blind.sample_records(0, 3).await.unwrap_err().to_string();
+    assert!(
+        err.contains("cannot be sampled") && err.contains("environment.state_probes"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn synthesize_refuses_an_mcp_state_probe_the_server_does_not_list() {
+    let test = "synthesize_refuses_an_mcp_state_probe_the_server_does_not_list";
+    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+        return;
+    };
+    let mut config = memory(&program, true);
+    config.state_probes = vec![call("dump_everything", json!({}))];
+    let err = McpEnvironment::start(&config).await.err().unwrap();
+    let message = err.to_string();
+    assert!(
+        message.contains("environment.state_probes")
+            && message.contains("dump_everything")
+            && message.contains("read_graph"),
+        "{message}"
+    );
+}
