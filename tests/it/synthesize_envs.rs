@@ -1,20 +1,24 @@
 //! Validation by execution over every environment kind that can run gold
 //! actions, with hand-written scenario rows: the built-in phone desk (dual
-//! control), the MCP memory server with `seed_calls` and `state_probes`
+//! control), tool specs played by the mock tools model (`simulated`: no
+//! world state, so the checks that apply are named), the MCP memory server with `seed_calls` and `state_probes`
 //! (installed by `scripts/mcp-servers`; `USERSIM_MCP_MEMORY`), and what each
 //! kind that cannot be sampled says instead. For each: an accepted row, a
 //! gold action that errors, a write task that changes nothing, a read-only
 //! task that writes, and an ID the seed data does not have.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use usersim::config::state_calls::StateCall;
-use usersim::config::{McpConfig, McpTransport};
+use usersim::config::{McpConfig, McpTransport, MockConfig};
 use usersim::env::builtin::open_builtin;
 use usersim::env::mcp::McpEnvironment;
+use usersim::env::simulated::SimulatedEnvironment;
 use usersim::env::{EnvError, Environment};
+use usersim::llm::{ChatModel, Endpoint};
 use usersim::persona::Scenario;
 use usersim::synth::execute::validate;
 use usersim::synth::{ProposalBrief, Stage};
@@ -350,5 +354,110 @@ async fn synthesize_refuses_an_mcp_state_probe_the_server_does_not_list() {
             && message.contains("dump_everything")
             && message.contains("read_graph"),
         "{message}"
+    );
+}
+
+// simulated: tool specs played by the mock tools model over HTTP ----------
+
+async fn simulated_orders(server: &usersim::mock_llm::MockServer) -> SimulatedEnvironment {
+    let config = crate::common::endpoint_config("tools", &server.base_url(), "mock-tools");
+    let model: Arc<dyn ChatModel> = Arc::new(Endpoint::new(&config, &server.base_url()).unwrap());
+    SimulatedEnvironment::load(
+        &crate::common::repo().join("data/simulated/tools.json"),
+        Some(model),
+    )
+    .unwrap()
+}
+
+fn simulated_status() -> Value {
+    json!({
+        "id": "s-status",
+        "tags": ["read-only"],
+        "user": {
+            "reason_for_contact": "You want to know where order W2001 is.",
+            "known_info": "Your order id is W2001.",
+            "task_instructions": "Ask for the status."
+        },
+        "environment_facts": {"orders": {"W2001": {
+            "order_id": "W2001", "status": "shipped", "total": 19.5, "items": ["mug"]
+        }}},
+        "evaluation": {
+            "actions": [{"name": "get_order", "arguments": {"order_id": "W2001"}}],
+            "communicate": ["shipped"],
+            "reward_basis": ["db", "communicate"]
+        }
+    })
+}
+
+fn simulated_cancel() -> Value {
+    json!({
+        "id": "s-cancel",
+        "user": {
+            "reason_for_contact": "You want to cancel order W2002.",
+            "known_info": "Your order id is W2002.",
+            "task_instructions": "Ask to cancel it; you no longer need it."
+        },
+        "environment_facts": {"orders": {"W2002": {
+            "order_id": "W2002", "status": "pending", "total": 64.0, "items": ["rug"]
+        }}},
+        "evaluation": {
+            "actions": [
+                {"name": "get_order", "arguments": {"order_id": "W2002"}},
+                {"name": "cancel_order", "arguments": {"order_id": "W2002", "reason": "no longer needed"}}
+            ],
+            "reward_basis": ["db"]
+        }
+    })
+}
+
+#[tokio::test]
+async fn synthesize_over_simulated_tools_checks_schemas_writes_and_facts_not_a_world_state() {
+    let server = crate::common::mock(MockConfig::default()).await;
+    let env = simulated_orders(&server).await;
+    let env: &dyn Environment = &env;
+    assert_eq!(verdict(env, &row(simulated_status())).await, Ok(1));
+    assert_eq!(verdict(env, &row(simulated_cancel())).await, Ok(2));
+
+    // A call off the tool's parameter schema is a tool error.
+    let mut off_schema = simulated_cancel();
+    off_schema["evaluation"]["actions"][1]["arguments"]["reason"] = json!("too pricey");
+    rejected_at(
+        verdict(env, &row(off_schema)).await,
+        Stage::Execution,
+        "invalid arguments for cancel_order",
+    );
+
+    // A write task must call a tool that is not read-only...
+    let mut no_write = simulated_cancel();
+    no_write["evaluation"]["actions"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    rejected_at(
+        verdict(env, &row(no_write)).await,
+        Stage::State,
+        "leave the state unchanged",
+    );
+
+    // ...and a read-only one must call none.
+    let mut writes = simulated_cancel();
+    writes["tags"] = json!(["read-only"]);
+    rejected_at(
+        verdict(env, &row(writes)).await,
+        Stage::State,
+        "change the state",
+    );
+
+    // The IDs the user knows are in the scenario's own facts.
+    let mut unknown = simulated_status();
+    unknown["user"]["known_info"] = json!("Your order id is W2001; your other one is W9999.");
+    rejected_at(verdict(env, &row(unknown)).await, Stage::UnknownId, "W9999");
+
+    // There are no records to sample; the generator is told to write facts.
+    let records = env.sample_records(0, 3).await.unwrap();
+    assert_eq!(records["records"], json!([]));
+    assert!(
+        records["note"].as_str().unwrap().contains("initial_state"),
+        "{records}"
     );
 }
