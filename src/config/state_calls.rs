@@ -142,4 +142,50 @@ mod tests {
         ];
         assert_eq!(unlisted(&calls, &["read_graph", "search_nodes"]), ["nope"]);
     }
+
+    const NEMO_GYM: &str = r#"
+name = "s"
+target = 5
+output = "out.jsonl"
+[endpoints.generator]
+mock = true
+model = "mock-synth"
+[roles]
+generator = "generator"
+[environment]
+kind = "nemo_gym"
+base_url = "http://127.0.0.1:18471"
+state_probes = [{ tool = "get_counter_value" }]
+records_row = { initial_count = 3 }
+"#;
+
+    fn synth(text: &str) -> Result<crate::config::synth::SynthConfig, Vec<Problem>> {
+        crate::config::synth::from_toml(
+            Path::new("SYNTH.toml"),
+            text,
+            Path::new("/tmp"),
+            crate::config::Trust::Local,
+        )
+    }
+
+    #[test]
+    fn a_nemo_gym_environment_reads_its_state_probes_and_the_row_that_seeds_its_records() {
+        let c = synth(NEMO_GYM).unwrap();
+        let crate::config::EnvironmentConfig::NemoGym(n) = &c.environment else {
+            panic!("{:?}", c.environment);
+        };
+        assert_eq!(n.state_probes[0].tool, "get_counter_value");
+        assert_eq!(n.records_row, Some(json!({"initial_count": 3})));
+
+        let p = synth(&NEMO_GYM.replace("state_probes = [{ tool = \"get_counter_value\" }]\n", ""))
+            .unwrap_err();
+        assert_eq!(p[0].location.as_deref(), Some("environment.records_row"));
+        assert!(p[0].message.contains("add state_probes"), "{p:?}");
+        let p = synth(&NEMO_GYM.replace("{ initial_count = 3 }", "3")).unwrap_err();
+        assert!(p[0].message.contains("is not a table"), "{p:?}");
+        let p =
+            synth(&NEMO_GYM.replace("tool = \"get_counter_value\"", "tool = \"x\", expect = 1"))
+                .unwrap_err();
+        assert!(p[0].to_string().contains("expect"), "{p:?}");
+    }
 }
