@@ -56,6 +56,9 @@ pub fn respond(prompt: &str) -> String {
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
     let retry = prompt.contains("<feedback");
+    if records.get("users").is_none() {
+        return super::synth_generic::respond(prompt, &records, index, retry);
+    }
     let refusal = between(prompt, "<brief>", "</brief>").is_some_and(|b| b.contains("\"refusal\""));
     let flaw = if retry { Flaw::None } else { flaw(index) };
     if flaw == Flaw::Format {

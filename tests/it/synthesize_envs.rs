@@ -2,7 +2,10 @@
 //! actions, with hand-written scenario rows: the built-in phone desk (dual
 //! control), tool specs played by the mock tools model (`simulated`: no
 //! world state, so the checks that apply are named), the MCP memory server with `seed_calls` and `state_probes`
-//! (installed by `scripts/mcp-servers`; `USERSIM_MCP_MEMORY`), and what each
+//! (installed by `scripts/mcp-servers`; `USERSIM_MCP_MEMORY`), NeMo Gym's
+//! `example_session_state_mgmt`, whose `get_counter_value` reads a session's
+//! state (`scripts/nemo-gym start example_session_state_mgmt`;
+//! `USERSIM_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL`), and what each
 //! kind that cannot be sampled says instead. For each: an accepted row, a
 //! gold action that errors, a write task that changes nothing, a read-only
 //! task that writes, and an ID the seed data does not have.
@@ -13,9 +16,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use usersim::config::state_calls::StateCall;
-use usersim::config::{McpConfig, McpTransport, MockConfig};
+use usersim::config::{McpConfig, McpTransport, MockConfig, NemoGymConfig};
 use usersim::env::builtin::open_builtin;
 use usersim::env::mcp::McpEnvironment;
+use usersim::env::nemo_gym::NemoGymEnvironment;
 use usersim::env::simulated::SimulatedEnvironment;
 use usersim::env::{EnvError, Environment};
 use usersim::llm::{ChatModel, Endpoint};
@@ -459,5 +463,165 @@ async fn synthesize_over_simulated_tools_checks_schemas_writes_and_facts_not_a_w
     assert!(
         records["note"].as_str().unwrap().contains("initial_state"),
         "{records}"
+    );
+}
+
+// nemo_gym: example_session_state_mgmt, whose get_counter_value reads the
+// session's whole state ------------------------------------------------------
+
+fn counter_url(test: &str) -> Option<String> {
+    let var = "USERSIM_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL";
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            println!(
+                "SKIPPED: {test}: {var} is not set; start the server with \
+                 `scripts/nemo-gym start example_session_state_mgmt` and export its URL"
+            );
+            None
+        }
+    }
+}
+
+fn counter(url: &str, probes: Vec<StateCall>) -> NemoGymEnvironment {
+    NemoGymEnvironment::new(&NemoGymConfig {
+        base_url: url.trim_end_matches('/').to_string(),
+        timeout: Duration::from_secs(30),
+        max_retries: 1,
+        state_probes: probes,
+        records_row: Some(json!({"initial_count": 7})),
+    })
+    .unwrap()
+}
+
+/// A scenario over the counter server, as a NeMo Gym row brings it: the row
+/// (its tools, `initial_count`, `expected_count`) is the initial state.
+fn counter_row(tags: Value, known: &str, actions: Value, communicate: Value) -> Scenario {
+    let increment = json!({"name": "increment_counter", "description": "Add to the counter.",
+        "parameters": {"type": "object", "properties": {"count": {"type": "integer"}},
+                       "required": ["count"], "additionalProperties": false}});
+    let get = json!({"name": "get_counter_value", "description": "The counter's value.",
+        "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}});
+    row(json!({
+        "id": "c",
+        "tags": tags,
+        "user": {
+            "reason_for_contact": "You want your counter changed or read.",
+            "known_info": known,
+            "task_instructions": "Say what you want done to the counter."
+        },
+        "initial_state": {
+            "responses_create_params": {
+                "input": [{"role": "user", "content": "add 2 then get the count"}],
+                "tools": [
+                    {"type": "function", "name": "increment_counter", "parameters": increment["parameters"]},
+                    {"type": "function", "name": "get_counter_value", "parameters": get["parameters"]}
+                ]
+            },
+            "initial_count": 3,
+            "expected_count": 5
+        },
+        "tools": [increment, get],
+        "evaluation": {"actions": actions, "communicate": communicate, "reward_basis": ["communicate"]}
+    }))
+}
+
+#[tokio::test]
+async fn synthesize_over_a_nemo_gym_server_reads_its_state_with_the_servers_own_tool() {
+    let test = "synthesize_over_a_nemo_gym_server_reads_its_state_with_the_servers_own_tool";
+    let Some(url) = counter_url(test) else {
+        return;
+    };
+    let env = counter(&url, vec![call("get_counter_value", json!({}))]);
+    let env: &dyn Environment = &env;
+    let add_two = json!([
+        {"name": "increment_counter", "arguments": {"count": 2}},
+        {"name": "get_counter_value", "arguments": {}}
+    ]);
+    let read = json!([{"name": "get_counter_value", "arguments": {}}]);
+    let known = "Your counter starts at 3.";
+    assert_eq!(
+        verdict(
+            env,
+            &counter_row(json!([]), known, add_two.clone(), json!(["5"]))
+        )
+        .await,
+        Ok(2)
+    );
+    assert_eq!(
+        verdict(
+            env,
+            &counter_row(json!(["read-only"]), known, read.clone(), json!(["3"]))
+        )
+        .await,
+        Ok(1)
+    );
+
+    let bad = json!([{"name": "increment_counter", "arguments": {"count": "two"}}]);
+    rejected_at(
+        verdict(env, &counter_row(json!([]), known, bad, json!([]))).await,
+        Stage::Execution,
+        "HTTP 422",
+    );
+    rejected_at(
+        verdict(env, &counter_row(json!([]), known, read.clone(), json!([]))).await,
+        Stage::State,
+        "leave the state unchanged",
+    );
+    rejected_at(
+        verdict(
+            env,
+            &counter_row(json!(["read-only"]), known, add_two, json!([])),
+        )
+        .await,
+        Stage::State,
+        "change the state",
+    );
+    // The counter's state holds no IDs, so any the user is said to know is unknown.
+    rejected_at(
+        verdict(
+            env,
+            &counter_row(
+                json!(["read-only"]),
+                "Your counter is CTR42.",
+                read,
+                json!(["3"]),
+            ),
+        )
+        .await,
+        Stage::UnknownId,
+        "CTR42",
+    );
+}
+
+#[tokio::test]
+async fn synthesize_samples_a_nemo_gym_servers_state_and_says_what_is_missing_without_probes() {
+    let test =
+        "synthesize_samples_a_nemo_gym_servers_state_and_says_what_is_missing_without_probes";
+    let Some(url) = counter_url(test) else {
+        return;
+    };
+    let env = counter(&url, vec![call("get_counter_value", json!({}))]);
+    assert_eq!(
+        env.sample_records(0, 3).await.unwrap(),
+        json!({"get_counter_value": {"count": 7}})
+    );
+
+    let blind = counter(&url, Vec::new());
+    let err = blind.sample_records(0, 3).await.unwrap_err().to_string();
+    assert!(
+        err.contains("cannot be sampled")
+            && err.contains("no call that reads a session's state")
+            && err.contains("environment.state_probes"),
+        "{err}"
+    );
+
+    let wrong = counter(&url, vec![call("dump_state", json!({}))]);
+    let err = wrong.sample_records(0, 3).await.unwrap_err();
+    assert!(matches!(err, EnvError::Remote { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("environment.state_probes[0] (dump_state)") && message.contains("404"),
+        "{message}"
     );
 }
