@@ -245,7 +245,7 @@ fn write_task(probes: &Map<String, Value>, tools: &[Tool], index: u64) -> Option
     }))
 }
 
-/// An instance of `schema` whose strings name their property and `index`
+/// An instance of `schema` whose strings name their property and a word for `index`
 /// (collected in `strings`, in order); one element per array.
 fn fill(
     schema: &Value,
@@ -288,11 +288,34 @@ fn fill(
         "integer" | "number" => json!(1 + index % 5),
         "boolean" => json!(true),
         _ => {
-            let text = format!("{property}-{index}");
+            let text = format!("{property} {}", word(index));
             strings.push(text.clone());
             Value::String(text)
         }
     }
+}
+
+/// A made-up word for `index`, one syllable per base-16 digit: letters
+/// only, so a new record's values never read as IDs the seed must have.
+fn word(index: u64) -> String {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "ba", "di", "fu", "go", "ha", "ji", "pe",
+        "zu",
+    ];
+    let mut n = index;
+    let mut out = String::new();
+    loop {
+        out.insert_str(0, SYLLABLES[(n % 16) as usize]);
+        n /= 16;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut chars = out.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -336,9 +359,9 @@ mod tests {
         assert_eq!(actions[1]["name"], "create_entities");
         assert_eq!(
             actions[1]["arguments"],
-            json!({"entities": [{"name": "name-0", "observations": ["observations-0"]}]})
+            json!({"entities": [{"name": "name Ka", "observations": ["observations Ka"]}]})
         );
-        assert_eq!(s["evaluation"]["probes"][0]["expect_regex"], "name\\-0");
+        assert_eq!(s["evaluation"]["probes"][0]["expect_regex"], "name Ka");
         assert_eq!(s["tags"][0], "write");
     }
 
@@ -380,6 +403,14 @@ mod tests {
             unknown["evaluation"]["actions"][0]["name"],
             "undo_everything"
         );
+    }
+
+    #[test]
+    fn each_number_gets_its_own_word_of_letters_only() {
+        let words: std::collections::BTreeSet<String> = (0..300).map(word).collect();
+        assert_eq!(words.len(), 300);
+        assert!(words.iter().all(|w| w.chars().all(char::is_alphabetic)));
+        assert_eq!(word(17), "Lolo");
     }
 
     #[test]

@@ -625,3 +625,127 @@ async fn synthesize_samples_a_nemo_gym_servers_state_and_says_what_is_missing_wi
         "{message}"
     );
 }
+
+// The whole pipeline over MCP memory, through the binary -----------------
+
+/// examples/synthesize-mcp-memory.toml with the installed server, writing
+/// into `dir`.
+fn synth_config(dir: &std::path::Path, program: &str, target: u32) -> std::path::PathBuf {
+    let example =
+        std::fs::read_to_string(crate::common::repo().join("examples/synthesize-mcp-memory.toml"))
+            .unwrap();
+    let text = example
+        .replace(
+            "\"npx\", \"-y\", \"@modelcontextprotocol/server-memory@2026.8.31\"",
+            &format!("\"{program}\""),
+        )
+        .replace("target = 20", &format!("target = {target}"))
+        .replace(
+            "../out/synthesized-mcp-memory.jsonl",
+            &dir.join("synthesized.jsonl").display().to_string(),
+        );
+    assert!(text.contains(program), "the example's command changed");
+    let path = dir.join("SYNTH.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A job playing the synthesized scenarios against the same server (its
+/// `[environment]` table copied from SYNTH.toml, seed calls included).
+fn run_config(dir: &std::path::Path, synth: &std::path::Path) -> std::path::PathBuf {
+    let r = crate::common::repo();
+    let synth = std::fs::read_to_string(synth).unwrap();
+    let environment = &synth[synth.find("[environment]").unwrap()..];
+    let text = format!(
+        r#"name = "synthesized-mcp"
+seed = 3
+database = "sqlite://{db}"
+concurrency = 4
+max_turns = 12
+[endpoints.policy]
+mock = true
+model = "mock-policy"
+[endpoints.user]
+mock = true
+model = "mock-user"
+[roles]
+policy = "policy"
+user = "user"
+[user_simulator]
+template = "{r}/prompts/user_simulator.tera"
+[policy]
+template = "{r}/prompts/policies/default.tera"
+[dataset]
+scenarios = "{scenarios}"
+personas = "{r}/personas"
+samples_per_scenario = 2
+personas_per_scenario = 1
+
+{environment}"#,
+        db = dir.join("run.db").display(),
+        r = r.display(),
+        scenarios = dir.join("synthesized.jsonl").display(),
+    );
+    let path = dir.join("run.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero() {
+    let test =
+        "synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero";
+    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let synth = synth_config(dir.path(), &program, 8);
+    let out = crate::common::usersim(dir.path(), &["synthesize", synth.to_str().unwrap()]);
+    let said = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(said.contains("accepted 8 of 8 wanted"), "{said}");
+    // The generic mock's deliberate flaws reach every stage validation owns.
+    for stage in ["execution", "state", "unknown_id", "communicate"] {
+        assert!(said.contains(&format!("  {stage} ")), "{stage}: {said}");
+    }
+    let written = std::fs::read_to_string(dir.path().join("synthesized.jsonl")).unwrap();
+    let scenarios: Vec<Scenario> = written
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(scenarios.len(), 8);
+    let writes = scenarios
+        .iter()
+        .filter(|s| s.tags.iter().any(|t| t == "write"))
+        .count();
+    assert!(writes > 0 && writes < 8, "{writes} writes of 8");
+
+    let job = run_config(dir.path(), &synth);
+    let out = crate::common::usersim(dir.path(), &["run", job.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr)
+    );
+    let store = usersim::store::open(&format!("sqlite://{}", dir.path().join("run.db").display()))
+        .await
+        .unwrap();
+    let job_id = store
+        .find_job_by_name("synthesized-mcp")
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    let all = store.conversations_page(job_id, 0, 1000).await.unwrap();
+    assert_eq!(all.len(), 16);
+    let rewards: Vec<f64> = all.iter().map(|c| c.conversation.reward.unwrap()).collect();
+    assert!(
+        rewards.contains(&1.0) && rewards.contains(&0.0),
+        "{rewards:?}"
+    );
+}
