@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use usersim::config::state_calls::StateCall;
-use usersim::config::{McpConfig, McpTransport, MockConfig, NemoGymConfig};
+use usersim::config::{McpConfig, MockConfig, NemoGymConfig};
 use usersim::env::builtin::open_builtin;
 use usersim::env::mcp::McpEnvironment;
 use usersim::env::nemo_gym::NemoGymEnvironment;
@@ -50,17 +50,53 @@ fn rejected_at(result: Result<usize, (Stage, String)>, stage: Stage, says: &str)
     }
 }
 
-fn server(var: &str, test: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(path) if !path.is_empty() => Some(path),
-        _ => {
-            println!(
-                "SKIPPED: {test}: {var} is not set; install the MCP servers with \
-                 `eval \"$(scripts/mcp-servers env)\"`"
-            );
-            None
-        }
-    }
+/// One environment's rows for the checks every kind is held to.
+struct Rows {
+    /// A read-only task and a write task, both valid.
+    read: Value,
+    write: Value,
+    /// How many of the write's gold actions come before its first write.
+    reads_before_write: usize,
+    /// The write with a gold action that fails, and what its error says.
+    failing: (Value, &'static str),
+    /// The read with an ID in known_info that the seed lacks, and the ID.
+    unknown: (Value, &'static str),
+}
+
+/// Accepted: the read and the write, every gold action executed. Rejected:
+/// a gold action that fails (execution), the write without its writes
+/// (state), the write tagged read-only (state), an unknown ID (unknown_id).
+async fn holds_to_every_check(env: &dyn Environment, rows: Rows) {
+    let count = |v: &Value| v["evaluation"]["actions"].as_array().unwrap().len();
+    assert_eq!(
+        verdict(env, &row(rows.read.clone())).await,
+        Ok(count(&rows.read))
+    );
+    assert_eq!(
+        verdict(env, &row(rows.write.clone())).await,
+        Ok(count(&rows.write))
+    );
+    let (failing, error) = rows.failing;
+    rejected_at(verdict(env, &row(failing)).await, Stage::Execution, error);
+    let mut no_write = rows.write.clone();
+    no_write["evaluation"]["actions"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(rows.reads_before_write);
+    rejected_at(
+        verdict(env, &row(no_write)).await,
+        Stage::State,
+        "leave the state unchanged",
+    );
+    let mut writes = rows.write;
+    writes["tags"] = json!(["read-only"]);
+    rejected_at(
+        verdict(env, &row(writes)).await,
+        Stage::State,
+        "change the state",
+    );
+    let (unknown, id) = rows.unknown;
+    rejected_at(verdict(env, &row(unknown)).await, Stage::UnknownId, id);
 }
 
 // builtin:phone ---------------------------------------------------------
@@ -107,38 +143,19 @@ fn phone_plan_question() -> Value {
 #[tokio::test]
 async fn synthesize_over_phone_accepts_a_dual_control_write_and_a_read_and_rejects_each_flaw() {
     let env = open_builtin("builtin:phone").unwrap();
-    let env = env.as_ref();
-    assert_eq!(verdict(env, &row(phone_roaming())).await, Ok(3));
-    assert_eq!(verdict(env, &row(phone_plan_question())).await, Ok(1));
-
-    let mut too_much = phone_roaming();
-    too_much["evaluation"]["actions"][1] =
+    let mut failing = phone_roaming();
+    failing["evaluation"]["actions"][1] =
         json!({"name": "add_data", "arguments": {"line_id": "L1002", "gb": 50}});
-    rejected_at(
-        verdict(env, &row(too_much)).await,
-        Stage::Execution,
-        "gb must be between 1 and 10",
-    );
-
-    let mut no_write = phone_plan_question();
-    no_write["tags"] = json!([]);
-    rejected_at(
-        verdict(env, &row(no_write)).await,
-        Stage::State,
-        "leave the state unchanged",
-    );
-
-    let mut writes = phone_roaming();
-    writes["tags"] = json!(["read-only"]);
-    rejected_at(
-        verdict(env, &row(writes)).await,
-        Stage::State,
-        "change the state",
-    );
-
     let mut unknown = phone_plan_question();
     unknown["user"]["known_info"] = json!("Your line is L9999.");
-    rejected_at(verdict(env, &row(unknown)).await, Stage::UnknownId, "L9999");
+    let rows = Rows {
+        read: phone_plan_question(),
+        write: phone_roaming(),
+        reads_before_write: 1,
+        failing: (failing, "gb must be between 1 and 10"),
+        unknown: (unknown, "L9999"),
+    };
+    holds_to_every_check(env.as_ref(), rows).await;
 }
 
 #[tokio::test]
@@ -184,19 +201,6 @@ fn call(tool: &str, arguments: Value) -> StateCall {
 /// by `read_graph`.
 fn memory(program: &str, probes: bool) -> McpConfig {
     McpConfig {
-        transport: McpTransport::Stdio {
-            command: vec![program.to_string()],
-            cwd: std::env::temp_dir(),
-            env: [(
-                "MEMORY_FILE_PATH".to_string(),
-                "{session_dir}/memory.jsonl".to_string(),
-            )]
-            .into(),
-        },
-        allowed_tools: None,
-        max_processes: 4,
-        timeout: Duration::from_secs(30),
-        startup_timeout: Duration::from_secs(60),
         state_probes: if probes {
             vec![call("read_graph", json!({}))]
         } else {
@@ -211,6 +215,7 @@ fn memory(program: &str, probes: bool) -> McpConfig {
                  "observations": ["member id MB3310", "lives in Bergen"]}
             ]}),
         )],
+        ..crate::mcp::memory_config(program, 4)
     }
 }
 
@@ -257,51 +262,26 @@ fn memory_move() -> Value {
 #[tokio::test]
 async fn synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read() {
     let test = "synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read";
-    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
         return;
     };
     let env = McpEnvironment::start(&memory(&program, true))
         .await
         .unwrap();
     let env: &dyn Environment = &env;
-    assert_eq!(verdict(env, &row(memory_lookup())).await, Ok(1));
-    assert_eq!(verdict(env, &row(memory_move())).await, Ok(2));
-
-    let mut nobody = memory_move();
-    nobody["evaluation"]["actions"][1]["arguments"]["observations"][0]["entityName"] =
+    let mut failing = memory_move();
+    failing["evaluation"]["actions"][1]["arguments"]["observations"][0]["entityName"] =
         json!("Nobody Here");
-    rejected_at(
-        verdict(env, &row(nobody)).await,
-        Stage::Execution,
-        "Nobody Here",
-    );
-
-    let mut no_write = memory_move();
-    no_write["evaluation"]["actions"]
-        .as_array_mut()
-        .unwrap()
-        .truncate(1);
-    rejected_at(
-        verdict(env, &row(no_write)).await,
-        Stage::State,
-        "leave the state unchanged",
-    );
-
-    let mut writes = memory_move();
-    writes["tags"] = json!(["read-only"]);
-    rejected_at(
-        verdict(env, &row(writes)).await,
-        Stage::State,
-        "change the state",
-    );
-
     let mut unknown = memory_lookup();
     unknown["user"]["known_info"] = json!("Your name is Dana Reyes; your member id is MB9999.");
-    rejected_at(
-        verdict(env, &row(unknown)).await,
-        Stage::UnknownId,
-        "MB9999",
-    );
+    let rows = Rows {
+        read: memory_lookup(),
+        write: memory_move(),
+        reads_before_write: 1,
+        failing: (failing, "Nobody Here"),
+        unknown: (unknown, "MB9999"),
+    };
+    holds_to_every_check(env, rows).await;
 
     // `db` cannot score an MCP server's state: validate's own check says so.
     let mut db = memory_move();
@@ -312,7 +292,7 @@ async fn synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_p
 #[tokio::test]
 async fn synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session() {
     let test = "synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session";
-    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
         return;
     };
     let env = McpEnvironment::start(&memory(&program, true))
@@ -346,7 +326,7 @@ async fn synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_sess
 #[tokio::test]
 async fn synthesize_refuses_an_mcp_state_probe_the_server_does_not_list() {
     let test = "synthesize_refuses_an_mcp_state_probe_the_server_does_not_list";
-    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
         return;
     };
     let mut config = memory(&program, true);
@@ -419,43 +399,21 @@ async fn synthesize_over_simulated_tools_checks_schemas_writes_and_facts_not_a_w
     let server = crate::common::mock(MockConfig::default()).await;
     let env = simulated_orders(&server).await;
     let env: &dyn Environment = &env;
-    assert_eq!(verdict(env, &row(simulated_status())).await, Ok(1));
-    assert_eq!(verdict(env, &row(simulated_cancel())).await, Ok(2));
-
-    // A call off the tool's parameter schema is a tool error.
-    let mut off_schema = simulated_cancel();
-    off_schema["evaluation"]["actions"][1]["arguments"]["reason"] = json!("too pricey");
-    rejected_at(
-        verdict(env, &row(off_schema)).await,
-        Stage::Execution,
-        "invalid arguments for cancel_order",
-    );
-
-    // A write task must call a tool that is not read-only...
-    let mut no_write = simulated_cancel();
-    no_write["evaluation"]["actions"]
-        .as_array_mut()
-        .unwrap()
-        .truncate(1);
-    rejected_at(
-        verdict(env, &row(no_write)).await,
-        Stage::State,
-        "leave the state unchanged",
-    );
-
-    // ...and a read-only one must call none.
-    let mut writes = simulated_cancel();
-    writes["tags"] = json!(["read-only"]);
-    rejected_at(
-        verdict(env, &row(writes)).await,
-        Stage::State,
-        "change the state",
-    );
-
-    // The IDs the user knows are in the scenario's own facts.
+    // A call off the tool's parameter schema is a tool error; a write task
+    // must call a tool that is not read-only and a read-only one none; the
+    // IDs the user knows are in the scenario's own facts.
+    let mut failing = simulated_cancel();
+    failing["evaluation"]["actions"][1]["arguments"]["reason"] = json!("too pricey");
     let mut unknown = simulated_status();
     unknown["user"]["known_info"] = json!("Your order id is W2001; your other one is W9999.");
-    rejected_at(verdict(env, &row(unknown)).await, Stage::UnknownId, "W9999");
+    let rows = Rows {
+        read: simulated_status(),
+        write: simulated_cancel(),
+        reads_before_write: 1,
+        failing: (failing, "invalid arguments for cancel_order"),
+        unknown: (unknown, "W9999"),
+    };
+    holds_to_every_check(env, rows).await;
 
     // There are no records to sample; the generator is told to write facts.
     let records = env.sample_records(0, 3).await.unwrap();
@@ -496,13 +454,13 @@ fn counter(url: &str, probes: Vec<StateCall>) -> NemoGymEnvironment {
 
 /// A scenario over the counter server, as a NeMo Gym row brings it: the row
 /// (its tools, `initial_count`, `expected_count`) is the initial state.
-fn counter_row(tags: Value, known: &str, actions: Value, communicate: Value) -> Scenario {
+fn counter_row(tags: Value, known: &str, actions: Value, communicate: Value) -> Value {
     let increment = json!({"name": "increment_counter", "description": "Add to the counter.",
         "parameters": {"type": "object", "properties": {"count": {"type": "integer"}},
                        "required": ["count"], "additionalProperties": false}});
     let get = json!({"name": "get_counter_value", "description": "The counter's value.",
         "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}});
-    row(json!({
+    json!({
         "id": "c",
         "tags": tags,
         "user": {
@@ -523,7 +481,7 @@ fn counter_row(tags: Value, known: &str, actions: Value, communicate: Value) -> 
         },
         "tools": [increment, get],
         "evaluation": {"actions": actions, "communicate": communicate, "reward_basis": ["communicate"]}
-    }))
+    })
 }
 
 #[tokio::test]
@@ -539,59 +497,25 @@ async fn synthesize_over_a_nemo_gym_server_reads_its_state_with_the_servers_own_
         {"name": "get_counter_value", "arguments": {}}
     ]);
     let read = json!([{"name": "get_counter_value", "arguments": {}}]);
-    let known = "Your counter starts at 3.";
-    assert_eq!(
-        verdict(
-            env,
-            &counter_row(json!([]), known, add_two.clone(), json!(["5"]))
-        )
-        .await,
-        Ok(2)
-    );
-    assert_eq!(
-        verdict(
-            env,
-            &counter_row(json!(["read-only"]), known, read.clone(), json!(["3"]))
-        )
-        .await,
-        Ok(1)
-    );
-
     let bad = json!([{"name": "increment_counter", "arguments": {"count": "two"}}]);
-    rejected_at(
-        verdict(env, &counter_row(json!([]), known, bad, json!([]))).await,
-        Stage::Execution,
-        "HTTP 422",
-    );
-    rejected_at(
-        verdict(env, &counter_row(json!([]), known, read.clone(), json!([]))).await,
-        Stage::State,
-        "leave the state unchanged",
-    );
-    rejected_at(
-        verdict(
-            env,
-            &counter_row(json!(["read-only"]), known, add_two, json!([])),
-        )
-        .await,
-        Stage::State,
-        "change the state",
-    );
-    // The counter's state holds no IDs, so any the user is said to know is unknown.
-    rejected_at(
-        verdict(
-            env,
-            &counter_row(
+    let known = "Your counter starts at 3.";
+    let rows = Rows {
+        read: counter_row(json!(["read-only"]), known, read.clone(), json!(["3"])),
+        write: counter_row(json!([]), known, add_two, json!(["5"])),
+        reads_before_write: 0,
+        failing: (counter_row(json!([]), known, bad, json!([])), "HTTP 422"),
+        // The counter's state holds no IDs, so any the user knows is unknown.
+        unknown: (
+            counter_row(
                 json!(["read-only"]),
                 "Your counter is CTR42.",
                 read,
                 json!(["3"]),
             ),
-        )
-        .await,
-        Stage::UnknownId,
-        "CTR42",
-    );
+            "CTR42",
+        ),
+    };
+    holds_to_every_check(env, rows).await;
 }
 
 #[tokio::test]
@@ -651,41 +575,20 @@ fn synth_config(dir: &std::path::Path, program: &str, target: u32) -> std::path:
 }
 
 /// A job playing the synthesized scenarios against the same server (its
-/// `[environment]` table copied from SYNTH.toml, seed calls included).
+/// `[environment]` table copied from SYNTH.toml, seed calls included), two
+/// samples each.
 fn run_config(dir: &std::path::Path, synth: &std::path::Path) -> std::path::PathBuf {
-    let r = crate::common::repo();
     let synth = std::fs::read_to_string(synth).unwrap();
     let environment = &synth[synth.find("[environment]").unwrap()..];
-    let text = format!(
-        r#"name = "synthesized-mcp"
-seed = 3
-database = "sqlite://{db}"
-concurrency = 4
-max_turns = 12
-[endpoints.policy]
-mock = true
-model = "mock-policy"
-[endpoints.user]
-mock = true
-model = "mock-user"
-[roles]
-policy = "policy"
-user = "user"
-[user_simulator]
-template = "{r}/prompts/user_simulator.tera"
-[policy]
-template = "{r}/prompts/policies/default.tera"
-[dataset]
-scenarios = "{scenarios}"
-personas = "{r}/personas"
-samples_per_scenario = 2
-personas_per_scenario = 1
-
-{environment}"#,
-        db = dir.join("run.db").display(),
-        r = r.display(),
-        scenarios = dir.join("synthesized.jsonl").display(),
-    );
+    let spec = crate::common::JobSpec {
+        name: "synthesized-mcp".into(),
+        scenarios: dir.join("synthesized.jsonl"),
+        ..Default::default()
+    };
+    let builtin = "[environment]\nname = \"builtin:retail\"\n";
+    let job = crate::common::job_toml(&spec, &dir.join("run.db"));
+    assert!(job.contains(builtin), "common::job_toml changed");
+    let text = job.replace(builtin, &format!("{environment}\n")) + "samples_per_scenario = 2\n";
     let path = dir.join("run.toml");
     std::fs::write(&path, text).unwrap();
     path
@@ -695,7 +598,7 @@ personas_per_scenario = 1
 async fn synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero() {
     let test =
         "synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero";
-    let Some(program) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
