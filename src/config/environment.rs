@@ -17,6 +17,7 @@ use super::job::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 use super::mcp::{read_mcp, McpConfig, McpKeys, McpSnapshot};
 use super::problem::Problem;
 use super::service::Trust;
+use super::state_calls::{self, StateCall};
 
 /// Names a job config may give a built-in environment (`env::builtin` opens them).
 pub const BUILTIN_ENVIRONMENTS: &[&str] = &[
@@ -73,6 +74,13 @@ struct NemoGymKeys {
     /// Retries of a transient failure (default 4, range 0 to 10).
     #[serde(default)]
     max_retries: Option<u32>,
+    /// Tool calls that read a session's state (scenario synthesis).
+    #[serde(default)]
+    state_probes: Option<Vec<StateCall>>,
+    /// The row `/seed_session` gets for the session whose probed state a
+    /// scenario generator is shown (default `{}`).
+    #[serde(default)]
+    records_row: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +109,11 @@ pub struct EnvironmentSnapshot {
     pub tools: Option<PathBuf>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpSnapshot>,
+    /// `nemo_gym` only (an MCP server's are in `mcp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_probes: Option<Vec<StateCall>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records_row: Option<serde_json::Value>,
 }
 
 impl EnvironmentFile {
@@ -126,6 +139,8 @@ impl EnvironmentFile {
                 max_retries: None,
                 tools: None,
                 mcp: None,
+                state_probes: None,
+                records_row: None,
             },
             EnvironmentFile::NemoGym(c) => EnvironmentSnapshot {
                 kind: Some("nemo_gym".into()),
@@ -135,6 +150,8 @@ impl EnvironmentFile {
                 max_retries: Some(c.max_retries),
                 tools: None,
                 mcp: None,
+                state_probes: (!c.state_probes.is_empty()).then(|| c.state_probes.clone()),
+                records_row: c.records_row.clone(),
             },
             EnvironmentFile::Simulated { tools } => EnvironmentSnapshot {
                 kind: Some("simulated".into()),
@@ -144,6 +161,8 @@ impl EnvironmentFile {
                 max_retries: None,
                 tools: Some(tools.clone()),
                 mcp: None,
+                state_probes: None,
+                records_row: None,
             },
             EnvironmentFile::Mcp(c) => EnvironmentSnapshot {
                 kind: Some("mcp".into()),
@@ -153,6 +172,8 @@ impl EnvironmentFile {
                 max_retries: None,
                 tools: None,
                 mcp: Some(c.snapshot()),
+                state_probes: None,
+                records_row: None,
             },
         }
     }
@@ -294,10 +315,33 @@ fn nemo_gym(path: &Path, keys: NemoGymKeys, problems: &mut Vec<Problem>) -> Opti
             format!("{max_retries} is out of range; use 0 to {MOST_RETRIES}"),
         ));
     }
+    let state_probes = keys.state_probes.unwrap_or_default();
+    problems.extend(state_calls::problems(
+        path,
+        "environment.state_probes",
+        &state_probes,
+    ));
+    match &keys.records_row {
+        Some(row) if !row.is_object() => problems.push(Problem::at_field(
+            path,
+            "environment.records_row",
+            "is not a table; give the fields /seed_session needs, e.g. \
+             records_row = { initial_count = 3 }",
+        )),
+        Some(_) if state_probes.is_empty() => problems.push(Problem::at_field(
+            path,
+            "environment.records_row",
+            "seeds the session whose state the state_probes read, and there are none; \
+             add state_probes or remove it",
+        )),
+        _ => {}
+    }
     (problems.len() == before).then(|| NemoGymConfig {
         base_url,
         timeout: Duration::from_secs_f64(timeout_secs),
         max_retries,
+        state_probes,
+        records_row: keys.records_row,
     })
 }
 

@@ -181,6 +181,12 @@ pub struct NemoGymConfig {
     pub base_url: String,
     pub timeout: Duration,
     pub max_retries: u32,
+    /// Tool calls that read a session's state (for scenario synthesis);
+    /// empty: the state cannot be read.
+    pub state_probes: Vec<crate::config::state_calls::StateCall>,
+    /// The row `/seed_session` gets for the session whose probed state is
+    /// shown to a scenario generator as records (`{}` when not given).
+    pub records_row: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

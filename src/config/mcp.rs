@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
+use super::state_calls::{self, StateCall};
 
 /// In a `command` argument or an `env` value: the conversation's own folder,
 /// made empty for each session and removed after it.
@@ -50,6 +51,14 @@ pub struct McpKeys {
     /// Seconds the server may take to start and answer `initialize` (default 30).
     #[serde(default)]
     pub startup_timeout_secs: Option<f64>,
+    /// Tool calls that read a session's state (e.g. `read_graph`): what
+    /// scenario synthesis compares and shows its generator.
+    #[serde(default)]
+    pub state_probes: Option<Vec<StateCall>>,
+    /// Tool calls made on every fresh session before anything else, so
+    /// each starts from the same state (e.g. `create_entities`).
+    #[serde(default)]
+    pub seed_calls: Option<Vec<StateCall>>,
 }
 
 /// How usersim reaches the server.
@@ -77,6 +86,9 @@ pub struct McpConfig {
     pub max_processes: usize,
     pub timeout: Duration,
     pub startup_timeout: Duration,
+    /// Empty: the state cannot be read (no synthesis over this server).
+    pub state_probes: Vec<StateCall>,
+    pub seed_calls: Vec<StateCall>,
 }
 
 /// `[environment]` of kind `mcp` as stored in a job's snapshot: the keys as
@@ -95,6 +107,10 @@ pub struct McpSnapshot {
     pub allowed_tools: Option<Vec<String>>,
     pub max_processes: u64,
     pub startup_timeout_secs: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub state_probes: Vec<StateCall>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seed_calls: Vec<StateCall>,
 }
 
 impl McpConfig {
@@ -121,6 +137,8 @@ impl McpConfig {
             allowed_tools: self.allowed_tools.clone(),
             max_processes: self.max_processes as u64,
             startup_timeout_secs: self.startup_timeout.as_secs_f64(),
+            state_probes: self.state_probes.clone(),
+            seed_calls: self.seed_calls.clone(),
             ..McpSnapshot::default()
         };
         match &self.transport {
@@ -247,6 +265,18 @@ pub fn read_mcp(
         "environment.startup_timeout_secs",
         startup_secs,
     ));
+    let state_probes = keys.state_probes.unwrap_or_default();
+    problems.extend(state_calls::problems(
+        path,
+        "environment.state_probes",
+        &state_probes,
+    ));
+    let seed_calls = keys.seed_calls.unwrap_or_default();
+    problems.extend(state_calls::problems(
+        path,
+        "environment.seed_calls",
+        &seed_calls,
+    ));
     let transport = transport?;
     (problems.len() == before).then(|| McpConfig {
         transport,
@@ -254,6 +284,8 @@ pub fn read_mcp(
         max_processes: usize::try_from(max_processes).unwrap_or(usize::MAX),
         timeout: Duration::from_secs_f64(timeout_secs),
         startup_timeout: Duration::from_secs_f64(startup_secs),
+        state_probes,
+        seed_calls,
     })
 }
 
@@ -389,5 +421,26 @@ mod tests {
         assert!(p[0].message.contains("not an http(s) URL"), "{p:?}");
         let p = read("url = \"http://x/mcp\"\nmax_processes = 0").unwrap_err();
         assert!(p[0].message.contains("1 to 1,000"), "{p:?}");
+    }
+
+    #[test]
+    fn state_probes_and_seed_calls_are_read_with_their_arguments_and_a_bad_one_is_named() {
+        let config = read(
+            "url = \"http://x/mcp\"\nstate_probes = [{ tool = \"read_graph\" }]\n\
+             seed_calls = [{ tool = \"create_entities\", arguments = { entities = [] } }]",
+        )
+        .unwrap();
+        assert_eq!(config.state_probes[0].tool, "read_graph");
+        assert_eq!(
+            config.seed_calls[0].arguments,
+            serde_json::json!({"entities": []})
+        );
+        let snapshot = toml::to_string(&config.snapshot()).unwrap();
+        assert!(snapshot.contains("read_graph"), "{snapshot}");
+        let p = read("url = \"http://x/mcp\"\nstate_probes = [{ tool = \" \" }]").unwrap_err();
+        assert_eq!(
+            p[0].location.as_deref(),
+            Some("environment.state_probes[0].tool")
+        );
     }
 }

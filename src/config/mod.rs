@@ -14,6 +14,7 @@ pub mod paths;
 pub mod problem;
 pub mod ranges;
 pub mod service;
+pub mod state_calls;
 pub mod synth;
 pub mod synth_committee;
 pub mod synth_diversity;

@@ -124,6 +124,9 @@ pub const MCP_MAX_PROCESSES: Whole = whole(1, 1_000);
 pub const MCP_TIMEOUT_SECS: Real = above(0.0, 3_600.0);
 /// Seconds an MCP server may take to start and answer `initialize`.
 pub const MCP_STARTUP_SECS: Real = above(0.0, 600.0);
+/// An environment's `state_probes` or `seed_calls` (each a tool call made on
+/// every session that needs it).
+pub const STATE_CALLS: Whole = whole(0, 32);
 /// Goal similarity (MinHash estimate of word-shingle Jaccard) at which two
 /// synthesized scenarios are near-duplicates.
 pub const DEDUP_SIMILARITY: Real = above(0.0, 1.0);

@@ -97,6 +97,10 @@ struct SynthRoles {
     /// The default endpoint of a `[[reviewers]]` table that names none.
     #[serde(default)]
     reviewer: Option<String>,
+    /// The endpoint whose model plays a `simulated` environment's tools when
+    /// gold actions are validated by execution (required for that kind only).
+    #[serde(default)]
+    tools: Option<String>,
 }
 
 /// A synthesis run's config, checked, paths absolute.
@@ -133,6 +137,8 @@ pub struct SynthConfig {
     pub committee: Option<CommitteeConfig>,
     /// `[diversity]`: what the proposals' briefs ask for.
     pub diversity: DiversityConfig,
+    /// Plays a `simulated` environment's tools (`open_environment_with`).
+    pub tools: Option<EndpointConfig>,
 }
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
@@ -270,6 +276,8 @@ pub fn from_toml(
             .unwrap_or_default(),
         None => MockConfig::default(),
     };
+    let tools = roles_tools(label, roles.as_ref(), environment.as_ref(), &mut problems)
+        .map(|name| pick("roles.tools", name, &mut problems));
     let resolver = Resolver {
         file: label,
         base,
@@ -288,6 +296,15 @@ pub fn from_toml(
         },
         &mut problems,
     );
+    // A simulated environment's tool specs, relative to SYNTH.toml.
+    let environment = environment.map(|e| match e {
+        EnvironmentFile::Simulated { tools } => EnvironmentFile::Simulated {
+            tools: resolver
+                .existing("environment.tools", &tools, Want::File, &mut problems)
+                .unwrap_or(tools),
+        },
+        other => other,
+    });
     let mut paths = None;
     if let Some(h) = &head {
         for (field, n, range) in [
@@ -371,6 +388,7 @@ pub fn from_toml(
         base: base.to_path_buf(),
         committee,
         diversity,
+        tools: tools.flatten(),
     })
 }
 
@@ -451,6 +469,41 @@ pub fn from_snapshot(
     from_toml(label, snapshot, base, Trust::Local)
 }
 
+/// `roles.tools`: required with a `simulated` environment (its gold actions
+/// run only when a model plays its tools), refused with any other.
+fn roles_tools<'r>(
+    label: &Path,
+    roles: Option<&'r SynthRoles>,
+    environment: Option<&EnvironmentFile>,
+    problems: &mut Vec<Problem>,
+) -> Option<&'r str> {
+    let (roles, environment) = (roles?, environment?);
+    let simulated = matches!(environment, EnvironmentFile::Simulated { .. });
+    match (&roles.tools, simulated) {
+        (Some(name), true) => Some(name),
+        (None, false) => None,
+        (None, true) => {
+            problems.push(Problem::at_field(
+                label,
+                "roles.tools",
+                "is missing; a simulated environment's gold actions run only when a model \
+                 plays its tools: add tools = \"ENDPOINT\" (e.g. an [endpoints.tools] with \
+                 mock = true, model = \"mock-tools\")",
+            ));
+            None
+        }
+        (Some(_), false) => {
+            problems.push(Problem::at_field(
+                label,
+                "roles.tools",
+                "plays a simulated environment's tools, and this environment is not one; \
+                 remove it",
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +578,64 @@ name = "builtin:retail"
         assert!(
             problems[0].to_string().contains("generator"),
             "{problems:?}"
+        );
+    }
+
+    const SIMULATED: &str = r#"
+name = "s"
+target = 5
+output = "out.jsonl"
+[endpoints.generator]
+mock = true
+model = "mock-synth"
+[endpoints.tools]
+mock = true
+model = "mock-tools"
+[roles]
+generator = "generator"
+tools = "tools"
+[environment]
+kind = "simulated"
+tools = "TOOLS"
+"#;
+
+    fn simulated(text: &str) -> Result<SynthConfig, Vec<Problem>> {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        from_toml(
+            Path::new("SYNTH.toml"),
+            &text.replace("TOOLS", "data/simulated/tools.json"),
+            repo,
+            Trust::Local,
+        )
+    }
+
+    #[test]
+    fn a_simulated_environment_takes_the_tools_role_and_its_specs_path_from_the_config_folder() {
+        let c = simulated(SIMULATED).unwrap();
+        assert_eq!(c.tools.unwrap().name, "tools");
+        let EnvironmentConfig::Simulated(s) = &c.environment else {
+            panic!("not simulated: {:?}", c.environment);
+        };
+        assert!(s.tools.is_absolute() && s.tools.is_file(), "{s:?}");
+    }
+
+    #[test]
+    fn the_tools_role_is_required_for_a_simulated_environment_and_refused_for_others() {
+        let p = simulated(&SIMULATED.replace("tools = \"tools\"\n", "")).unwrap_err();
+        assert_eq!(p[0].location.as_deref(), Some("roles.tools"), "{p:?}");
+        assert!(p[0].message.contains("is missing"), "{p:?}");
+        let p = load(&GOOD.replace(
+            "generator = \"generator\"",
+            "generator = \"generator\"\ntools = \"generator\"",
+        ))
+        .unwrap_err();
+        assert_eq!(p[0].location.as_deref(), Some("roles.tools"), "{p:?}");
+        assert!(p[0].message.contains("not one"), "{p:?}");
+        let p = simulated(&SIMULATED.replace("TOOLS", "nope.json")).unwrap_err();
+        assert!(
+            p.iter()
+                .any(|p| p.location.as_deref() == Some("environment.tools")),
+            "{p:?}"
         );
     }
 }

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod mcp;
 pub mod nemo_gym;
+pub mod sampled;
 pub mod simulated;
 
 use std::sync::Arc;
@@ -98,9 +99,10 @@ pub enum EnvError {
     /// An MCP server failed to start, or failed during a conversation.
     #[error("MCP server {server}: {message}")]
     Mcp { server: String, message: String },
-    /// Scenario synthesis needs real records; this kind cannot show them yet.
-    #[error("environment '{0}' cannot be sampled for scenario synthesis yet; use builtin:retail")]
-    NotSampleable(String),
+    /// Scenario synthesis needs real records and a readable state; `reason`
+    /// says what this environment lacks and what would make it sampleable.
+    #[error("environment '{environment}' cannot be sampled for scenario synthesis: {reason}")]
+    NotSampleable { environment: String, reason: String },
 }
 
 /// Resource tools with per-conversation state.
@@ -128,7 +130,19 @@ pub trait Environment: Send + Sync {
     /// kind, chosen by `seed`, at most `n` of the main kind.
     async fn sample_records(&self, seed: u64, n: usize) -> Result<serde_json::Value, EnvError> {
         let _ = (seed, n);
-        Err(EnvError::NotSampleable(self.name().to_string()))
+        Err(EnvError::NotSampleable {
+            environment: self.name().to_string(),
+            reason: "it cannot show the records of a fresh session; an environment needs a \
+                     readable state (builtin:retail, builtin:phone, an mcp or nemo_gym \
+                     environment with state_probes) to ground proposals in"
+                .to_string(),
+        })
+    }
+    /// Whether a scenario may name `db` in its reward basis (the state left
+    /// behind compared with the gold actions' state). An MCP server's state
+    /// cannot be replayed and compared: its scenarios check it with probes.
+    fn scores_db(&self) -> bool {
+        true
     }
 }
 
@@ -162,11 +176,14 @@ pub trait Session: Send {
     fn usage(&self) -> EnvUsage {
         EnvUsage::default()
     }
-    /// The whole current state as JSON, for synthesis to compare before and
-    /// after gold actions and to look up IDs; `None` when the environment
-    /// cannot show its state (remote or simulated ones).
-    fn snapshot(&self) -> Option<serde_json::Value> {
-        None
+    /// The session's current state as JSON, for synthesis to compare before
+    /// and after gold actions and to look up the IDs a user may know: a
+    /// built-in domain's whole store, what an MCP or NeMo Gym environment's
+    /// `state_probes` read, a simulated one's facts and successful writes.
+    /// `None` when the environment cannot show its state; an `Err` is the
+    /// environment failing to answer (infrastructure, not the scenario).
+    async fn state(&mut self) -> Result<Option<serde_json::Value>, EnvError> {
+        Ok(None)
     }
 }
 

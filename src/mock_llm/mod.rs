@@ -24,6 +24,7 @@ pub mod server;
 pub mod starter;
 pub mod stats;
 pub mod synth;
+pub mod synth_generic;
 pub mod tools;
 pub mod user;
 pub mod user_tools;

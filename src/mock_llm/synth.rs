@@ -83,6 +83,9 @@ pub fn respond(prompt: &str) -> String {
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
     let retry = prompt.contains("<feedback");
+    if records.get("users").is_none() {
+        return super::synth_generic::respond(prompt, &records, index, retry);
+    }
     let brief = brief::read(prompt);
     let flaw = if retry { Flaw::None } else { flaw(index) };
     if flaw == Flaw::Format {

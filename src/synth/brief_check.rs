@@ -257,7 +257,11 @@ pub async fn write_tools(
         .open(&init)
         .await
         .map_err(|e| replay_error(e.to_string()))?;
-    let mut before: Value = session.snapshot().unwrap_or(Value::Null);
+    let mut before: Value = session
+        .state()
+        .await
+        .map_err(|e| replay_error(e.to_string()))?
+        .unwrap_or(Value::Null);
     let mut writes: Vec<String> = Vec::new();
     for (i, action) in scenario.evaluation.actions.iter().enumerate() {
         let call = ToolCall {
@@ -269,7 +273,11 @@ pub async fn write_tools(
             .call_by(action.caller, &call)
             .await
             .map_err(|e| replay_error(e.to_string()))?;
-        let after = session.snapshot().unwrap_or(Value::Null);
+        let after = session
+            .state()
+            .await
+            .map_err(|e| replay_error(e.to_string()))?
+            .unwrap_or(Value::Null);
         if after != before && !writes.contains(&action.name) {
             writes.push(action.name.clone());
         }

@@ -177,7 +177,10 @@ async fn validation_by_execution_ends_with_the_brief_stage() {
     };
     let r = validate(&env, &shipped("retail-001"), &b)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .rejection()
+        .cloned()
+        .unwrap();
     assert_eq!(r.stage, Stage::Brief);
     assert!(
         validate(&env, &shipped("retail-001"), &ProposalBrief::default())

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::env::{Environment, InitialState, ToolCall, ToolOutput};
+use crate::env::{EnvError, Environment, InitialState, ToolCall, ToolOutput};
 use crate::persona::scenario::{unscored_problems, Scenario};
 use crate::verify::communicate::says_fact;
 
@@ -15,6 +15,39 @@ use super::stage::{Rejection, Stage};
 
 /// Tags that say a task must leave the state as it found it.
 const UNCHANGED_TAGS: &[&str] = &["read-only", "refusal"];
+
+/// Why a proposal did not pass validation by execution.
+#[derive(Debug)]
+pub enum Invalid {
+    /// The proposal is wrong; the generator is told why.
+    Rejected(Rejection),
+    /// The environment failed (a server gone, a tools model failing, a
+    /// state it cannot show): not the proposal's fault, never a rejection;
+    /// the item fails and may be retried.
+    Environment(EnvError),
+}
+
+impl From<Rejection> for Invalid {
+    fn from(r: Rejection) -> Self {
+        Invalid::Rejected(r)
+    }
+}
+
+impl From<EnvError> for Invalid {
+    fn from(e: EnvError) -> Self {
+        Invalid::Environment(e)
+    }
+}
+
+impl Invalid {
+    /// The rejection, when the proposal was at fault.
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            Invalid::Rejected(r) => Some(r),
+            Invalid::Environment(_) => None,
+        }
+    }
+}
 
 /// One gold action and what it returned on the fresh session.
 #[derive(Debug, Clone)]
@@ -32,23 +65,24 @@ pub async fn validate(
     environment: &dyn Environment,
     scenario: &Scenario,
     brief: &ProposalBrief,
-) -> Result<Vec<ExecutedCall>, Rejection> {
+) -> Result<Vec<ExecutedCall>, Invalid> {
     let init = InitialState {
         seed: 0,
         data: scenario.initial_state.clone(),
     };
-    let mut session = environment
-        .open(&init)
-        .await
-        .map_err(|e| Rejection::new(Stage::Execution, format!("initial_state: {e}")))?;
-    let before = session.snapshot().ok_or_else(|| {
-        Rejection::new(
+    let mut session = environment.open(&init).await.map_err(|e| match e {
+        EnvError::InitialState(_) => Invalid::Rejected(Rejection::new(
             Stage::Execution,
-            format!(
-                "environment '{}' cannot show its state, so gold actions cannot be checked",
-                environment.name()
-            ),
-        )
+            format!("initial_state: {e}"),
+        )),
+        e => Invalid::Environment(e),
+    })?;
+    let before = session.state().await?.ok_or_else(|| {
+        Invalid::Environment(EnvError::NotSampleable {
+            environment: environment.name().to_string(),
+            reason: "it cannot show a session's state, so gold actions cannot be checked"
+                .to_string(),
+        })
     })?;
     let mut executed = Vec::new();
     for (i, action) in scenario.evaluation.actions.iter().enumerate() {
@@ -57,24 +91,24 @@ pub async fn validate(
             name: action.name.clone(),
             arguments: action.arguments.to_string(),
         };
-        let output = session.call_by(action.caller, &call).await.map_err(|e| {
-            Rejection::new(
-                Stage::Execution,
-                format!("evaluation.actions[{i}] ({}): {e}", action.name),
-            )
-        })?;
+        // An `Err` is the environment failing (a server gone, a tools model
+        // failing), not the proposal: the item fails, retryable.
+        let output = session.call_by(action.caller, &call).await?;
         if output.is_error {
-            return Err(Rejection::new(
+            return Err(Invalid::Rejected(Rejection::new(
                 Stage::Execution,
                 format!(
                     "evaluation.actions[{i}] ({} {}) fails on a fresh session: {}",
                     action.name, action.arguments, output.content
                 ),
-            ));
+            )));
         }
         executed.push(ExecutedCall { call, output });
     }
-    let after = session.snapshot().unwrap_or(Value::Null);
+    let after = session.state().await?.unwrap_or(Value::Null);
+    // Its place (an MCP server process) back before `validate`'s own
+    // checks open another session to replay the gold actions.
+    drop(session);
     check_state_change(scenario, brief, &before, &after)?;
     check_known_ids(scenario, &before)?;
     check_communicable(scenario, &executed)?;
@@ -119,7 +153,7 @@ fn check_state_change(
 /// id, an email, or a word mixing letters with digits or underscores.
 pub fn id_like_words(text: &str) -> Vec<String> {
     text.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| ",.;:()[]\"'!?".contains(c)))
+        .map(bare_word)
         .filter(|w| w.len() >= 4)
         .filter(|w| {
             let digit = w.chars().any(|c| c.is_ascii_digit());
@@ -128,6 +162,11 @@ pub fn id_like_words(text: &str) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// A word without the punctuation around it.
+fn bare_word(word: &str) -> &str {
+    word.trim_matches(|c: char| ",.;:()[]\"'!?".contains(c))
 }
 
 fn strings_of<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
@@ -147,7 +186,15 @@ fn check_known_ids(scenario: &Scenario, seed: &Value) -> Result<(), Rejection> {
     strings_of(seed, &mut strings);
     let unknown: Vec<String> = id_like_words(&scenario.user.known_info)
         .into_iter()
-        .filter(|id| !strings.iter().any(|s| s.eq_ignore_ascii_case(id)))
+        // A whole value (an order id), or a word of a text (an MCP
+        // server's observation "member id MB2041").
+        .filter(|id| {
+            !strings.iter().any(|s| {
+                s.eq_ignore_ascii_case(id)
+                    || s.split_whitespace()
+                        .any(|w| bare_word(w).eq_ignore_ascii_case(id))
+            })
+        })
         .collect();
     if unknown.is_empty() {
         return Ok(());
@@ -192,6 +239,14 @@ async fn check_validate_rules(
     let one = std::slice::from_ref(scenario);
     let mut problems = unscored_problems(file, one);
     problems.extend(crate::jobs::setup::check_gold_actions(file, one, environment).await);
+    problems.extend(crate::jobs::check_probes::probe_problems(
+        file,
+        one,
+        environment,
+    ));
+    if !environment.scores_db() {
+        problems.extend(crate::jobs::check_probes::mcp_db_problems(file, one));
+    }
     if scenario.user.reason_for_contact.trim().is_empty() && scenario.user.opening.is_none() {
         problems.push(crate::config::Problem::at_field(
             file,

@@ -18,7 +18,10 @@ pub(super) fn shipped(id_prefix: &str) -> Scenario {
 
 async fn stage_of(s: &Scenario, brief: &ProposalBrief) -> Option<Stage> {
     let env = RetailEnvironment::new().unwrap();
-    validate(&env, s, brief).await.err().map(|r| r.stage)
+    validate(&env, s, brief)
+        .await
+        .err()
+        .map(|r| r.rejection().unwrap().stage)
 }
 
 #[tokio::test]
@@ -39,7 +42,10 @@ async fn a_gold_action_with_an_unknown_order_is_an_execution_rejection_naming_it
     let env = RetailEnvironment::new().unwrap();
     let r = validate(&env, &s, &ProposalBrief::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .rejection()
+        .cloned()
+        .unwrap();
     assert_eq!(r.stage, Stage::Execution);
     assert!(r.reason.contains("evaluation.actions[1]"), "{}", r.reason);
     assert!(r.reason.contains("#LL00000"), "{}", r.reason);
@@ -75,7 +81,10 @@ async fn an_order_id_the_seed_lacks_in_known_info_is_an_unknown_id_rejection() {
     let env = RetailEnvironment::new().unwrap();
     let r = validate(&env, &s, &ProposalBrief::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .rejection()
+        .cloned()
+        .unwrap();
     assert_eq!(r.stage, Stage::UnknownId);
     assert!(r.reason.contains("#LL99999"), "{}", r.reason);
 }
@@ -87,7 +96,10 @@ async fn a_fact_in_no_output_is_a_communicate_rejection_naming_it() {
     let env = RetailEnvironment::new().unwrap();
     let r = validate(&env, &s, &ProposalBrief::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .rejection()
+        .cloned()
+        .unwrap();
     assert_eq!(r.stage, Stage::Communicate);
     assert!(r.reason.contains("XZ123456789"), "{}", r.reason);
 }

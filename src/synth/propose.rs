@@ -14,7 +14,7 @@ use crate::prompt::PromptRegistry;
 
 use super::brief::ProposalBrief;
 use super::committee::{Committee, Review, ReviewError};
-use super::execute::{validate, ExecutedCall};
+use super::execute::{validate, ExecutedCall, Invalid};
 use super::prompt::{context, ProposalInput, PROPOSE};
 use super::reply::parse_scenario;
 use super::stage::{Rejection, Stage};
@@ -73,6 +73,10 @@ pub enum ProposeError {
     /// never a rejection.
     #[error("the review committee failed: {0}")]
     Review(#[from] ReviewError),
+    /// The environment failed while a proposal was validated by execution:
+    /// retryable, never a rejection.
+    #[error("the environment failed during validation by execution: {0}")]
+    Environment(crate::env::EnvError),
 }
 
 impl ProposeError {
@@ -135,7 +139,8 @@ impl Proposer {
             let reply = response.message.content.to_string();
             let checked = match self.check(index, brief, &reply).await {
                 Ok(checked) => checked,
-                Err(rejection) => {
+                Err(Invalid::Environment(e)) => return Err(ProposeError::Environment(e)),
+                Err(Invalid::Rejected(rejection)) => {
                     attempts.push(Attempt {
                         attempt,
                         reply,
@@ -197,7 +202,7 @@ impl Proposer {
         index: u64,
         brief: &ProposalBrief,
         reply: &str,
-    ) -> Result<(Scenario, Vec<ExecutedCall>), Rejection> {
+    ) -> Result<(Scenario, Vec<ExecutedCall>), Invalid> {
         let mut scenario = parse_scenario(reply).map_err(|e| Rejection::new(Stage::Format, e))?;
         scenario.id = scenario_id(self.seed, index);
         if !scenario.tags.iter().any(|t| t == SYNTHESIZED_TAG) {

@@ -45,6 +45,7 @@ mod stats_export;
 mod store_story;
 mod synthesis_job;
 mod synthesize;
+mod synthesize_envs;
 mod telemetry;
 mod transport;
 mod ui_pages;

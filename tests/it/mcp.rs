@@ -24,7 +24,7 @@ use usersim::jobs::{self, RunOptions, RunReport};
 use usersim::mock_llm::InProcessMock;
 use usersim::store::{self, Store, StoredConversation};
 
-fn server(var: &str, test: &str) -> Option<String> {
+pub(crate) fn server(var: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(path) if !path.is_empty() => Some(path),
         _ => {
@@ -205,7 +205,7 @@ async fn memory_server_over_stdio_is_scored_by_probes_of_what_the_agent_stored()
     assert!(ones > 0 && zeros > 0, "{ones} ones, {zeros} zeros");
 }
 
-fn memory_config(program: &str, max_processes: usize) -> McpConfig {
+pub(crate) fn memory_config(program: &str, max_processes: usize) -> McpConfig {
     McpConfig {
         transport: McpTransport::Stdio {
             command: vec![program.to_string()],
@@ -220,6 +220,8 @@ fn memory_config(program: &str, max_processes: usize) -> McpConfig {
         max_processes,
         timeout: Duration::from_secs(30),
         startup_timeout: Duration::from_secs(60),
+        state_probes: Vec::new(),
+        seed_calls: Vec::new(),
     }
 }
 

@@ -8,6 +8,12 @@
 //! environment is the conversation's own empty folder), a fresh MCP session
 //! for a `url`. A call is `tools/call`; a server that dies or stops answering
 //! mid-conversation fails it as `env_error`, never as a reward of 0.
+//!
+//! `seed_calls` are made on every fresh session before the conversation, so
+//! each starts from the same state; `state_probes` read a session's state,
+//! which is what scenario synthesis compares and grounds its proposals in
+//! (the records it shows its generator are the probes' outputs on a fresh
+//! session, cut to a few of each kind).
 
 pub mod connect;
 pub mod output;
@@ -19,6 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::sync::Semaphore;
 
+use crate::config::state_calls::{self, StateCall};
 use crate::config::McpConfig;
 
 use super::{EnvError, Environment, InitialState, Session, ToolSpec};
@@ -30,6 +37,7 @@ pub struct McpEnvironment {
     name: String,
     tools: Vec<ToolSpec>,
     tool_names: Arc<[String]>,
+    probes: Arc<[StateCall]>,
     instructions: String,
     /// Places for sessions (server processes) open at once.
     places: Arc<Semaphore>,
@@ -67,6 +75,19 @@ impl McpEnvironment {
             }
         };
         let all: Vec<ToolSpec> = listed.iter().map(output::tool_spec).collect();
+        for (field, calls) in [
+            ("state_probes", &config.state_probes),
+            ("seed_calls", &config.seed_calls),
+        ] {
+            let unknown = state_calls::unlisted(calls, &names(&all));
+            if !unknown.is_empty() {
+                return Err(fail(format!(
+                    "environment.{field} names {}, which the server does not list; it lists: {}",
+                    unknown.join(", "),
+                    names(&all).join(", ")
+                )));
+            }
+        }
         let tools = match &config.allowed_tools {
             None => all,
             Some(allowed) => {
@@ -94,6 +115,7 @@ impl McpEnvironment {
         }
         Ok(McpEnvironment {
             tool_names: names(&tools).into_iter().map(str::to_string).collect(),
+            probes: config.state_probes.iter().cloned().collect(),
             tools,
             instructions,
             places: Arc::new(Semaphore::new(config.max_processes)),
@@ -144,12 +166,37 @@ impl Environment for McpEnvironment {
                 server: self.name.clone(),
                 message,
             })?;
-        Ok(Box::new(McpSession::new(
+        let mut session = McpSession::new(
             connection,
             permit,
             self.tool_names.clone(),
+            self.probes.clone(),
             self.name.clone(),
             self.config.timeout,
-        )))
+        );
+        session.seed(&self.config.seed_calls).await?;
+        Ok(Box::new(session))
+    }
+
+    fn scores_db(&self) -> bool {
+        false
+    }
+
+    /// The `state_probes`' outputs on a fresh session (after its
+    /// `seed_calls`), each list cut to `n` records from a place `seed` picks.
+    async fn sample_records(&self, seed: u64, n: usize) -> Result<serde_json::Value, EnvError> {
+        if self.probes.is_empty() {
+            return Err(EnvError::NotSampleable {
+                environment: self.name.clone(),
+                reason: "its state cannot be read: add environment.state_probes, the tool calls \
+                         that read a session's state, e.g. state_probes = [{ tool = \"read_graph\" }] \
+                         for the memory server (and seed_calls to start every session from \
+                         the same records)"
+                    .to_string(),
+            });
+        }
+        let mut session = self.open(&InitialState::default()).await?;
+        let state = session.state().await?.unwrap_or_default();
+        Ok(crate::env::sampled::bounded(&state, seed, n))
     }
 }

@@ -11,6 +11,7 @@ use rmcp::ServiceError;
 use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
+use crate::config::state_calls::StateCall;
 use crate::env::{EnvError, EnvUsage, Message, Session, ToolCall, ToolOutput};
 use crate::verify::{communicate, Component, Criteria, Verification};
 
@@ -25,6 +26,8 @@ pub struct McpSession {
     permit: Option<OwnedSemaphorePermit>,
     /// The tools offered to the policy.
     tools: Arc<[String]>,
+    /// The calls that read the state (`state_probes`).
+    probes: Arc<[StateCall]>,
     /// Names the server in errors.
     label: String,
     timeout: Duration,
@@ -36,6 +39,7 @@ impl McpSession {
         connection: Connection,
         permit: OwnedSemaphorePermit,
         tools: Arc<[String]>,
+        probes: Arc<[StateCall]>,
         label: String,
         timeout: Duration,
     ) -> Self {
@@ -43,6 +47,7 @@ impl McpSession {
             connection: Some(connection),
             permit: Some(permit),
             tools,
+            probes,
             label,
             timeout,
             usage: EnvUsage::default(),
@@ -60,6 +65,66 @@ impl McpSession {
             server: self.label.clone(),
             message: format!("{message}{said}"),
         }
+    }
+
+    /// `tools/call` of any tool the server lists (the policy's allow-list is
+    /// [`Session::call`]'s to enforce): a JSON-RPC error is an error output,
+    /// a server that fails or does not answer an `Err`.
+    async fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<ToolOutput, EnvError> {
+        let Some(connection) = &self.connection else {
+            return Err(self.failed("the session was already closed".into()));
+        };
+        let request = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        let started = Instant::now();
+        let answer = tokio::time::timeout(self.timeout, connection.client.call_tool(request)).await;
+        self.usage.requests += 1;
+        self.usage.wait += started.elapsed();
+        match answer {
+            Ok(Ok(result)) => Ok(tool_output(&result)),
+            // The server answered with a JSON-RPC error: it refused this
+            // call (unknown arguments, a tool it does not have); the policy
+            // reads why, as it would from any tool.
+            Ok(Err(ServiceError::McpError(error))) => Ok(ToolOutput::error(error.message)),
+            Ok(Err(e)) => Err(self.failed(format!(
+                "failed during the conversation (tools/call {name}): {e}"
+            ))),
+            Err(_) => Err(self.failed(format!(
+                "did not answer tools/call {name} within {} s (timeout_secs)",
+                self.timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    /// One configured call (`field[i]`, a seed call or a state probe); a
+    /// tool error is the environment failing: the config names a call the
+    /// server refuses.
+    async fn configured_call(
+        &mut self,
+        field: &str,
+        i: usize,
+        call: &StateCall,
+    ) -> Result<ToolOutput, EnvError> {
+        let arguments = call.arguments.as_object().cloned().unwrap_or_default();
+        let output = self.call_tool(&call.tool, arguments).await?;
+        if output.is_error {
+            return Err(self.failed(format!(
+                "environment.{field}[{i}] ({}) failed: {}",
+                call.tool, output.content
+            )));
+        }
+        Ok(output)
+    }
+
+    /// Make the `seed_calls` on the fresh session, in order.
+    pub async fn seed(&mut self, calls: &[StateCall]) -> Result<(), EnvError> {
+        for (i, call) in calls.iter().enumerate() {
+            self.configured_call("seed_calls", i, call).await?;
+        }
+        Ok(())
     }
 
     /// End the session: the client closed (the process ended), then its
@@ -120,30 +185,7 @@ impl Session for McpSession {
                 )))
             }
         };
-        let Some(connection) = &self.connection else {
-            return Err(self.failed("the session was already closed".into()));
-        };
-        let request = CallToolRequestParams::new(call.name.clone()).with_arguments(arguments);
-        let started = Instant::now();
-        let answer = tokio::time::timeout(self.timeout, connection.client.call_tool(request)).await;
-        self.usage.requests += 1;
-        self.usage.wait += started.elapsed();
-        match answer {
-            Ok(Ok(result)) => Ok(tool_output(&result)),
-            // The server answered with a JSON-RPC error: it refused this
-            // call (unknown arguments, a tool it does not have); the policy
-            // reads why, as it would from any tool.
-            Ok(Err(ServiceError::McpError(error))) => Ok(ToolOutput::error(error.message)),
-            Ok(Err(e)) => Err(self.failed(format!(
-                "failed during the conversation (tools/call {}): {e}",
-                call.name
-            ))),
-            Err(_) => Err(self.failed(format!(
-                "did not answer tools/call {} within {} s (timeout_secs)",
-                call.name,
-                self.timeout.as_secs_f64()
-            ))),
-        }
+        self.call_tool(&call.name, arguments).await
     }
 
     async fn verify(
@@ -171,5 +213,22 @@ impl Session for McpSession {
 
     fn usage(&self) -> EnvUsage {
         self.usage
+    }
+
+    /// What the `state_probes` read, by probe (their JSON output, or its
+    /// text when it is not JSON); `None` without probes.
+    async fn state(&mut self) -> Result<Option<Value>, EnvError> {
+        if self.probes.is_empty() {
+            return Ok(None);
+        }
+        let probes = Arc::clone(&self.probes);
+        let mut state = serde_json::Map::new();
+        for (i, probe) in probes.iter().enumerate() {
+            let output = self.configured_call("state_probes", i, probe).await?;
+            let value =
+                serde_json::from_str(&output.content).unwrap_or(Value::String(output.content));
+            state.insert(probe.key(), value);
+        }
+        Ok(Some(Value::Object(state)))
     }
 }

@@ -10,6 +10,15 @@
 //! a server that cannot be reached (after the retry policy's retries), a 5xx,
 //! or a `/verify` reply that is not a verification end the conversation as
 //! `env_error`: it is not stored as a reward of 0.
+//!
+//! Scenario synthesis needs a session's state. NeMo Gym's protocol has no
+//! call that reads it (`/seed_session`, tools, `/verify`, `/close_session`),
+//! so it comes from `state_probes`: tool calls of the server's own that read
+//! it, as `get_counter_value` does for `example_session_state_mgmt` (the one
+//! server of nemo-gym 0.7.0 whose whole state a tool returns;
+//! `workplace_assistant`'s search tools read parts of its state, a page at a
+//! time). The records a generator is shown are the probes' outputs on a
+//! session seeded with `records_row`.
 
 pub mod reply;
 pub mod reverify;
@@ -23,6 +32,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use crate::config::state_calls::StateCall;
 use crate::config::NemoGymConfig;
 use crate::llm::message::{Message, ToolCall, ToolSpec};
 use crate::llm::LlmError;
@@ -36,6 +46,8 @@ use tool_name::normalize_tool_name;
 pub struct NemoGymEnvironment {
     server: Arc<ResourcesServer>,
     name: String,
+    probes: Arc<[StateCall]>,
+    records_row: Value,
     /// Sessions opened so far, to name each one for `/close_session`.
     opened: AtomicU64,
 }
@@ -49,6 +61,11 @@ impl NemoGymEnvironment {
         Ok(NemoGymEnvironment {
             name: format!("nemo_gym:{}", config.base_url),
             server: Arc::new(server),
+            probes: config.state_probes.iter().cloned().collect(),
+            records_row: config
+                .records_row
+                .clone()
+                .unwrap_or_else(|| Value::Object(Map::new())),
             opened: AtomicU64::new(0),
         })
     }
@@ -86,6 +103,43 @@ impl Environment for NemoGymEnvironment {
     }
 
     async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
+        Ok(Box::new(self.open_session(init).await?))
+    }
+
+    /// The `state_probes`' outputs on a session seeded with `records_row`,
+    /// each list cut to `n` records from a place `seed` picks.
+    async fn sample_records(&self, seed: u64, n: usize) -> Result<Value, EnvError> {
+        if self.probes.is_empty() {
+            return Err(EnvError::NotSampleable {
+                environment: self.name.clone(),
+                reason: "NeMo Gym's protocol has no call that reads a session's state, so \
+                         synthesis needs the server's own tools that do: add \
+                         environment.state_probes, e.g. state_probes = [{ tool = \
+                         \"get_counter_value\" }] for example_session_state_mgmt, and \
+                         records_row with the fields its /seed_session needs. A server \
+                         whose tools cannot read its state (mcqa, calendar, \
+                         example_multi_step) cannot be synthesized over"
+                    .to_string(),
+            });
+        }
+        let init = InitialState {
+            seed,
+            data: self.records_row.clone(),
+        };
+        let mut session = self.open_session(&init).await?;
+        let state = session.state().await;
+        session.close().await;
+        Ok(crate::env::sampled::bounded(
+            &state?.unwrap_or_default(),
+            seed,
+            n,
+        ))
+    }
+}
+
+impl NemoGymEnvironment {
+    /// A session seeded with the row `init.data`.
+    async fn open_session(&self, init: &InitialState) -> Result<NemoGymSession, EnvError> {
         let Value::Object(row) = &init.data else {
             return Err(EnvError::InitialState(
                 "a NeMo Gym environment needs its scenario's row (the scenarios must come from \
@@ -99,11 +153,12 @@ impl Environment for NemoGymEnvironment {
             cookies: Cookies::default(),
             tools: row_tool_names(row),
             row: row.clone(),
+            probes: self.probes.clone(),
             id: format!("usersim-{}-{n}", init.seed),
             usage: EnvUsage::default(),
         };
         session.seed().await?;
-        Ok(Box::new(session))
+        Ok(session)
     }
 }
 
@@ -129,6 +184,8 @@ pub struct NemoGymSession {
     cookies: Cookies,
     tools: Vec<String>,
     row: Map<String, Value>,
+    /// The calls that read the state (`state_probes`).
+    probes: Arc<[StateCall]>,
     /// Names this session in `/close_session`.
     id: String,
     usage: EnvUsage,
@@ -260,5 +317,38 @@ impl Session for NemoGymSession {
 
     fn usage(&self) -> EnvUsage {
         self.usage
+    }
+
+    /// What the `state_probes` read, by probe; `None` without probes. A
+    /// probe the server refuses is the environment failing (the config
+    /// names a call it does not answer), not an output.
+    async fn state(&mut self) -> Result<Option<Value>, EnvError> {
+        if self.probes.is_empty() {
+            return Ok(None);
+        }
+        let probes = Arc::clone(&self.probes);
+        let mut state = Map::new();
+        for (i, probe) in probes.iter().enumerate() {
+            let path = format!("/{}", normalize_tool_name(&probe.tool));
+            let reply = self
+                .post(&path, &probe.arguments)
+                .await
+                .map_err(|e| failed(&self.server, &format!("POST {path}"), e))?;
+            if !reply.is_success() {
+                return Err(remote(
+                    &self.server,
+                    format!(
+                        "environment.state_probes[{i}] ({}): POST {path} was refused (HTTP {}): {}",
+                        probe.tool,
+                        reply.status,
+                        reply.excerpt()
+                    ),
+                ));
+            }
+            let value = serde_json::from_slice(&reply.body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&reply.body).into()));
+            state.insert(probe.key(), value);
+        }
+        Ok(Some(Value::Object(state)))
     }
 }

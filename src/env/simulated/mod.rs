@@ -4,6 +4,16 @@
 //! and result of the conversation (`prompts/tool_simulator.tera`). A result
 //! that does not fit the tool's output schema, or that contradicts an
 //! earlier result, is asked for once more; a second bad one fails the item.
+//!
+//! For scenario synthesis there is no world to sample: the spec holds no
+//! data, and each scenario writes its own facts (`environment_facts`). A
+//! session's state is those facts and the writes made so far (the
+//! successful calls of tools not marked `read_only`): what a model says a
+//! tool returned is not state, so validation checks that a write task calls
+//! a write tool and a read-only one does not, that calls fit the specs'
+//! schemas and results their output schemas, and that the IDs the user
+//! knows are in the facts; it cannot compare a world's state before and
+//! after, because there is none.
 
 mod check;
 pub mod specs;
@@ -107,6 +117,19 @@ impl Environment for SimulatedEnvironment {
 
     fn replays_gold_actions(&self) -> bool {
         false
+    }
+
+    /// No records: what the generator is told instead (it writes the facts).
+    async fn sample_records(&self, _seed: u64, _n: usize) -> Result<Value, EnvError> {
+        Ok(json!({
+            "records": [],
+            "note": "This environment has tool specs and no data: a model plays the tools from \
+                     the facts each scenario gives in initial_state (environment_facts). Write \
+                     those facts yourself, as JSON the tools' outputs can be read from; every \
+                     ID the user knows must appear in them, and every fact to communicate must \
+                     follow from them. A write task must call a tool that is not read-only; a \
+                     read-only or refusal task must call none."
+        }))
     }
 
     async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
@@ -342,5 +365,18 @@ impl Session for SimulatedSession {
 
     fn usage(&self) -> EnvUsage {
         self.usage
+    }
+
+    /// The scenario's facts and the writes made so far, in order.
+    async fn state(&mut self) -> Result<Option<Value>, EnvError> {
+        let writes: Vec<Value> = self
+            .log
+            .iter()
+            .filter(|c| !c.read_only && !c.is_error)
+            .map(|c| {
+                json!({"caller": caller_word(c.caller), "tool": c.tool, "arguments": c.arguments})
+            })
+            .collect();
+        Ok(Some(json!({"facts": self.facts, "writes": writes})))
     }
 }

@@ -46,7 +46,9 @@ impl ItemRunner for ProposalItems {
             }
             Err(ProposeError::Generator(e)) => Outcome::failed(e.class(), e.to_string()),
             Err(e @ ProposeError::Review(_)) => Outcome::failed("review", e.to_string()),
-            Err(e @ ProposeError::Records(_)) => Outcome::failed("env_error", e.to_string()),
+            Err(e @ (ProposeError::Records(_) | ProposeError::Environment(_))) => {
+                Outcome::failed("env_error", e.to_string())
+            }
             Err(e @ ProposeError::Prompt(_)) => Outcome::failed("prompt", e.to_string()),
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::synth::SynthConfig;
 use crate::config::Problem;
-use crate::env::{open_environment, Environment};
+use crate::env::{open_environment, open_environment_with, Environment};
 use crate::judge::Judge;
 use crate::persona::Scenario;
 use crate::synth::committee::Committee;
@@ -115,12 +115,28 @@ pub async fn connect(
 ) -> Result<(Proposer, Option<Box<dyn RunningMock>>), RunError> {
     let prompts = prompt::registry().map_err(RunError::Invalid)?;
     let mut configs = vec![&config.generator];
+    configs.extend(config.tools.iter());
     for endpoint in config.committee.iter().flat_map(|c| &c.endpoints) {
         if configs.iter().all(|e| e.name != endpoint.name) {
             configs.push(endpoint);
         }
     }
     let (endpoints, mock) = connect_endpoints(configs, &[], &config.mock, ctx.mock()).await?;
+    let mut environment = inputs.environment;
+    if let Some(tools) = &config.tools {
+        // A simulated environment's gold actions run only with the model
+        // that plays its tools; as checked, it had none.
+        let model = endpoints.get(&tools.name);
+        environment = open_environment_with(&config.environment, model)
+            .await
+            .map_err(|e| {
+                RunError::Invalid(vec![Problem::at_field(
+                    &config.source,
+                    config.environment.field(),
+                    e.to_string(),
+                )])
+            })?;
+    }
     let generator = endpoints
         .get(&config.generator.name)
         .cloned()
@@ -144,7 +160,7 @@ pub async fn connect(
         )),
     };
     let proposer = Proposer {
-        environment: inputs.environment,
+        environment,
         generator,
         prompts,
         policy: inputs.policy,

@@ -50,6 +50,19 @@ impl Environment for ToolFree {
         &[]
     }
 
+    /// Synthesis proposes gold tool calls and checks them by running them:
+    /// a domain without tools has nothing to propose or run.
+    async fn sample_records(&self, _seed: u64, _n: usize) -> Result<serde_json::Value, EnvError> {
+        Err(EnvError::NotSampleable {
+            environment: self.name.to_string(),
+            reason: "it has no tools and no state, and synthesis proposes gold tool calls and \
+                     checks them by running them; synthesize over an environment with tools \
+                     (builtin:retail, builtin:phone, an mcp or nemo_gym environment with \
+                     state_probes, a simulated one), or write its scenarios by hand"
+                .to_string(),
+        })
+    }
+
     async fn open(&self, _init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
         Ok(Box::new(ChatSession {
             environment: self.name,

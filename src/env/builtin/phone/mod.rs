@@ -4,6 +4,7 @@
 //! roaming) through the user tools, which the agent cannot call. Success
 //! often needs the customer's own call: the agent must get them to make it.
 
+mod records;
 mod specs;
 mod state;
 mod tools;
@@ -108,6 +109,11 @@ impl Environment for PhoneEnvironment {
     async fn open(&self, init: &InitialState) -> Result<Box<dyn Session>, EnvError> {
         Ok(Box::new(self.open_session(init)?))
     }
+
+    async fn sample_records(&self, seed: u64, n: usize) -> Result<Value, EnvError> {
+        let state = self.initial_state(&Value::Null)?;
+        Ok(records::sample(&state, seed, n))
+    }
 }
 
 /// One conversation: the carrier's records and the customer's phone.
@@ -201,6 +207,13 @@ impl Session for PhoneSession {
             communicate::score(messages, &criteria.communicate),
         );
         Ok(Verification::combine(&criteria.reward_basis, parts))
+    }
+
+    /// Both sides: the carrier's records and the customer's phone.
+    async fn state(&mut self) -> Result<Option<Value>, EnvError> {
+        serde_json::to_value(&self.state)
+            .map(Some)
+            .map_err(|e| EnvError::Verification(format!("cannot show the phone state: {e}")))
     }
 }
 

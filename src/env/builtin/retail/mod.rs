@@ -222,7 +222,9 @@ impl Session for RetailSession {
         self.verify_conversation(messages, criteria)
     }
 
-    fn snapshot(&self) -> Option<Value> {
-        serde_json::to_value(self.db.as_ref()).ok()
+    async fn state(&mut self) -> Result<Option<Value>, EnvError> {
+        serde_json::to_value(self.db.as_ref())
+            .map(Some)
+            .map_err(|e| EnvError::Verification(format!("cannot show the retail state: {e}")))
     }
 }
