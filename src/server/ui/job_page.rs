@@ -15,7 +15,7 @@ use super::jobs_page::{progress, Progress};
 use super::names::{self, Kind};
 use super::pager::{self, Pages};
 use super::plots::{self, Chart};
-use super::proposals::RawProposalsQuery;
+use super::proposals::{ProposalsQuery, RawProposalsQuery};
 use super::{display, judgment_page, synthesis_page, templates};
 
 #[derive(Serialize)]
@@ -183,6 +183,7 @@ pub async fn render(
     query: &BrowseQuery,
     proposals: &RawProposalsQuery,
 ) -> Result<String, ApiError> {
+    let (browse, proposals) = checked(query, proposals)?;
     let detail = views::job_detail(state, id).await?;
     let row = views::job_row(state.store.as_ref(), id).await?;
     let job = &detail.job;
@@ -197,12 +198,11 @@ pub async fn render(
         Kind::Synthesis => {
             let head = head(&row, job);
             return synthesis_page::render_synthesis_job(
-                state, &row, head, running, refresh, proposals,
+                state, &row, head, running, refresh, &proposals,
             )
             .await;
         }
     }
-    let browse = query.check()?;
     let browsed = browse::browse(state.store.as_ref(), id, &browse).await?;
     let page = job_page(
         &row,
@@ -214,6 +214,27 @@ pub async fn render(
         detail.config,
     );
     templates::render("job.html", &page)
+}
+
+/// Both kinds of filter checked, whatever the job's kind, so that a bad value
+/// is a 422 before the job is looked up; a value both read (`offset`,
+/// `limit`) is named once.
+fn checked(
+    query: &BrowseQuery,
+    proposals: &RawProposalsQuery,
+) -> Result<(Browse, ProposalsQuery), ApiError> {
+    match (query.check(), proposals.check()) {
+        (Ok(browse), Ok(proposals)) => Ok((browse, proposals)),
+        (Err(ApiError::Invalid(mut problems)), Err(ApiError::Invalid(more))) => {
+            for problem in more {
+                if !problems.contains(&problem) {
+                    problems.push(problem);
+                }
+            }
+            Err(ApiError::Invalid(problems))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
 }
 
 fn tone(reward: Option<f64>) -> &'static str {
@@ -404,5 +425,26 @@ fn row_view(r: &Row, browsed: &Browsed, filter: &str) -> RowView {
         tone: tone(r.reward),
         messages: r.messages,
         cells,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_value_of_either_filter_is_named_and_one_both_read_is_named_once() {
+        let query: BrowseQuery =
+            serde_urlencoded::from_str("min_reward=abc&fate=lost&offset=-1").unwrap();
+        let proposals: RawProposalsQuery =
+            serde_urlencoded::from_str("min_reward=abc&fate=lost&offset=-1").unwrap();
+        let Err(ApiError::Invalid(problems)) = checked(&query, &proposals) else {
+            panic!("accepted");
+        };
+        let fields: Vec<&str> = problems
+            .iter()
+            .filter_map(|p| p.location.as_deref())
+            .collect();
+        assert_eq!(fields, ["min_reward", "offset", "fate"], "{problems:?}");
     }
 }

@@ -48,8 +48,8 @@ async fn jobs(State(state): State<AppState>) -> Response {
     page(jobs_page::render(&state).await)
 }
 
-/// A generation job's page reads the conversation filters of the query, a
-/// synthesis job's the proposal filters; each kind ignores the other's.
+/// A generation job's page applies the conversation filters of the query, a
+/// synthesis job's the proposal filters; both are checked on either.
 async fn job(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<i64>,

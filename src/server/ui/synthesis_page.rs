@@ -12,7 +12,7 @@ use crate::synth::Stage;
 use super::super::{ApiError, AppState};
 use super::job_page::{Choice, JobHead, Running};
 use super::pager::{self, Pages};
-use super::proposals::{self, Fate, FateKind, Line, ProposalsQuery, RawProposalsQuery};
+use super::proposals::{self, Fate, FateKind, Line, ProposalsQuery};
 use super::templates;
 
 #[derive(Serialize)]
@@ -112,9 +112,8 @@ pub async fn render_synthesis_job(
     job: JobHead,
     running: Option<Running>,
     refresh: bool,
-    raw: &RawProposalsQuery,
+    query: &ProposalsQuery,
 ) -> Result<String, ApiError> {
-    let query = raw.check()?;
     let config = proposals::stored_config(row)?;
     let listed = proposals::list(state.store.as_ref(), row.id, &config, None).await?;
     let counts = state.store.item_counts(row.id).await?;
@@ -142,7 +141,7 @@ pub async fn render_synthesis_job(
             })
             .collect(),
         stages: stage_rows(&stats, lines),
-        form: form(&query),
+        form: form(query),
         count: Count {
             shown: kept.len(),
             total: lines.len(),
