@@ -2,6 +2,10 @@
 
 use serde_json::{json, Value};
 
+use crate::synth::Stage;
+
+use super::ui::proposals::FateKind;
+
 fn id_param(what: &str) -> Value {
     json!({"name": "id", "in": "path", "required": true, "description": format!("{what} id"),
            "schema": int64()})
@@ -15,6 +19,14 @@ fn int64() -> Value {
 fn query(name: &str, kind: &str, description: &str) -> Value {
     json!({"name": name, "in": "query", "required": false, "description": description,
            "schema": {"type": kind}})
+}
+
+/// A query value that is one of `values` (or blank, as a form leaves it).
+fn choice(name: &str, values: &[&str], description: &str) -> Value {
+    let mut values: Vec<&str> = values.to_vec();
+    values.push("");
+    json!({"name": name, "in": "query", "required": false, "description": description,
+           "schema": {"enum": values}})
 }
 
 fn json_response(description: &str, schema: &str) -> Value {
@@ -46,7 +58,7 @@ pub fn document() -> Value {
 /// 401 without the token, 400 for a path or query value that does not parse,
 /// 413 and 400 for a body over the limit or not of its media type, 404 for an
 /// id with nothing behind it. Every one is the `Error` shape; the web UI's
-/// own 404 and 422 pages are HTML.
+/// own 404 and 422 pages are HTML, and so is its 400 for a query string.
 fn shared_errors(path: &str, operation: &mut Value) {
     let unprotected = operation["security"]
         .as_array()
@@ -66,22 +78,30 @@ fn shared_errors(path: &str, operation: &mut Value) {
         add("401", error("No or wrong token"));
     }
     if has_parameters {
-        add(
-            "400",
-            error(
-                "A path or query value that does not parse: an id outside 64-bit integers, an \
-                 empty or non-numeric number, a boolean other than true or false",
-            ),
+        let mut unparsed = error(
+            "A path or query value that does not parse: an id outside 64-bit integers, an \
+             empty or non-numeric number, a boolean other than true or false; a web UI page \
+             answers a query string that does not read (a key given twice) with an HTML page",
         );
+        if ui {
+            unparsed["content"]["text/html"] = json!({});
+        }
+        add("400", unparsed);
     }
     if has_body {
         add("400", error("The body does not parse"));
         add("413", error("Body over 2 MiB"));
     }
     if ui && path.contains("{id}") {
-        add("404", html("No such job, conversation or judgment"));
-        if path == "/jobs/{id}" {
-            add("422", html("A malformed filter"));
+        add(
+            "404",
+            html("No such job, conversation, judgment or proposal"),
+        );
+        if path == "/jobs/{id}" || path == "/jobs/{id}/proposals/{index}" {
+            add(
+                "422",
+                html("A malformed filter, named with the values that would do"),
+            );
         }
     }
 }
@@ -333,8 +353,18 @@ fn paths_and_schemas() -> Value {
             }},
             "/": {"get": {"summary": "Web UI: jobs with progress", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}},
             "/jobs/{id}": {"get": {
-                "summary": "Web UI: a job and its conversations, with filters",
+                "summary": "Web UI: a job and its conversations, with filters; a synthesis job's counts against its target, rejections per stage and proposals, filtered by fate and stage",
                 "parameters": [id_param("Job")],
+                "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}
+            }},
+            "/jobs/{id}/proposals/{index}": {"get": {
+                "summary": "Web UI: a synthesis job's proposal: its brief, every attempt with the generator's reply, rejection and committee review, and the scenario with what the job decided of it",
+                "parameters": [
+                    id_param("Job"),
+                    {"name": "index", "in": "path", "required": true, "description": "The proposal number (from 0)", "schema": int64()},
+                    choice("fate", &FateKind::ALL.map(FateKind::as_str), "The job page's filter, kept for previous / next: what became of the proposal"),
+                    choice("stage", &Stage::ALL.map(Stage::as_str), "The job page's filter, kept for previous / next: a stage one of its attempts was rejected at")
+                ],
                 "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}
             }},
             "/conversations/{id}": {"get": {

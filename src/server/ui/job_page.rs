@@ -1,6 +1,7 @@
 //! `/jobs/{id}`: a job's progress and, for a generation job, its plots and
 //! conversations (filtered from dropdowns, sorted by any column, counted as
-//! filtered, downloadable as filtered); for a judging job, its judgments.
+//! filtered, downloadable as filtered); for a judging job, its judgments;
+//! for a synthesis job, its proposals (`synthesis_page.rs`).
 
 use serde::Serialize;
 
@@ -12,8 +13,10 @@ use super::super::{ApiError, AppState};
 use super::browse::{self, Browse, BrowseQuery, Browsed, Column, Row};
 use super::jobs_page::{progress, Progress};
 use super::names::{self, Kind};
+use super::pager::{self, Pages};
 use super::plots::{self, Chart};
-use super::{display, judgment_page, templates};
+use super::proposals::{ProposalsQuery, RawProposalsQuery};
+use super::{display, judgment_page, synthesis_page, templates};
 
 #[derive(Serialize)]
 pub struct JobHead {
@@ -131,9 +134,9 @@ struct Form {
 }
 
 #[derive(Serialize)]
-struct Choice {
-    value: String,
-    selected: bool,
+pub struct Choice {
+    pub value: String,
+    pub selected: bool,
 }
 
 #[derive(Serialize)]
@@ -169,26 +172,36 @@ struct Cell {
     tone: &'static str,
 }
 
-#[derive(Serialize)]
-struct Pages {
-    from: usize,
-    to: usize,
-    previous: Option<String>,
-    next: Option<String>,
-}
-
 /// Rows on one page of the table.
 pub const PAGE_ROWS: usize = 50;
 
-pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<String, ApiError> {
-    let browse = query.check()?;
+/// The page of job `id`: `query` filters a generation job's conversations,
+/// `proposals` a synthesis job's proposals.
+pub async fn render(
+    state: &AppState,
+    id: i64,
+    query: &BrowseQuery,
+    proposals: &RawProposalsQuery,
+) -> Result<String, ApiError> {
+    let (browse, proposals) = checked(query, proposals)?;
     let detail = views::job_detail(state, id).await?;
     let row = views::job_row(state.store.as_ref(), id).await?;
     let job = &detail.job;
     let refresh = !job.finished();
     let running = job.running_here.then(running);
-    if names::kind(&row) == Kind::Judging {
-        return judgment_page::render_judging_job(state, head(&row, job), running, refresh).await;
+    match names::kind(&row) {
+        Kind::Generation => {}
+        Kind::Judging => {
+            return judgment_page::render_judging_job(state, head(&row, job), running, refresh)
+                .await;
+        }
+        Kind::Synthesis => {
+            let head = head(&row, job);
+            return synthesis_page::render_synthesis_job(
+                state, &row, head, running, refresh, &proposals,
+            )
+            .await;
+        }
     }
     let browsed = browse::browse(state.store.as_ref(), id, &browse).await?;
     let page = job_page(
@@ -201,6 +214,27 @@ pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<St
         detail.config,
     );
     templates::render("job.html", &page)
+}
+
+/// Both kinds of filter checked, whatever the job's kind, so that a bad value
+/// is a 422 before the job is looked up; a value both read (`offset`,
+/// `limit`) is named once.
+fn checked(
+    query: &BrowseQuery,
+    proposals: &RawProposalsQuery,
+) -> Result<(Browse, ProposalsQuery), ApiError> {
+    match (query.check(), proposals.check()) {
+        (Ok(browse), Ok(proposals)) => Ok((browse, proposals)),
+        (Err(ApiError::Invalid(mut problems)), Err(ApiError::Invalid(more))) => {
+            for problem in more {
+                if !problems.contains(&problem) {
+                    problems.push(problem);
+                }
+            }
+            Err(ApiError::Invalid(problems))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
 }
 
 fn tone(reward: Option<f64>) -> &'static str {
@@ -226,8 +260,6 @@ fn job_page(
     let scored: Vec<f64> = rows.iter().filter_map(|r| r.reward).collect();
     let mean = (!scored.is_empty()).then(|| scored.iter().sum::<f64>() / scored.len() as f64);
     let limit = browse.filters.limit.map_or(PAGE_ROWS, |l| l as usize);
-    let from = browse.offset.min(rows.len());
-    let to = (from + limit).min(rows.len());
     let keep = |extra: &[(&str, String)]| browse.query_string(extra);
     let at = |offset: usize| {
         let mut pairs = vec![("offset", offset.to_string())];
@@ -236,6 +268,7 @@ fn job_page(
         }
         keep(&pairs)
     };
+    let (shown, pages) = pager::page(rows.len(), browse.offset, limit, at);
     let f = &browse.filters;
     let choices = |values: &[String], chosen: &Option<String>| {
         values
@@ -305,16 +338,11 @@ fn job_page(
             .into(),
         },
         columns: headers(browse, browsed),
-        rows: rows[from..to]
+        rows: rows[shown]
             .iter()
             .map(|r| row_view(r, browsed, &keep(&[])))
             .collect(),
-        pages: Pages {
-            from: if rows.is_empty() { 0 } else { from + 1 },
-            to,
-            previous: (from > 0).then(|| at(from.saturating_sub(limit))),
-            next: (to < rows.len()).then(|| at(to)),
-        },
+        pages,
         charts,
         config,
     }
@@ -397,5 +425,26 @@ fn row_view(r: &Row, browsed: &Browsed, filter: &str) -> RowView {
         tone: tone(r.reward),
         messages: r.messages,
         cells,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_value_of_either_filter_is_named_and_one_both_read_is_named_once() {
+        let query: BrowseQuery =
+            serde_urlencoded::from_str("min_reward=abc&fate=lost&offset=-1").unwrap();
+        let proposals: RawProposalsQuery =
+            serde_urlencoded::from_str("min_reward=abc&fate=lost&offset=-1").unwrap();
+        let Err(ApiError::Invalid(problems)) = checked(&query, &proposals) else {
+            panic!("accepted");
+        };
+        let fields: Vec<&str> = problems
+            .iter()
+            .filter_map(|p| p.location.as_deref())
+            .collect();
+        assert_eq!(fields, ["min_reward", "offset", "fate"], "{problems:?}");
     }
 }

@@ -1,11 +1,18 @@
-//! `/`: every job, newest first, with its dates, progress and mean reward.
+//! `/`: every job, newest first, with its dates, progress and mean reward
+//! (a synthesis job: its scenarios accepted of its target).
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use serde::Serialize;
+
+use crate::store::JobRow;
+use crate::synth::tally::tally;
 
 use super::super::views::{self, JobView};
 use super::super::{ApiError, AppState};
 use super::names::{self, Kind};
-use super::{display, templates};
+use super::{display, proposals, templates};
 
 #[derive(Serialize)]
 struct JobsPage {
@@ -26,6 +33,8 @@ pub struct JobLine {
     pub progress: Progress,
     pub conversations: Option<i64>,
     pub mean_reward: String,
+    /// A synthesis job's `12 of 200 accepted`.
+    pub accepted: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -65,7 +74,12 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
             }
             Kind::Judging | Kind::Synthesis => (None, None),
         };
+        let synthesis = (kind == Kind::Synthesis).then(|| row.clone());
         let job = views::job_view(state, row).await?;
+        let accepted = match synthesis {
+            Some(row) => Some(accepted(state, &row, job.finished()).await?),
+            None => None,
+        };
         refresh |= !job.finished();
         jobs.push(JobLine {
             id: job.id,
@@ -77,6 +91,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
             progress: progress(&job),
             conversations,
             mean_reward: display::reward(mean_reward),
+            accepted,
             name: job.name,
         });
     }
@@ -88,4 +103,41 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
             jobs,
         },
     )
+}
+
+/// A job of a database: (its URL, the job's id).
+type JobKey = (String, i64);
+
+/// The accepted count of finished synthesis jobs, with the `updated_at` it
+/// was counted at: deciding it walks every proposal, and a finished job's
+/// proposals change only when it is resumed (which updates it).
+static FINISHED_COUNTS: LazyLock<Mutex<HashMap<JobKey, (i64, String)>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// `12 of 200 accepted`, decided from the stored proposals as the job
+/// decides them.
+async fn accepted(state: &AppState, row: &JobRow, finished: bool) -> Result<String, ApiError> {
+    let key = (state.database.clone(), row.id);
+    let remembered = |counts: &HashMap<JobKey, (i64, String)>| {
+        counts
+            .get(&key)
+            .filter(|(at, _)| *at == row.updated_at)
+            .map(|(_, text)| text.clone())
+    };
+    if finished {
+        if let Some(text) = FINISHED_COUNTS.lock().ok().and_then(|c| remembered(&c)) {
+            return Ok(text);
+        }
+    }
+    let config = proposals::stored_config(row)?;
+    let summary = tally(state.store.as_ref(), row.id, &config, |_, _| {})
+        .await?
+        .summary;
+    let text = format!("{} of {} accepted", summary.accepted, config.target);
+    if finished {
+        if let Ok(mut counts) = FINISHED_COUNTS.lock() {
+            counts.insert(key, (row.updated_at, text.clone()));
+        }
+    }
+    Ok(text)
 }

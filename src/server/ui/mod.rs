@@ -1,7 +1,8 @@
 //! The web UI, rendered on the server from tera templates
 //! (`src/server/templates/`, autoescaped; no script, no build step): jobs
 //! with progress, a job's conversations with plots, filters and sorting, a
-//! conversation as a chat with why it failed, and a judgment side by side.
+//! conversation as a chat with why it failed, a judgment side by side, and a
+//! synthesis job's proposals with every attempt of each.
 //! Auth: see `auth.rs` (open `/?token=TOKEN` once).
 
 mod browse;
@@ -12,7 +13,12 @@ mod job_page;
 mod jobs_page;
 mod judgment_page;
 mod names;
+mod pager;
 mod plots;
+mod proposal_page;
+/// Its fates name the values the OpenAPI document gives `fate`.
+pub(super) mod proposals;
+mod synthesis_page;
 mod templates;
 mod transcript;
 mod why;
@@ -27,11 +33,13 @@ use serde::Serialize;
 
 use super::{ApiError, AppState};
 use browse::BrowseQuery;
+use proposals::RawProposalsQuery;
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(jobs))
         .route("/jobs/{id}", get(job))
+        .route("/jobs/{id}/proposals/{index}", get(proposal))
         .route("/conversations/{id}", get(conversation))
         .route("/judgments/{id}", get(judgment))
 }
@@ -40,13 +48,27 @@ async fn jobs(State(state): State<AppState>) -> Response {
     page(jobs_page::render(&state).await)
 }
 
+/// A generation job's page applies the conversation filters of the query, a
+/// synthesis job's the proposal filters; both are checked on either.
 async fn job(
     State(state): State<AppState>,
     UrlPath(id): UrlPath<i64>,
     query: Result<Query<BrowseQuery>, QueryRejection>,
+    proposals: Result<Query<RawProposalsQuery>, QueryRejection>,
+) -> Response {
+    match (checked(query), checked(proposals)) {
+        (Ok(query), Ok(proposals)) => page(job_page::render(&state, id, &query, &proposals).await),
+        (Err(e), _) | (_, Err(e)) => error_page(e),
+    }
+}
+
+async fn proposal(
+    State(state): State<AppState>,
+    UrlPath((id, index)): UrlPath<(i64, i64)>,
+    query: Result<Query<RawProposalsQuery>, QueryRejection>,
 ) -> Response {
     match checked(query) {
-        Ok(query) => page(job_page::render(&state, id, &query).await),
+        Ok(query) => page(proposal_page::render(&state, id, index, &query).await),
         Err(e) => error_page(e),
     }
 }
@@ -68,7 +90,7 @@ async fn judgment(State(state): State<AppState>, UrlPath(id): UrlPath<i64>) -> R
 
 /// The browser's query; one that does not even read as text pairs is a 400
 /// that says which part.
-fn checked(query: Result<Query<BrowseQuery>, QueryRejection>) -> Result<BrowseQuery, ApiError> {
+fn checked<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     query.map(|Query(q)| q).map_err(|e| {
         ApiError::BadRequest(format!("the query string does not read: {}", e.body_text()))
     })

@@ -11,7 +11,7 @@ use crate::server::ApiError;
 
 /// (name, text) of every template; the names end in `.html` (autoescaped)
 /// except the style sheet, which holds no values.
-const TEMPLATES: [(&str, &str); 9] = [
+const TEMPLATES: [(&str, &str); 11] = [
     ("ui.css", include_str!("../templates/ui.css")),
     ("base.html", include_str!("../templates/base.html")),
     ("macros.html", include_str!("../templates/macros.html")),
@@ -26,6 +26,11 @@ const TEMPLATES: [(&str, &str); 9] = [
         include_str!("../templates/conversation.html"),
     ),
     ("judgment.html", include_str!("../templates/judgment.html")),
+    (
+        "synthesis_job.html",
+        include_str!("../templates/synthesis_job.html"),
+    ),
+    ("proposal.html", include_str!("../templates/proposal.html")),
     ("error.html", include_str!("../templates/error.html")),
 ];
 
