@@ -104,12 +104,25 @@ async fn a_synthesis_job_page_lists_accepted_and_rejected_proposals_and_filters_
         page.contains(&format!("href=\"/v1/jobs/{job}/scenarios\"")),
         "{page}"
     );
+    // The coverage of the accepted scenarios, as `usersim stats` prints it.
+    assert!(
+        page.contains("coverage of 12 accepted scenarios (no [diversity] targets)"),
+        "{page}"
+    );
     assert!(
         !page.contains("http-equiv=\"refresh\""),
         "a finished job's page stays"
     );
-    // Every stage the mock breaks on a first attempt, with its reason.
-    for stage in ["format", "execution", "state", "unknown_id", "communicate"] {
+    // Every stage stats counts rejections at has its row (the mock breaks
+    // first attempts at several).
+    let stages: Vec<String> = stats["synthesis"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap().to_string())
+        .collect();
+    assert!(stages.len() >= 4, "{stats}");
+    for stage in &stages {
         assert!(
             page.contains(&format!(
                 "<a href=\"/jobs/{job}?stage={stage}\">{stage}</a>"

@@ -12,6 +12,7 @@ use crate::config::synth::{from_stored, SynthConfig};
 use crate::config::Problem;
 use crate::store::{JobRow, ProposalRow, Store};
 use crate::synth::accept::Decision;
+use crate::synth::coverage::Coverage;
 use crate::synth::summary::Summary;
 use crate::synth::tally::tally;
 use crate::synth::Stage;
@@ -255,6 +256,8 @@ pub struct Line {
 
 /// Every proposal of a job with its fate, and the job's counts.
 pub struct Listed {
+    /// The accepted scenarios against the `[diversity]` targets.
+    pub coverage: Coverage,
     /// In proposal order.
     pub lines: Vec<Line>,
     pub summary: Summary,
@@ -304,6 +307,7 @@ pub async fn list(
     .await?;
     Ok(Listed {
         lines,
+        coverage: Coverage::of(&config.diversity, tallied.acceptance.accepted()),
         summary: tallied.summary,
         picked,
     })

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::report::synthesis::{ReasonCount, SynthesisStats};
+use crate::report::synthesis::{ReasonCount, SynthesisStats, ERRORS_READ};
 use crate::store::JobRow;
 use crate::synth::Stage;
 
@@ -23,6 +23,8 @@ struct SynthesisJobPage {
     job: JobHead,
     running: Option<Running>,
     stats: SynthesisStats,
+    /// The accepted scenarios against the `[diversity]` targets, as lines.
+    coverage: Vec<String>,
     fates: Vec<Tally>,
     stages: Vec<StageRow>,
     form: Form,
@@ -117,11 +119,14 @@ pub async fn render_synthesis_job(
     let config = proposals::stored_config(row)?;
     let listed = proposals::list(state.store.as_ref(), row.id, &config, None).await?;
     let counts = state.store.item_counts(row.id).await?;
+    let errors = state.store.item_errors(row.id, ERRORS_READ).await?;
     let stats = SynthesisStats::new(
         &listed.summary,
         config.target as u64,
         config.max_proposals,
         &counts,
+        &errors,
+        listed.coverage.clone(),
     );
     let lines = &listed.lines;
     let kept: Vec<&Line> = lines.iter().filter(|l| query.keeps(l)).collect();
@@ -152,6 +157,7 @@ pub async fn render_synthesis_job(
             .map(|l| row_view(l, query.query_string(&[])))
             .collect(),
         pages,
+        coverage: stats.coverage.lines(),
         stats,
         config: config.snapshot,
         job,
