@@ -83,8 +83,9 @@ async fn the_wrong_difficulty_and_missing_tags_are_both_in_one_reason() {
 
 #[tokio::test]
 async fn a_refusal_brief_needs_the_refusal_tag_and_a_refusal_that_transfers_is_named() {
-    // The hand-written refusals are tagged "refuse", not "refusal".
-    let r = reason(&shipped("retail-022"), &brief(Some(Outcome::Refusal)))
+    let mut untagged = shipped("retail-022");
+    untagged.tags.retain(|t| t != REFUSAL_TAG);
+    let r = reason(&untagged, &brief(Some(Outcome::Refusal)))
         .await
         .unwrap();
     assert!(r.contains("not tagged \"refusal\""), "{r}");

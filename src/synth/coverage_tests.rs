@@ -59,9 +59,9 @@ fn each_target_is_counted_and_flagged_only_when_short_by_more_than_the_tolerance
     let transfer = find(&c.outcome, "transfer");
     assert_eq!((transfer.count, transfer.missed), (2, false));
     assert_eq!(transfer.target, Some(Target::Share(0.05)));
-    // The hand-written refusals are tagged "refuse": none counts.
+    // Four of the 27 hand-written scenarios are refusals (14.8%, over 10%).
     let refusal = find(&c.outcome, "refusal");
-    assert_eq!((refusal.count, refusal.missed), (0, true));
+    assert_eq!((refusal.count, refusal.missed), (4, false));
     assert!(c.multi_intent.missed && c.multi_intent.count == 0);
     // 7 hard of 27 is 25.9%; 6 easy is 22.2%, short of 25% by more than 2 points.
     let hard = find(&c.difficulty, "hard");
@@ -114,7 +114,7 @@ fn without_targets_or_scenarios_nothing_is_missed_or_divided_by_zero() {
     assert!(c
         .lines()
         .iter()
-        .any(|l| l.contains("outcome") && l.contains("resolve 25, transfer 2")));
+        .any(|l| l.contains("outcome") && l.contains("resolve 21, refusal 4, transfer 2")));
     let empty = Coverage::of(&targets(), &[]);
     assert_eq!(empty.scenarios, 0);
     assert!(empty.tools.iter().all(|r| r.share == 0.0 && r.missed));

@@ -143,7 +143,7 @@ fn check_state_change(
         )),
         (false, false) => Err(Rejection::new(
             Stage::State,
-            "the gold actions leave the state unchanged, but the task is not tagged read-only or refusal; add the write action the task needs (e.g. cancel_pending_order) or tag it read-only",
+            "the gold actions leave the state unchanged, but the task is not tagged read-only or refusal; add the write action the task needs, or tag it read-only",
         )),
         _ => Ok(()),
     }

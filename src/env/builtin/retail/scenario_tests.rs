@@ -109,7 +109,7 @@ fn the_set_mixes_reads_writes_refusals_and_transfers() {
     let easy_reads = count(&|s| s.difficulty.as_deref() == Some("easy") && writes(s) == 0);
     let medium_writes = count(&|s| s.difficulty.as_deref() == Some("medium") && writes(s) > 0);
     let hard = count(&|s| s.difficulty.as_deref() == Some("hard"));
-    let refusals = count(&|s| has_tag(s, "refuse"));
+    let refusals = count(&|s| has_tag(s, "refusal"));
     let transfers = count(&|s| has_tag(s, "transfer"));
     assert!(easy_reads >= 6, "easy read-only: {easy_reads}");
     assert!(medium_writes >= 8, "medium with writes: {medium_writes}");
@@ -184,7 +184,7 @@ fn scenarios_with_writes_change_the_state_and_the_others_do_not() {
 
 #[test]
 fn refusal_scenarios_make_no_write_and_are_scored_on_state() {
-    for s in scenarios().iter().filter(|s| has_tag(s, "refuse")) {
+    for s in scenarios().iter().filter(|s| has_tag(s, "refusal")) {
         assert_eq!(writes(s), 0, "{}", s.id);
         assert_eq!(s.evaluation.reward_basis, vec![Component::Db], "{}", s.id);
         assert!(
