@@ -13,8 +13,10 @@ import xllamacpp
 # max_in_flight): a request beyond the slots waits in llama.cpp's queue until
 # the client's timeout, is retried, and waits again.
 SLOTS = 2
-# Tokens of context per slot (the server splits n_ctx among its slots).
-CONTEXT_PER_SLOT = 4096
+# Tokens of context per slot (the server splits n_ctx among its slots): the
+# model's own 8192, since a scenario-synthesis prompt (tools, records, policy,
+# brief) is 5,000 to 7,000 tokens and at 4096 every such call was refused.
+CONTEXT_PER_SLOT = 8192
 
 def main() -> None:
     model, port = sys.argv[1], int(sys.argv[2])

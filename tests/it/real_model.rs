@@ -240,3 +240,129 @@ fn the_local_server_has_a_slot_for_every_request_the_example_sends_at_once() {
         "examples/local-smollm2.toml sends {at_once} requests at once; the server has {slots} slots"
     );
 }
+
+/// A short retail policy, so that the synthesis prompt (tools, records,
+/// policy, brief) fits the small model's context.
+const SHORT_POLICY: &str = "Retail agent policy (short):
+- Authenticate the user first: by email, or by name and zip code.
+- Only cancel orders that are pending; only return items of delivered orders.
+- Before any write (cancel, return, exchange, modify), list the details and get an explicit yes.
+- Transfer to a human agent only when the request is outside these rules.
+";
+
+#[tokio::test]
+async fn synthesis_with_a_real_model_reports_every_rejection_and_failure_and_accepts_only_what_passes(
+) {
+    let url = base_url();
+    if !server_is_healthy(&url) {
+        eprintln!(
+            "SKIPPED synthesis_with_a_real_model_reports_every_rejection_and_failure_and_accepts_only_what_passes: \
+             no llama.cpp server answers {url} (/health). Start one with `scripts/local-llm start`, \
+             or set USERSIM_LOCAL_LLM_URL."
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("policy.md"), SHORT_POLICY).unwrap();
+    // The whole pipeline: the brief, validation by execution, a one-reviewer
+    // committee on the same small model.
+    let config = format!(
+        r#"name = "real-model-synthesis"
+database = "sqlite://{dir}/synth.db"
+target = 1
+max_proposals = 2
+max_attempts = 2
+records_per_prompt = 1
+examples_shown = 0
+concurrency = 2
+policy = "policy.md"
+
+[endpoints.local]
+base_url = "{url}"
+model = "smollm2"
+temperature = 0.7
+max_tokens = 384
+timeout_secs = 300
+max_in_flight = 2
+
+[roles]
+generator = "local"
+reviewer = "local"
+
+[environment]
+name = "builtin:retail"
+
+[diversity]
+refusal = 0.5
+
+[committee]
+quorum = 1
+
+[[reviewers]]
+name = "small"
+builtin = "blueprint_review"
+"#,
+        dir = dir.path().display(),
+    );
+    let path = dir.path().join("synth.toml");
+    std::fs::write(&path, config).unwrap();
+    let run = usersim(
+        dir.path(),
+        &["synthesize", path.to_str().unwrap(), "--quiet"],
+    );
+    let stdout = text(&run.stdout);
+    // 0: the target was met; 1: it was not (or every item failed). Never
+    // invalid input, never a panic.
+    assert!(
+        matches!(run.status.code(), Some(0 | 1)),
+        "{stdout}\n{}",
+        text(&run.stderr)
+    );
+    assert!(stdout.contains("accepted "), "{stdout}");
+
+    let store = usersim::store::open(&format!("sqlite://{}/synth.db", dir.path().display()))
+        .await
+        .unwrap();
+    let job = store
+        .find_job_by_name("real-model-synthesis")
+        .await
+        .unwrap()
+        .expect("the job is stored");
+    let counts = store.item_counts(job.id).await.unwrap();
+    assert_eq!(counts.pending + counts.leased, 0, "{counts:?}");
+    let proposals = store.proposals_page(job.id, -1, 100).await.unwrap();
+    assert_eq!(proposals.len() as i64, counts.done, "{counts:?}");
+    // Each failed item says why (a model call, the committee's quorum), and
+    // the report says it too.
+    let errors = store.item_errors(job.id, 10).await.unwrap();
+    assert_eq!(errors.iter().map(|(_, n)| n).sum::<i64>(), counts.failed);
+    if counts.failed > 0 {
+        assert!(stdout.contains("Failed proposals"), "{stdout}");
+    }
+    let environment = usersim::env::builtin::retail::RetailEnvironment::new().unwrap();
+    for row in &proposals {
+        let p = &row.proposal;
+        let attempts = p.attempts.as_array().unwrap();
+        assert!(!attempts.is_empty() && attempts.len() <= 2, "{attempts:?}");
+        match p.status {
+            // Whatever the small model wrote that was kept runs on a fresh
+            // store as the checks require: nothing is accepted unchecked.
+            usersim::store::ProposalStatus::Valid => {
+                let scenario: usersim::persona::Scenario =
+                    serde_json::from_value(p.scenario.clone().unwrap()).unwrap();
+                let brief = serde_json::from_value(p.brief.clone()).unwrap();
+                usersim::synth::execute::validate(&environment, &scenario, &brief)
+                    .await
+                    .unwrap();
+            }
+            // A rejection names its stage and the exact reason, as the
+            // report lists it.
+            usersim::store::ProposalStatus::Rejected => {
+                let stage = p.stage.as_deref().unwrap();
+                assert!(!p.reason.as_deref().unwrap_or("").is_empty(), "{p:?}");
+                assert!(stdout.contains(&format!("  {stage} ")), "{stage}: {stdout}");
+            }
+        }
+    }
+    println!("real-model synthesis:\n{stdout}");
+}

@@ -544,3 +544,118 @@ fn synthesize_with_diversity_targets_prints_their_coverage_and_rejects_an_unknow
         "{stderr}"
     );
 }
+
+/// The shipped example, as a user runs it (only its output and database moved
+/// into the test's folder): 200 distinct scenarios, each replaying on a fresh
+/// store, every stage counted, and a `run` over them with both rewards.
+#[test]
+fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(repo().join("examples/synthesize-retail.toml")).unwrap();
+    let moved = |text: String, from: &str, to: String| {
+        assert!(text.contains(from), "the example no longer has {from}");
+        text.replace(from, &to)
+    };
+    let example = moved(
+        example,
+        "examples = \"../data/retail/scenarios.jsonl\"",
+        format!(
+            "examples = \"{}\"",
+            repo().join("data/retail/scenarios.jsonl").display()
+        ),
+    );
+    let example = moved(
+        example,
+        "output = \"../out/synthesized-retail.jsonl\"",
+        format!(
+            "output = \"synth.jsonl\"\ndatabase = \"sqlite://{}/synth.db\"",
+            dir.path().display()
+        ),
+    );
+    let config = dir.path().join("synthesize-retail.toml");
+    std::fs::write(&config, example).unwrap();
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
+    assert!(stdout.contains("accepted 200 of 200"), "{stdout}");
+    // The summary counts the rejections of every stage the mock's deliberate
+    // flaws reach, with their reasons.
+    for stage in [
+        "format",
+        "execution",
+        "state",
+        "unknown_id",
+        "communicate",
+        "committee",
+    ] {
+        assert!(
+            stdout.contains(&format!("  {stage} ")),
+            "{stage} missing from:\n{stdout}"
+        );
+    }
+    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 200);
+    let ids: BTreeSet<&str> = rows.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids.len(), 200);
+    // Distinct as tasks, not only as ids: no two share both their goal and
+    // their gold actions.
+    let tasks: BTreeSet<String> = rows
+        .iter()
+        .map(|s| {
+            format!(
+                "{}|{}|{}",
+                s.user.reason_for_contact,
+                s.user.task_instructions,
+                serde_json::to_string(&s.evaluation.actions).unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(tasks.len(), 200);
+    // Every scenario's gold actions replay on a fresh store and pass the
+    // execution checks again, outside the job that accepted it.
+    let environment = RetailEnvironment::new().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for scenario in &rows {
+        let calls = runtime
+            .block_on(usersim::synth::execute::validate(
+                &environment,
+                scenario,
+                &ProposalBrief::default(),
+            ))
+            .unwrap_or_else(|e| panic!("{}: {e:?}", scenario.id));
+        assert_eq!(
+            calls.len(),
+            scenario.evaluation.actions.len(),
+            "{}",
+            scenario.id
+        );
+    }
+
+    let spec = JobSpec {
+        scenarios: dir.path().join("synth.jsonl"),
+        ..Default::default()
+    };
+    let (job, _db) = write_job(dir.path(), &spec);
+    let validate = usersim(dir.path(), &["validate", job.to_str().unwrap()]);
+    assert!(validate.status.success(), "{}", text(&validate.stderr));
+    let run = usersim(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
+    let mean: f64 = stdout
+        .split("mean reward: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no mean reward in:\n{stdout}"));
+    assert!(mean > 0.0 && mean < 1.0, "mean reward {mean}");
+}
