@@ -613,7 +613,7 @@ async fn synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards
         "{said}{}",
         crate::common::text(&out.stderr)
     );
-    assert!(said.contains("accepted 8 of 8 wanted"), "{said}");
+    assert!(said.contains("accepted 8 of 8 scenarios"), "{said}");
     // The generic mock's deliberate flaws reach every stage validation owns.
     for stage in ["execution", "state", "unknown_id", "communicate"] {
         assert!(said.contains(&format!("  {stage} ")), "{stage}: {said}");
