@@ -7,8 +7,12 @@
 
 /// Below this many decided proposals the rate is a guess, not a measure.
 const MIN_MEASURED: u64 = 20;
-/// The rate assumed before it is measured.
-const PRIOR_RATE: f64 = 0.5;
+/// The rate assumed before it is measured: every proposal accepted, so the
+/// first wave never plans more than the target (and its margin) before the
+/// real rate is known. A prior of 0.5 planned 440 proposals for 200 mock
+/// scenarios that pass 95% of the time: 196 valid, reviewed and paid-for
+/// proposals were surplus. A low real rate costs one more wave instead.
+const PRIOR_RATE: f64 = 1.0;
 /// A job whose rate is lower is planned as if it were this (the cap on
 /// proposals ends it anyway).
 const FLOOR_RATE: f64 = 0.02;
@@ -69,8 +73,8 @@ mod tests {
     }
 
     #[test]
-    fn the_first_wave_assumes_half_are_accepted() {
-        assert_eq!(next_wave(state(0, 0, 0)), 440);
+    fn the_first_wave_assumes_every_proposal_is_accepted() {
+        assert_eq!(next_wave(state(0, 0, 0)), 220);
     }
 
     #[test]
