@@ -167,6 +167,10 @@ struct Worker {
     committer: Committer,
     /// Whether one task already waits for items others hold (see `lease_loop`).
     waiting: std::sync::atomic::AtomicBool,
+    /// Told when this process holds no item any more, so the waiting task
+    /// need not sleep out its poll when the items it waited for were this
+    /// process's own (the end of every synthesis wave).
+    drained: tokio::sync::Notify,
     breaker: CircuitBreaker,
     progress: Progress,
     /// This process's finished items of this kind of job, for `/metrics`.
@@ -264,6 +268,7 @@ async fn work_job(
         exhausted: std::sync::atomic::AtomicBool::new(false),
         committer,
         waiting: std::sync::atomic::AtomicBool::new(false),
+        drained: tokio::sync::Notify::new(),
         breaker: CircuitBreaker::new(settings.circuit_breaker),
         progress: progress.clone(),
         totals,
@@ -382,7 +387,9 @@ impl Worker {
                 if counts.pending + counts.leased == 0 {
                     return Ok(());
                 }
-                tokio::time::sleep(self.options.poll).await;
+                // Until the poll, or until this process's own items are
+                // done (a stale wake-up only checks the counts once more).
+                let _ = tokio::time::timeout(self.options.poll, self.drained.notified()).await;
                 self.waiting
                     .store(false, std::sync::atomic::Ordering::Release);
                 after_wait = true;
@@ -450,6 +457,9 @@ impl Worker {
                 set.insert(item);
             } else {
                 set.remove(&item);
+                if set.is_empty() {
+                    self.drained.notify_one();
+                }
             }
         }
     }
