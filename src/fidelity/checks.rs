@@ -5,18 +5,23 @@ use crate::persona::Scenario;
 use super::input::UserTurns;
 use super::{
     control_tokens, instruction_leak, invented_fact, premature_stop, repetition, role_confusion,
-    CheckResult, UserChecks, UserFlag, CHECKS_VERSION,
+    CheckResult, ScenarioBasis, UserChecks, UserFlag, CHECKS_VERSION,
 };
 
 /// The results of every check, in [`UserFlag::ALL`] order. Without a
-/// simulated user every check is unknown.
-pub fn check_conversation(turns: &UserTurns, scenario: &Scenario) -> UserChecks {
+/// simulated user every check is unknown. `basis` is
+/// `ScenarioBasis::of(&scenario.user)`, computed once per scenario.
+pub fn check_conversation(
+    turns: &UserTurns,
+    scenario: &Scenario,
+    basis: &ScenarioBasis,
+) -> UserChecks {
     let checks = if turns.simulated_user {
         vec![
             premature_stop::check(turns, &scenario.evaluation),
             role_confusion::check(turns),
-            instruction_leak::check(turns, &scenario.user),
-            invented_fact::check(turns, &scenario.user),
+            instruction_leak::check(turns, &basis.leak),
+            invented_fact::check(turns, &basis.invented),
             repetition::check(turns),
             control_tokens::check(turns),
         ]
@@ -49,12 +54,13 @@ mod tests {
             simulated_user: true,
             ..UserTurns::default()
         };
-        let checks = check_conversation(&turns, &scenario);
+        let basis = ScenarioBasis::of(&scenario.user);
+        let checks = check_conversation(&turns, &scenario, &basis);
         let flags: Vec<UserFlag> = checks.checks.iter().map(|c| c.flag).collect();
         assert_eq!(flags, UserFlag::ALL.to_vec());
         assert!(checks.checks.iter().all(|c| c.outcome == Outcome::Clear));
         turns.simulated_user = false;
-        let none = check_conversation(&turns, &scenario);
+        let none = check_conversation(&turns, &scenario, &basis);
         assert!(none.checks.iter().all(|c| c.outcome == Outcome::Unknown));
     }
 }

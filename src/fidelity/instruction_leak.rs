@@ -12,7 +12,9 @@ use crate::persona::UserScenario;
 
 use super::input::{Speaker, UserTurns};
 use super::role_confusion::plain;
-use super::words::{entities, entity_set, fold_person, ngrams, quote, shared_run, words, GramSet};
+use super::words::{
+    entities, entity_set, fold_person, ngrams, quote, shared_run, words, Entity, GramSet,
+};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
 /// Words in a row from the hidden instructions that make a leak.
@@ -38,7 +40,19 @@ pub const META_PHRASES: &[&str] = &[
     "reason_for_contact",
 ];
 
-pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
+/// What the check reads of the scenario alone: the same for every
+/// conversation of it, so computed once per scenario ([`super::ScenarioBasis`]).
+#[derive(Debug, Default)]
+pub struct Basis {
+    /// The word runs of its hidden texts.
+    hidden: GramSet,
+    /// The word runs of what the user was given to say.
+    given: GramSet,
+    /// Facts only its unknown info holds.
+    secret_facts: Vec<Entity>,
+}
+
+pub fn basis(scenario: &UserScenario) -> Basis {
     let hidden: Vec<&str> = [
         scenario.task_instructions.as_str(),
         scenario.unknown_info.as_str(),
@@ -48,32 +62,37 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
     .collect();
     let mut given: Vec<&str> = vec![&scenario.known_info, &scenario.reason_for_contact];
     given.extend(scenario.turns.iter().map(String::as_str));
-    let found: GramSet = hidden
-        .iter()
-        .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
-        .collect();
-    let given_grams: GramSet = given
-        .iter()
-        .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
-        .collect();
+    let grams = |texts: &[&str]| -> GramSet {
+        texts
+            .iter()
+            .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
+            .collect()
+    };
     // Facts only the unknown info holds.
     let mut known_facts = entity_set(given.iter().copied());
     known_facts.extend(entity_set([scenario.task_instructions.as_str()]));
-    let secret_facts: Vec<_> = entities(&scenario.unknown_info)
+    let secret_facts = entities(&scenario.unknown_info)
         .into_iter()
         .filter(|e| !known_facts.contains(&(e.kind, e.norm.clone())))
         .collect();
+    Basis {
+        hidden: grams(&hidden),
+        given: grams(&given),
+        secret_facts,
+    }
+}
 
+pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
     // What the agent has said so far: its word runs and facts are the
     // user's to repeat from then on. Grown line by line (not recomputed for
     // each user line, which made the check quadratic in the turns).
-    let mut allowed = given_grams;
+    let mut agent_grams = GramSet::default();
     let mut agent_facts = HashSet::new();
     let mut evidence = Vec::new();
     for line in &turns.lines {
         match line.speaker {
             Speaker::Agent => {
-                allowed.extend(ngrams(&words(&line.text), LEAKED_WORDS, fold_person));
+                agent_grams.extend(ngrams(&words(&line.text), LEAKED_WORDS, fold_person));
                 agent_facts.extend(entity_set([line.text.as_str()]));
                 continue;
             }
@@ -90,7 +109,8 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
             continue;
         }
         let said = words(&line.text);
-        if let Some(run) = shared_run(&said, LEAKED_WORDS, fold_person, &found, &allowed) {
+        let allowed = [&basis.given, &agent_grams];
+        if let Some(run) = shared_run(&said, LEAKED_WORDS, fold_person, &basis.hidden, &allowed) {
             evidence.push(Evidence {
                 message: Some(line.index),
                 text: excerpt(quote(&line.text, &said, run.clone())),
@@ -99,7 +119,7 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
             continue;
         }
         let said_facts = entity_set([line.text.as_str()]);
-        if let Some(secret) = secret_facts.iter().find(|e| {
+        if let Some(secret) = basis.secret_facts.iter().find(|e| {
             let key = (e.kind, e.norm.clone());
             said_facts.contains(&key) && !agent_facts.contains(&key)
         }) {
@@ -144,7 +164,7 @@ mod tests {
                     "OK so: I give my email when asked for identification, fine?",
                 ),
             ]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Flagged);
         assert_eq!(
@@ -157,12 +177,12 @@ mod tests {
     fn speaking_of_the_scenario_or_a_fact_it_should_not_know_is_a_leak() {
         let meta = check(
             &turns(&[("user", "My instructions say to ask about boots.")]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(meta.outcome, Outcome::Flagged);
         let secret = check(
             &turns(&[("user", "Is the tracking number PW5005336661?")]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(secret.outcome, Outcome::Flagged);
         assert!(secret.evidence[0].why.contains("PW5005336661"));
@@ -171,7 +191,7 @@ mod tests {
                 ("agent", "It is PW5005336661."),
                 ("user", "Great, PW5005336661, thanks."),
             ]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(after_agent.outcome, Outcome::Clear);
     }
@@ -183,7 +203,7 @@ mod tests {
                 ("agent", "What is the tracking number of your boots you want?"),
                 ("user", "I ordered hiking boots and want to track them. My email is theo@inkwell.example. The order id is #LL21743."),
             ]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Clear, "{:?}", r.evidence);
     }

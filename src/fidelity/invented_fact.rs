@@ -4,13 +4,19 @@
 //! instructions, scripted turns) and the agent had not said before. A fact
 //! only its `unknown_info` holds is an `instruction_leak` instead.
 
+use std::collections::HashSet;
+
 use crate::persona::UserScenario;
 
 use super::input::{Speaker, UserTurns};
-use super::words::{entities, entity_set};
+use super::words::{entities, entity_set, EntityKind};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
-pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
+/// The facts a scenario gives its user: the same for every conversation of
+/// it, so computed once per scenario ([`super::ScenarioBasis`]).
+pub type Basis = HashSet<(EntityKind, String)>;
+
+pub fn basis(scenario: &UserScenario) -> Basis {
     let mut given: Vec<&str> = vec![
         &scenario.reason_for_contact,
         &scenario.known_info,
@@ -18,19 +24,22 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
         &scenario.unknown_info,
     ];
     given.extend(scenario.turns.iter().map(String::as_str));
-    let mut allowed = entity_set(given);
+    entity_set(given)
+}
+
+pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
     // Words the dataset gave as the user's (a prelude's opening), not the
     // system prompt or tool results (the user sees neither; the prompt alone
     // was most of the check's regex work).
-    allowed.extend(entity_set(
+    let mut own = entity_set(
         turns
             .lines
             .iter()
             .filter(|l| l.speaker == Speaker::Given)
             .map(|l| l.text.as_str()),
-    ));
+    );
     // The facts the agent has said so far, grown line by line.
-    let mut agent = std::collections::HashSet::new();
+    let mut agent = HashSet::new();
     let mut evidence = Vec::new();
     for line in &turns.lines {
         match line.speaker {
@@ -43,7 +52,7 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
         }
         for entity in entities(&line.text) {
             let key = (entity.kind, entity.norm.clone());
-            if allowed.contains(&key) || agent.contains(&key) {
+            if basis.contains(&key) || own.contains(&key) || agent.contains(&key) {
                 continue;
             }
             evidence.push(Evidence {
@@ -56,7 +65,7 @@ pub fn check(turns: &UserTurns, scenario: &UserScenario) -> CheckResult {
                 ),
             });
             // Said once, it is the user's own from then on.
-            allowed.insert(key);
+            own.insert(key);
         }
     }
     CheckResult::from_evidence(UserFlag::InventedFact, evidence)
@@ -89,7 +98,7 @@ mod tests {
                 ),
                 ("user", "Again: #W7654321."),
             ]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Flagged);
         assert_eq!(r.evidence.len(), 2, "{:?}", r.evidence);
@@ -111,7 +120,7 @@ mod tests {
                     "So $12.99 to 4242424242? I'm 34 and it took 12 days.",
                 ),
             ]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Clear, "{:?}", r.evidence);
     }
@@ -120,7 +129,7 @@ mod tests {
     fn an_amount_the_agent_only_says_later_was_invented() {
         let r = check(
             &turns(&[("user", "It cost $19.99."), ("agent", "Yes, $19.99.")]),
-            &scenario(),
+            &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Flagged);
         assert_eq!(r.evidence[0].message, Some(0));

@@ -12,6 +12,7 @@
 //! | `repetition` | repeated a message, or a run of [`repetition::REPEATED_WORDS`] words, or was cut off by `max_tokens` |
 //! | `control_token_misuse` | kept writing after a control token, wrote a malformed one, stopped before the agent spoke, or said TRANSFER with no transfer in sight |
 
+pub mod basis;
 pub mod checks;
 pub mod control_tokens;
 pub mod input;
@@ -24,6 +25,7 @@ pub mod words;
 
 use serde::{Deserialize, Serialize};
 
+pub use basis::ScenarioBasis;
 pub use checks::check_conversation;
 pub use input::{Line, Speaker, UserOutput, UserTurns};
 

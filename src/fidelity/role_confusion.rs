@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::input::UserTurns;
-use super::words::{as_written, ngrams, quote, shared_run, words, GramSet};
+use super::words::{as_written, ngrams, quote, shared_run, words};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
 /// Phrases of an agent, not a customer, matched in the lower-cased message
@@ -85,8 +85,7 @@ pub fn check(turns: &UserTurns) -> CheckResult {
         };
         let agent = ngrams(&words(&previous.text), COPIED_WORDS, as_written);
         let said = words(&line.text);
-        if let Some(run) = shared_run(&said, COPIED_WORDS, as_written, &agent, &GramSet::default())
-        {
+        if let Some(run) = shared_run(&said, COPIED_WORDS, as_written, &agent, &[]) {
             let copied = run.len();
             evidence.push(Evidence {
                 message: Some(line.index),

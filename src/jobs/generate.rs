@@ -1,13 +1,13 @@
 //! Generation items: one conversation per item, from a scenario, a persona
 //! and a seed, as an episode between the policy and the simulated user.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::json;
 
 use crate::config::{Job, UserMode};
-use crate::fidelity::{check_conversation, Line, UserTurns};
+use crate::fidelity::{check_conversation, Line, ScenarioBasis, UserTurns};
 use crate::llm::ChatModel;
 use crate::persona::knobs;
 use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
@@ -29,6 +29,9 @@ pub struct Generation {
     tools_json: Arc<serde_json::Value>,
     /// The judges `judge:NAME` rewards name.
     reward_judges: RewardJudges,
+    /// Per scenario (as `prepared.scenarios`), what the user checks read of
+    /// it alone, computed by its first conversation.
+    check_bases: Vec<OnceLock<ScenarioBasis>>,
 }
 
 impl Generation {
@@ -43,6 +46,7 @@ impl Generation {
             user_model: models.user.clone(),
             tools_json: Arc::new(json!(prepared.tools.as_ref())),
             reward_judges: RewardJudges::new(&prepared.judges, &job.endpoints, &models.endpoints),
+            check_bases: prepared.scenarios.iter().map(|_| OnceLock::new()).collect(),
             prepared,
             job: job.clone(),
         }
@@ -143,7 +147,10 @@ impl ItemRunner for Generation {
             usage: usage_rows(&episode),
             started_at,
             finished_at: store::now_ms(),
-            user_checks: Some(user_checks(&episode, scenario, spec.simulated_user).to_json()),
+            user_checks: Some({
+                let basis = self.check_bases[s].get_or_init(|| ScenarioBasis::of(&scenario.user));
+                user_checks(&episode, scenario, basis, spec.simulated_user).to_json()
+            }),
             messages: message_rows(&episode),
         };
         let judged = episode
@@ -219,6 +226,7 @@ fn conversation_metadata(
 fn user_checks(
     episode: &Episode,
     scenario: &crate::persona::Scenario,
+    basis: &ScenarioBasis,
     simulated_user: bool,
 ) -> crate::fidelity::UserChecks {
     let lines = episode
@@ -246,7 +254,7 @@ fn user_checks(
         user_stopped: episode.termination == Termination::UserStop,
         simulated_user,
     };
-    check_conversation(&turns, scenario)
+    check_conversation(&turns, scenario, basis)
 }
 
 fn usage_rows(episode: &Episode) -> Vec<UsageRow> {
