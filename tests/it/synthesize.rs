@@ -137,11 +137,7 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
             "{stage} missing from:\n{stdout}"
         );
     }
-    let rows: Vec<Scenario> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_scenarios(&out);
     assert_eq!(rows.len(), 30);
     let ids: BTreeSet<&str> = rows.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids.len(), 30);
@@ -162,14 +158,29 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
     .success());
     assert_eq!(first, std::fs::read(&out).unwrap());
 
+    validate_and_run_with_both_rewards(dir.path(), &out);
+}
+
+/// The scenario rows of a JSONL file.
+fn read_scenarios(path: &std::path::Path) -> Vec<Scenario> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `usersim validate` accepts a job over `scenarios`, and `usersim run` with
+/// the mock policy stores conversations with rewards of both 1 and 0.
+fn validate_and_run_with_both_rewards(dir: &std::path::Path, scenarios: &std::path::Path) {
     let spec = JobSpec {
-        scenarios: out.clone(),
+        scenarios: scenarios.to_path_buf(),
         ..Default::default()
     };
-    let (job, _db) = write_job(dir.path(), &spec);
-    let validate = usersim(dir.path(), &["validate", job.to_str().unwrap()]);
+    let (job, _db) = write_job(dir, &spec);
+    let validate = usersim(dir, &["validate", job.to_str().unwrap()]);
     assert!(validate.status.success(), "{}", text(&validate.stderr));
-    let run = usersim(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    let run = usersim(dir, &["run", job.to_str().unwrap(), "--quiet"]);
     let stdout = text(&run.stdout);
     assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
     let mean: f64 = stdout
@@ -342,11 +353,7 @@ fn synthesize_with_a_committee_reports_its_rejections_and_writes_only_reviewed_s
     assert!(stdout.contains("accepted 20 of 20"), "{stdout}");
     assert!(stdout.contains("  committee "), "{stdout}");
     assert!(stdout.contains("KNOWLEDGE #: "), "{stdout}");
-    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_scenarios(&dir.path().join("synth.jsonl"));
     assert_eq!(rows.len(), 20);
     assert!(rows.iter().all(|s| s.user.known_info.contains('@')));
     // A mistake in a reviewer table is reported at its line, before any call.
@@ -521,11 +528,7 @@ fn synthesize_with_diversity_targets_prints_their_coverage_and_rejects_an_unknow
             "no {row} target in:\n{stdout}"
         );
     }
-    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_scenarios(&dir.path().join("synth.jsonl"));
     assert_eq!(rows.len(), 40);
     assert!(rows.iter().any(|s| tagged(s, "transfer")));
     assert!(rows.iter().any(|s| tagged(s, "multi-intent")));
@@ -596,11 +599,7 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
             "{stage} missing from:\n{stdout}"
         );
     }
-    let rows: Vec<Scenario> = std::fs::read_to_string(dir.path().join("synth.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_scenarios(&dir.path().join("synth.jsonl"));
     assert_eq!(rows.len(), 200);
     let ids: BTreeSet<&str> = rows.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids.len(), 200);
@@ -641,21 +640,5 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
         );
     }
 
-    let spec = JobSpec {
-        scenarios: dir.path().join("synth.jsonl"),
-        ..Default::default()
-    };
-    let (job, _db) = write_job(dir.path(), &spec);
-    let validate = usersim(dir.path(), &["validate", job.to_str().unwrap()]);
-    assert!(validate.status.success(), "{}", text(&validate.stderr));
-    let run = usersim(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
-    let stdout = text(&run.stdout);
-    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
-    let mean: f64 = stdout
-        .split("mean reward: ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no mean reward in:\n{stdout}"));
-    assert!(mean > 0.0 && mean < 1.0, "mean reward {mean}");
+    validate_and_run_with_both_rewards(dir.path(), &dir.path().join("synth.jsonl"));
 }
