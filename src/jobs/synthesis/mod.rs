@@ -283,9 +283,10 @@ async fn work_synthesis(
             tracing::error!("{reason}");
             break WorkEnd::Tripped { reason };
         }
-        let counts = after;
-        if counts.pending + counts.leased > 0 {
+        if after.pending + after.leased > 0 && !wait_for_others {
             // Others hold the rest, and this process does not wait for them.
+            // (A process that waits goes on: another one may have planned
+            // the next wave between this one's last item and this check.)
             break end;
         }
     };
