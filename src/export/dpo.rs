@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 
 use super::judgments::{newest_judgments, ok_verdict, JudgmentIndex};
 use super::sink::{Row, RowSink};
-use super::{hf, openai, trim, ExportError, Filter};
+use super::{hf, openai, trim, write_counts, ExportError, Filter};
 use crate::judge::Preference;
 use crate::store::{JudgmentRow, Store, StoredConversation};
 
@@ -95,39 +95,33 @@ impl DpoCounts {
 /// The reasons judgments were skipped: `3 ties, 1 inconsistent`, or `none`.
 impl fmt::Display for DpoCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = [
-            (
-                self.inconsistent,
-                "inconsistent (the swapped orders disagreed)",
-            ),
-            (self.ties, "ties"),
-            (self.not_ok, "unparseable or failed"),
-            (self.not_pairwise, "not pairwise verdicts"),
-            (
-                self.against_reference,
-                "against a reference, not a conversation",
-            ),
-            (self.filtered, "left out by the filters"),
-            (self.no_shared_prompt, "without a shared prompt"),
-            (self.same_continuation, "with identical continuations"),
-            (
-                self.not_at_policy,
-                "first differing at a user or tool message, not a policy turn",
-            ),
-            (
-                self.arguments_not_an_object,
-                "with tool-call arguments that are not a JSON object",
-            ),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} {why}"))
-        .collect();
-        if parts.is_empty() {
-            f.write_str("none")
-        } else {
-            f.write_str(&parts.join(", "))
-        }
+        write_counts(
+            f,
+            &[
+                (
+                    self.inconsistent,
+                    "inconsistent (the swapped orders disagreed)",
+                ),
+                (self.ties, "ties"),
+                (self.not_ok, "unparseable or failed"),
+                (self.not_pairwise, "not pairwise verdicts"),
+                (
+                    self.against_reference,
+                    "against a reference, not a conversation",
+                ),
+                (self.filtered, "left out by the filters"),
+                (self.no_shared_prompt, "without a shared prompt"),
+                (self.same_continuation, "with identical continuations"),
+                (
+                    self.not_at_policy,
+                    "first differing at a user or tool message, not a policy turn",
+                ),
+                (
+                    self.arguments_not_an_object,
+                    "with tool-call arguments that are not a JSON object",
+                ),
+            ],
+        )
     }
 }
 

@@ -336,46 +336,56 @@ impl Skipped {
 /// `3 not scored, 2 below --min-reward`, or `none`.
 impl fmt::Display for Skipped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = [
-            (self.not_scored, "not scored"),
-            (self.flagged, "flagged by a --drop-flagged judge"),
-            (
-                self.user_flagged,
-                "with a --drop-user-flag flag on the simulated user",
-            ),
-            (
-                self.unsolved,
-                "of unsolved synthesized scenarios (--keep-unsolved keeps them)",
-            ),
-            (self.below_min_reward, "below --min-reward"),
-            (
-                self.below_min_judge,
-                "without a high enough --min-judge score",
-            ),
-            (
-                self.outside_filter,
-                "outside the termination, scenario, persona or max reward asked for",
-            ),
-            (self.no_policy_reply, "without a policy reply"),
-            (
-                self.arguments_not_an_object,
-                "with tool-call arguments that are not a JSON object",
-            ),
-            (
-                self.not_sharegpt,
-                "whose turns do not alternate as ShareGPT requires",
-            ),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, why)| format!("{n} {why}"))
-        .collect();
-        if parts.is_empty() {
-            f.write_str("none")
-        } else {
-            f.write_str(&parts.join(", "))
-        }
+        write_counts(
+            f,
+            &[
+                (self.not_scored, "not scored"),
+                (self.flagged, "flagged by a --drop-flagged judge"),
+                (
+                    self.user_flagged,
+                    "with a --drop-user-flag flag on the simulated user",
+                ),
+                (
+                    self.unsolved,
+                    "of unsolved synthesized scenarios (--keep-unsolved keeps them)",
+                ),
+                (self.below_min_reward, "below --min-reward"),
+                (
+                    self.below_min_judge,
+                    "without a high enough --min-judge score",
+                ),
+                (
+                    self.outside_filter,
+                    "outside the termination, scenario, persona or max reward asked for",
+                ),
+                (self.no_policy_reply, "without a policy reply"),
+                (
+                    self.arguments_not_an_object,
+                    "with tool-call arguments that are not a JSON object",
+                ),
+                (
+                    self.not_sharegpt,
+                    "whose turns do not alternate as ShareGPT requires",
+                ),
+            ],
+        )
     }
+}
+
+/// `parts` that are not zero as `3 why, 1 why`, or `none`.
+pub(crate) fn write_counts(f: &mut fmt::Formatter<'_>, parts: &[(u64, &str)]) -> fmt::Result {
+    let mut first = true;
+    for (n, why) in parts.iter().filter(|(n, _)| *n > 0) {
+        if !first {
+            f.write_str(", ")?;
+        }
+        first = false;
+        write!(f, "{n} {why}")?;
+    }
+    if first {
+        f.write_str("none")?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::sink::{Row, RowSink};
 use super::unsolved::with_scenarios;
+use super::write_counts;
 use crate::store::{JobKind, JobRow, Store, StoreError};
 use crate::verify::solved::{is_synthesized, ScenarioOutcome};
 
@@ -52,25 +53,19 @@ pub struct ScenarioCounts {
 /// them), 2 undecided (…)`.
 impl fmt::Display for ScenarioCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = [
-            (self.unsolved, "unsolved (--keep-unsolved keeps them)"),
-            (
-                self.undecided,
-                "undecided (attempts waiting, failed or not scored: finish the job, or resume \
+        write_counts(
+            f,
+            &[
+                (self.unsolved, "unsolved (--keep-unsolved keeps them)"),
+                (
+                    self.undecided,
+                    "undecided (attempts waiting, failed or not scored: finish the job, or resume \
                  it with --retry-failed)",
-            ),
-            (self.not_run, "synthesized but not run by this job"),
-            (self.hand_written, "hand-written (not synthesized)"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
-        if parts.is_empty() {
-            f.write_str("none")
-        } else {
-            f.write_str(&parts.join(", "))
-        }
+                ),
+                (self.not_run, "synthesized but not run by this job"),
+                (self.hand_written, "hand-written (not synthesized)"),
+            ],
+        )
     }
 }
 

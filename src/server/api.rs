@@ -1,6 +1,7 @@
 //! The JSON API under `/v1`.
 
 use std::convert::Infallible;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -42,24 +43,24 @@ pub fn router() -> Router<AppState> {
 }
 
 #[derive(Debug, Deserialize, Default)]
-struct CreateQuery {
+pub(super) struct CreateQuery {
     /// Start a new job even if one with this name or config exists.
     #[serde(default)]
-    new_job: bool,
+    pub new_job: bool,
     /// Folder (on the server, relative to its data root, and inside it) that
     /// relative paths in the config resolve against.
-    base: Option<String>,
+    pub base: Option<String>,
 }
 
-const BODY_LABEL: &str = "request body";
+pub(super) const BODY_LABEL: &str = "request body";
 
-/// Read the config in the body: JSON when the content type says so, TOML otherwise.
-fn job_from_body(
+/// A submitted config's text and the folder its relative paths resolve
+/// against (`?base=`, which must lie inside the data root).
+pub(super) fn submitted<'a>(
     state: &AppState,
-    headers: &HeaderMap,
     query: &CreateQuery,
-    body: &[u8],
-) -> Result<Job, ApiError> {
+    body: &'a [u8],
+) -> Result<(&'a str, PathBuf), ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|_| ApiError::Invalid(vec![Problem::in_file(BODY_LABEL, "is not UTF-8 text")]))?;
     let base = state.boundary.base(query.base.as_deref()).ok_or_else(|| {
@@ -70,6 +71,17 @@ fn job_from_body(
                  path, no `..` or symlink out of it)",
         )])
     })?;
+    Ok((text, base))
+}
+
+/// Read the config in the body: JSON when the content type says so, TOML otherwise.
+fn job_from_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    query: &CreateQuery,
+    body: &[u8],
+) -> Result<Job, ApiError> {
+    let (text, base) = submitted(state, query, body)?;
     let trust = Trust::Submitted(&state.boundary);
     let is_json = headers
         .get(header::CONTENT_TYPE)

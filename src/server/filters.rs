@@ -54,7 +54,7 @@ pub struct ConversationsQuery {
 pub const REWARD_RANGE: (f64, f64) = (-1e9, 1e9);
 
 /// A text value left empty (a form's blank field) counts as not given.
-fn given(value: &Option<String>) -> Option<&str> {
+pub(super) fn given(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
@@ -81,7 +81,7 @@ pub fn reward_bound(
     }
 }
 
-fn whole_number<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
+pub(super) fn whole_number<T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy>(
     field: &str,
     value: &Option<String>,
     range: (T, T),

@@ -13,15 +13,14 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde::Deserialize;
 
 use crate::config::synth::{from_stored, from_toml};
-use crate::config::{Problem, Trust};
+use crate::config::Trust;
 use crate::jobs::synthesis::submit_synthesis;
 use crate::store::JobKind;
 use crate::synth::tally::tally;
 
-use super::api::start_submitted;
+use super::api::{start_submitted, submitted, CreateQuery, BODY_LABEL};
 use super::{views, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -30,33 +29,13 @@ pub fn router() -> Router<AppState> {
         .route("/v1/jobs/{id}/scenarios", get(scenarios))
 }
 
-const BODY_LABEL: &str = "request body";
-
-#[derive(Debug, Deserialize, Default)]
-struct CreateQuery {
-    /// Start a new job even if one with this name or config exists.
-    #[serde(default)]
-    new_job: bool,
-    /// Folder inside the data root that relative paths resolve against.
-    base: Option<String>,
-}
-
 #[tracing::instrument(skip_all)]
 async fn create_synthesis_job(
     State(state): State<AppState>,
     Query(query): Query<CreateQuery>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| ApiError::Invalid(vec![Problem::in_file(BODY_LABEL, "is not UTF-8 text")]))?;
-    let base = state.boundary.base(query.base.as_deref()).ok_or_else(|| {
-        ApiError::Invalid(vec![Problem::at_field(
-            BODY_LABEL,
-            "?base",
-            "must name a folder inside the service's data root, relative to it (no absolute \
-             path, no `..` or symlink out of it)",
-        )])
-    })?;
+    let (text, base) = submitted(&state, &query, &body)?;
     let mut config = from_toml(
         Path::new(BODY_LABEL),
         text,

@@ -17,7 +17,7 @@ use crate::synth::summary::Summary;
 use crate::synth::tally::tally;
 use crate::synth::Stage;
 
-use super::super::filters::QUERY_LABEL;
+use super::super::filters::{given, whole_number, QUERY_LABEL};
 use super::super::ApiError;
 
 /// The browser's query string of a synthesis job's proposals, as sent.
@@ -81,11 +81,6 @@ pub const MAX_LIMIT: usize = 500;
 /// Most rows skipped by `offset`: more than any job proposes.
 const MAX_OFFSET: usize = 100_000_000;
 
-/// A form's blank field counts as not given.
-fn given(value: &Option<String>) -> Option<&str> {
-    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
 /// `value` as one of `all`, as `name` calls them; another value is a
 /// problem naming them all.
 fn one_of<T: Copy>(
@@ -111,27 +106,6 @@ fn one_of<T: Copy>(
     found
 }
 
-fn count(
-    field: &str,
-    value: &Option<String>,
-    (low, high): (usize, usize),
-    what: &str,
-    problems: &mut Vec<Problem>,
-) -> Option<usize> {
-    let text = given(value)?;
-    match text.parse::<usize>() {
-        Ok(n) if (low..=high).contains(&n) => Some(n),
-        _ => {
-            problems.push(Problem::at_field(
-                QUERY_LABEL,
-                field,
-                format!("'{text}' is not {what}; give a whole number from {low} to {high}"),
-            ));
-            None
-        }
-    }
-}
-
 impl RawProposalsQuery {
     /// The query checked; every malformed value is one problem naming its
     /// field and the values that would do.
@@ -151,14 +125,14 @@ impl RawProposalsQuery {
             Stage::as_str,
             &mut problems,
         );
-        let offset = count(
+        let offset = whole_number(
             "offset",
             &self.offset,
             (0, MAX_OFFSET),
             "a row count",
             &mut problems,
         );
-        let limit = count(
+        let limit = whole_number(
             "limit",
             &self.limit,
             (1, MAX_LIMIT),
