@@ -150,6 +150,28 @@ impl ResourcesServer {
         result
     }
 
+    /// GET `path` once, outside the retry policy: for what the server says
+    /// about itself (its OpenAPI document), which a caller can do without;
+    /// a server that is down is reported by the calls that follow, which
+    /// retry.
+    pub async fn get_once(&self, path: &str) -> Result<Reply, LlmError> {
+        let url = format!("{}{path}", self.base_url);
+        let response = self
+            .client
+            .get(&url)
+            .timeout(self.timeout)
+            .send()
+            .await
+            .map_err(|e| self.failure(e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| self.failure(e))?
+            .to_vec();
+        Ok(Reply { status, body })
+    }
+
     async fn attempt(
         &self,
         url: &str,
