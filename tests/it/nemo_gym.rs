@@ -597,6 +597,36 @@ fn usersims_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them() {
 }
 
 #[test]
+fn recorded_rollouts_used_as_rows_run_without_their_verify_output_sent_back() {
+    let test = "recorded_rollouts_used_as_rows_run_without_their_verify_output_sent_back";
+    let Some(equivalence) = server("equivalence_rule", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each line carries reward and equivalence_score, which the server's
+    // Reply(**request, equivalence_score=…) would get twice (HTTP 500).
+    let rows = equivalence.data.join("example_rollouts.jsonl");
+    let config = job(
+        d,
+        "rollouts-as-rows",
+        &equivalence.url,
+        &rows,
+        "policy=mock-policy+perfect",
+    );
+    let stdout = run_ok(d, &config);
+    assert!(stdout.contains("5 done, 0 failed"), "{stdout}");
+    let rollouts = export(d, &config, common::job_id_from(&stdout), "nemo_gym");
+    assert_eq!(rollouts.len(), 5);
+    for rollout in &rollouts {
+        // The mock answers each row's expected_answer, which exact scores 1
+        // (the rows were recorded at 1, 0, 0, 0, 0).
+        let scores = (&rollout["reward"], &rollout["equivalence_score"]);
+        assert_eq!(scores, (&1.0.into(), &1.0.into()));
+    }
+}
+
+#[test]
 fn xlam_fc_calls_to_tools_without_endpoints_go_back_to_the_policy_and_are_verified() {
     let test = "xlam_fc_calls_to_tools_without_endpoints_go_back_to_the_policy_and_are_verified";
     let Some(xlam) = server("xlam_fc", test) else {
@@ -708,14 +738,32 @@ fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and
         "{said}"
     );
 
-    // FIELD=VALUE reaches the server's config: seq_match scores a near miss
-    // between 0 and 1, where the default (exact) gives the recorded 0.
+    // Both started at once (each takes seconds to import NeMo Gym): a
+    // Gymnasium server served anyway, and equivalence_rule with an override.
     let port = free_port().to_string();
+    let gym_port = std::iter::repeat_with(free_port)
+        .map(|p| p.to_string())
+        .find(|p| *p != port)
+        .unwrap();
     let spec = format!("equivalence_rule:{port}");
-    let out = scripts.run(&["start", &spec, "grading_rule=seq_match"]);
+    let gym_spec = format!("blackjack:{gym_port}");
+    let out = scripts.run(&[
+        "start",
+        "--allow-gymnasium",
+        &spec,
+        "grading_rule=seq_match",
+        &gym_spec,
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let url = format!("http://127.0.0.1:{port}");
-    assert_eq!(text(&out.stdout).trim(), format!("equivalence_rule {url}"));
+    let gym_url = format!("http://127.0.0.1:{gym_port}");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("equivalence_rule {url}\nblackjack {gym_url}")
+    );
+
+    // FIELD=VALUE reached the server's config: seq_match scores a near miss
+    // between 0 and 1, where the default (exact) gives the recorded 0.
     let out = scripts.run(&["start", &spec]);
     assert_eq!(out.status.code(), Some(1), "other overrides: not restarted");
     assert!(text(&out.stderr).contains("with other overrides (grading_rule=seq_match)"));
@@ -742,14 +790,10 @@ fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and
     );
 
     // Served anyway, a Gymnasium server is refused by validate (and verify).
-    let port = free_port().to_string();
-    let out = scripts.run(&["start", "--allow-gymnasium", &format!("blackjack:{port}")]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let url = format!("http://127.0.0.1:{port}");
     let config = job(
         d,
         "blackjack",
-        &url,
+        &gym_url,
         &servers.join("blackjack/data/example.jsonl"),
         "",
     );

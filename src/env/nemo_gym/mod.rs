@@ -17,7 +17,9 @@
 //!
 //! Opening the environment reads the server's OpenAPI document: a server that
 //! speaks NeMo Gym's Gymnasium protocol (`/reset`, `/step`; blackjack, wordle,
-//! ...) is refused, since usersim does not drive it.
+//! ...) is refused, since usersim does not drive it; and a row's fields that
+//! the server's verify reply model declares (a recorded rollout used as a row
+//! carries `reward`, `equivalence_score`, ...) are never sent to it.
 //!
 //! Scenario synthesis needs a session's state. NeMo Gym's protocol has no
 //! call that reads it (`/seed_session`, tools, `/verify`, `/close_session`),
@@ -49,7 +51,7 @@ use crate::persona::nemo_gym::REQUEST_FIELD;
 use crate::verify::{Criteria, Verification};
 
 use super::{EnvError, EnvUsage, Environment, InitialState, Session, ToolOutput};
-use openapi::Protocol;
+use openapi::{Protocol, ServerModels};
 use server::{Cookies, Reply, ResourcesServer};
 use tool_name::normalize_tool_name;
 
@@ -59,6 +61,8 @@ pub struct NemoGymEnvironment {
     probes: Arc<[StateCall]>,
     records_row: Value,
     on_missing_tool: MissingTool,
+    /// What the server's OpenAPI document says (unknown until `connect`).
+    models: Arc<ServerModels>,
     /// Sessions opened so far, to name each one for `/close_session`.
     opened: AtomicU64,
 }
@@ -78,6 +82,7 @@ impl NemoGymEnvironment {
                 .clone()
                 .unwrap_or_else(|| Value::Object(Map::new())),
             on_missing_tool: config.on_missing_tool,
+            models: Arc::new(ServerModels::unknown()),
             opened: AtomicU64::new(0),
         })
     }
@@ -86,8 +91,9 @@ impl NemoGymEnvironment {
     /// document says it speaks the Gymnasium protocol. A server that serves
     /// no document (or is down) is taken as it is: its calls say what is wrong.
     pub async fn connect(config: &NemoGymConfig) -> Result<Self, EnvError> {
-        let environment = Self::new(config)?;
-        if openapi::fetch(&environment.server).await.protocol == Protocol::Gymnasium {
+        let mut environment = Self::new(config)?;
+        let models = openapi::fetch(&environment.server).await;
+        if models.protocol == Protocol::Gymnasium {
             return Err(remote(
                 &environment.server,
                 "speaks NeMo Gym's Gymnasium protocol (POST /reset and /step, no \
@@ -97,6 +103,7 @@ impl NemoGymEnvironment {
                  (/seed_session, a route per tool, /verify)",
             ));
         }
+        environment.models = Arc::new(models);
         Ok(environment)
     }
 
@@ -182,7 +189,13 @@ impl NemoGymEnvironment {
             server: self.server.clone(),
             cookies: Cookies::default(),
             tools: row_tool_names(row),
-            row: row.clone(),
+            // A row may be a recorded rollout: what its verify answered
+            // (`reward`, `equivalence_score`, ...) is not sent again.
+            row: row
+                .iter()
+                .filter(|(k, _)| k.as_str() != "response" && !self.models.is_output(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             probes: self.probes.clone(),
             on_missing_tool: self.on_missing_tool,
             id: format!("usersim-{}-{n}", init.seed),
