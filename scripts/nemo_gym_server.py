@@ -79,6 +79,13 @@ def main() -> None:
     cls = server_class(module)
     config_cls = cls.model_fields["config"].annotation
 
+    unknown = sorted(set(overrides) - set(config_cls.model_fields))
+    if unknown:
+        settable = sorted(set(config_cls.model_fields) - {"name", "host", "port", "entrypoint"})
+        raise SystemExit(
+            f"{name}: {', '.join(unknown)} is not a field of its config ({config_cls.__name__}); "
+            f"FIELD=VALUE can set: {', '.join(settable)}"
+        )
     fields = {k: v for k, v in yaml_config(directory, name).items() if k in config_cls.model_fields}
     fields.update(overrides)
     fields.update(name=name, host="127.0.0.1", port=port)

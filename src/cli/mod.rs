@@ -188,9 +188,9 @@ enum Command {
     /// Send recorded NeMo Gym rollouts to /verify again and report how many
     /// recorded rewards are reproduced (exit 1 if any differs or fails).
     Verify {
-        /// A job config with [environment] kind = "nemo_gym"; its
-        /// [dataset] rows (format nemo_gym) complete rollouts that lack
-        /// their verifier's fields.
+        /// A config with [environment] kind = "nemo_gym" (a job config, or
+        /// that table alone); its [dataset] rows (format nemo_gym), if any,
+        /// complete rollouts that lack their verifier's fields.
         #[arg(long)]
         environment: PathBuf,
         /// The rollouts JSONL, e.g. a resources server's data/example_rollouts.jsonl.

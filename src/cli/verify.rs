@@ -6,7 +6,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::config::{self, DatasetFormat, EnvironmentConfig, Problem};
+use crate::config::verify::load_verify;
+use crate::env::nemo_gym::openapi::{self, Protocol};
 use crate::env::nemo_gym::reverify::{reverify, Outcome, RowIndex};
 use crate::env::nemo_gym::server::ResourcesServer;
 use crate::persona::nemo_gym::json_objects;
@@ -17,31 +18,23 @@ use super::{report_problems, EXIT_INVALID};
 const EXIT_DIFFERS: i32 = 1;
 
 pub async fn verify(environment: &Path, rollouts: &Path) -> anyhow::Result<i32> {
-    let job = match config::load(environment) {
-        Ok(job) => job,
+    let config = match load_verify(environment) {
+        Ok(config) => config,
         Err(problems) => {
             report_problems(&problems);
             return Ok(EXIT_INVALID);
         }
     };
-    let EnvironmentConfig::NemoGym(nemo) = &job.environment else {
-        report_problems(&[Problem::at_field(
-            environment,
-            "environment.kind",
-            "re-verifying rollouts needs a NeMo Gym resources server: kind = \"nemo_gym\" with base_url",
-        )]);
-        return Ok(EXIT_INVALID);
-    };
-    let rows = if job.dataset.format == DatasetFormat::NemoGym {
-        match json_objects(&job.dataset.scenarios) {
+    let nemo = &config.environment;
+    let rows = match &config.rows {
+        Some(rows) => match json_objects(rows) {
             Ok(rows) => RowIndex::new(rows),
             Err(problems) => {
                 report_problems(&problems);
                 return Ok(EXIT_INVALID);
             }
-        }
-    } else {
-        RowIndex::default()
+        },
+        None => RowIndex::default(),
     };
     let recorded = match json_objects(rollouts) {
         Ok(recorded) => recorded,
@@ -53,14 +46,40 @@ pub async fn verify(environment: &Path, rollouts: &Path) -> anyhow::Result<i32> 
     let server = ResourcesServer::new(nemo)
         .map_err(anyhow::Error::msg)
         .context("cannot reach the resources server")?;
+    let models = openapi::fetch(&server).await;
+    match models.protocol {
+        Protocol::Gymnasium => {
+            eprintln!(
+                "{}: the server at {} speaks NeMo Gym's Gymnasium protocol (/reset, /step), \
+                 which has no /verify to re-verify rollouts with",
+                environment.display(),
+                nemo.base_url
+            );
+            return Ok(EXIT_INVALID);
+        }
+        _ if models.declared.is_none() => eprintln!(
+            "note: {} describes no /verify models (GET /openapi.json); only reward, \
+             mask_sample, failure_kind and failure_reason are left out of what is sent, and \
+             only the server's own validation says what is required",
+            nemo.base_url
+        ),
+        _ => {}
+    }
 
     let (mut agree, mut differ, mut cannot, mut failed) = (0, 0, 0, 0);
     for (line, rollout) in &recorded {
-        let check = reverify(&server, &rows, *line, rollout).await;
-        let completed = match &check.completed_from {
+        let check = reverify(&server, &models, &rows, *line, rollout).await;
+        let mut completed = match &check.completed_from {
             Some((row, fields)) => format!(" [{} from dataset line {row}]", fields.join(", ")),
             None => String::new(),
         };
+        if check.replayed > 0 {
+            completed.push_str(&format!(
+                " [{} call{} replayed]",
+                check.replayed,
+                if check.replayed == 1 { "" } else { "s" }
+            ));
+        }
         let said = match &check.outcome {
             Outcome::Agrees { reward } => {
                 agree += 1;

@@ -13,7 +13,7 @@ use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
 use super::file::{DatasetFile, DatasetFormat, UserMode};
-use super::job::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
+use super::job::{EnvironmentConfig, MissingTool, NemoGymConfig, SimulatedConfig};
 use super::mcp::{read_mcp, McpConfig, McpKeys, McpSnapshot};
 use super::problem::Problem;
 use super::service::Trust;
@@ -81,6 +81,10 @@ struct NemoGymKeys {
     /// scenario generator is shown (default `{}`).
     #[serde(default)]
     records_row: Option<serde_json::Value>,
+    /// What a call to a tool the server does not serve becomes (default
+    /// `output`, as NeMo Gym's agent does; or `env_error`).
+    #[serde(default)]
+    on_missing_tool: Option<MissingTool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +118,10 @@ pub struct EnvironmentSnapshot {
     pub state_probes: Option<Vec<StateCall>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub records_row: Option<serde_json::Value>,
+    /// `nemo_gym` only, and only when it is not the default (so the
+    /// snapshots, and hashes, of jobs written before it stay as they were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_missing_tool: Option<MissingTool>,
 }
 
 impl EnvironmentFile {
@@ -141,6 +149,7 @@ impl EnvironmentFile {
                 mcp: None,
                 state_probes: None,
                 records_row: None,
+                on_missing_tool: None,
             },
             EnvironmentFile::NemoGym(c) => EnvironmentSnapshot {
                 kind: Some("nemo_gym".into()),
@@ -152,6 +161,8 @@ impl EnvironmentFile {
                 mcp: None,
                 state_probes: (!c.state_probes.is_empty()).then(|| c.state_probes.clone()),
                 records_row: c.records_row.clone(),
+                on_missing_tool: (c.on_missing_tool != MissingTool::default())
+                    .then_some(c.on_missing_tool),
             },
             EnvironmentFile::Simulated { tools } => EnvironmentSnapshot {
                 kind: Some("simulated".into()),
@@ -163,6 +174,7 @@ impl EnvironmentFile {
                 mcp: None,
                 state_probes: None,
                 records_row: None,
+                on_missing_tool: None,
             },
             EnvironmentFile::Mcp(c) => EnvironmentSnapshot {
                 kind: Some("mcp".into()),
@@ -174,6 +186,7 @@ impl EnvironmentFile {
                 mcp: Some(c.snapshot()),
                 state_probes: None,
                 records_row: None,
+                on_missing_tool: None,
             },
         }
     }
@@ -342,6 +355,7 @@ fn nemo_gym(path: &Path, keys: NemoGymKeys, problems: &mut Vec<Problem>) -> Opti
         max_retries,
         state_probes,
         records_row: keys.records_row,
+        on_missing_tool: keys.on_missing_tool.unwrap_or_default(),
     })
 }
 

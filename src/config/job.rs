@@ -187,6 +187,23 @@ pub struct NemoGymConfig {
     /// The row `/seed_session` gets for the session whose probed state is
     /// shown to a scenario generator as records (`{}` when not given).
     pub records_row: Option<serde_json::Value>,
+    /// What a tool the row offers and the server does not serve (HTTP 404) is.
+    pub on_missing_tool: MissingTool,
+}
+
+/// What a call to a tool the resources server does not serve (HTTP 404)
+/// becomes (`[environment] on_missing_tool`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingTool {
+    /// The server's reply goes back to the policy as the tool's (error)
+    /// output and the conversation goes on to `/verify`, as NeMo Gym's own
+    /// agent does (`xlam_fc` serves none of its tools: its verify compares
+    /// only the calls).
+    #[default]
+    Output,
+    /// The conversation fails as `env_error` and nothing is stored.
+    EnvError,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -18,10 +18,11 @@ pub mod state_calls;
 pub mod synth;
 pub mod synth_committee;
 pub mod synth_diversity;
+pub mod verify;
 
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
-    MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
+    MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};

@@ -35,7 +35,9 @@ pub async fn open_environment_with(
 ) -> Result<Arc<dyn Environment>, EnvError> {
     match config {
         EnvironmentConfig::Builtin(name) => builtin::open_builtin(name),
-        EnvironmentConfig::NemoGym(c) => Ok(Arc::new(nemo_gym::NemoGymEnvironment::new(c)?)),
+        EnvironmentConfig::NemoGym(c) => {
+            Ok(Arc::new(nemo_gym::NemoGymEnvironment::connect(c).await?))
+        }
         EnvironmentConfig::Simulated(c) => Ok(Arc::new(simulated::SimulatedEnvironment::load(
             &c.tools,
             tools_model.cloned(),

@@ -13,10 +13,10 @@
 //!   shape, are the scenario's tools;
 //! - the row itself is the scenario's `initial_state`, kept verbatim (its
 //!   `input` cut to the prelude) for `/seed_session` and `/verify`;
-//! - a `ground_truth` list of `{name, arguments}` calls becomes the gold
-//!   actions, `expected_answer` the expected answer; a rollout of the same
-//!   input in the `replay` file gives the calls and the reply the mock policy
-//!   replays when the row has none.
+//! - a `ground_truth` (or `expected_answers`) list of `{name, arguments}`
+//!   calls becomes the gold actions, `expected_answer` the expected answer;
+//!   a rollout of the same input in the `replay` file gives the calls and the
+//!   reply the mock policy replays when the row has none.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -411,10 +411,22 @@ fn load_replays(path: &Path, problems: &mut Vec<Problem>) -> HashMap<String, Rep
     replays
 }
 
-/// Gold actions from a `ground_truth` list of `{name, arguments}` calls
-/// (arguments as JSON text or an object); `None` when it is not such a list.
+/// The row fields that hold the expected calls as a list of `{name,
+/// arguments}`: `ground_truth` (workplace_assistant) and `expected_answers`
+/// (xlam_fc).
+const GOLD_CALL_FIELDS: [&str; 2] = ["ground_truth", "expected_answers"];
+
+/// Gold actions from the first of [`GOLD_CALL_FIELDS`] that is a list of
+/// `{name, arguments}` calls (arguments as JSON text or an object).
 fn ground_truth_actions(row: &Map<String, Value>) -> Option<Vec<Action>> {
-    let list = row.get("ground_truth")?.as_array()?;
+    GOLD_CALL_FIELDS
+        .iter()
+        .find_map(|field| gold_calls(row.get(*field)?))
+}
+
+/// A list of `{name, arguments}` calls as actions; `None` when it is not one.
+fn gold_calls(list: &Value) -> Option<Vec<Action>> {
+    let list = list.as_array()?;
     list.iter()
         .map(|call| {
             let name = call.get("name")?.as_str()?.to_string();

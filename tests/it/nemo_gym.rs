@@ -82,6 +82,7 @@ kind = "nemo_gym"
 base_url = "{base_url}"
 max_retries = 1
 timeout_secs = 30
+{environment_extra}
 
 [dataset]
 format = "nemo_gym"
@@ -95,9 +96,16 @@ rows = "{rows}"
         policy = extra_value(extra, "policy").unwrap_or("mock-policy"),
         user_mode = extra_value(extra, "mode")
             .map_or("mode = \"none\"".to_string(), |m| format!("mode = \"{m}\"")),
+        environment_extra = extra
+            .lines()
+            .filter_map(|l| l.strip_prefix("env:"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         dataset_extra = extra
             .lines()
-            .filter(|l| !l.starts_with("policy=") && !l.starts_with("mode="))
+            .filter(|l| {
+                !l.starts_with("policy=") && !l.starts_with("mode=") && !l.starts_with("env:")
+            })
             .collect::<Vec<_>>()
             .join("\n"),
     );
@@ -106,7 +114,8 @@ rows = "{rows}"
     path
 }
 
-/// `policy=…` and `mode=…` lines of `extra` set those; the rest goes to [dataset].
+/// `policy=…` and `mode=…` lines of `extra` set those, `env:KEY = VALUE`
+/// lines go to [environment]; the rest goes to [dataset].
 fn extra_value<'a>(extra: &'a str, key: &str) -> Option<&'a str> {
     extra
         .lines()
@@ -453,6 +462,355 @@ fn a_multi_turn_calendar_run_with_the_simulated_user_is_stored() {
     }
 }
 
+/// `usersim verify` of `rollouts` against `config`: its report and exit code.
+fn reverify_report(dir: &Path, config: &Path, rollouts: &Path) -> (String, Option<i32>) {
+    let out = usersim(
+        dir,
+        &[
+            "verify",
+            "--environment",
+            config.to_str().unwrap(),
+            "--rollouts",
+            rollouts.to_str().unwrap(),
+        ],
+    );
+    (
+        format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        out.status.code(),
+    )
+}
+
+/// A config with nothing but `[environment]`: what `usersim verify` needs
+/// when the rollouts carry every field their verifier reads.
+fn environment_only(dir: &Path, name: &str, base_url: &str) -> PathBuf {
+    let path = dir.join(format!("{name}-environment.toml"));
+    std::fs::write(
+        &path,
+        format!("[environment]\nkind = \"nemo_gym\"\nbase_url = \"{base_url}\"\nmax_retries = 1\n"),
+    )
+    .unwrap();
+    path
+}
+
+fn all_agree(n: usize) -> String {
+    format!(
+        "{n} of {n} re-verified rewards agree with the recorded ones ({n} rollouts: {n} agree, \
+         0 differ, 0 cannot be re-verified, 0 failed)"
+    )
+}
+
+#[test]
+fn shipped_rollouts_reverify_5_of_5_with_the_request_built_as_nemo_gym_builds_it() {
+    let test = "shipped_rollouts_reverify_5_of_5_with_the_request_built_as_nemo_gym_builds_it";
+    let (Some(equivalence), Some(spartqa), Some(gpqa), Some(counter)) = (
+        server("equivalence_rule", test),
+        server("spartqa", test),
+        server("gpqa_diamond", test),
+        server("example_session_state_mgmt", test),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // equivalence_rule and spartqa build their reply as Reply(**request, field=…):
+    // the recorded reply's own fields (equivalence_score; exact, parsed,
+    // extracted, predicted_label) must not be sent back. gpqa_diamond's
+    // rollouts lack agent_ref, uuid, metadata, options and grading_mode,
+    // which its verify request model does not require. These rollouts carry
+    // every field their verifiers read, so no [dataset] is needed.
+    for (server, name) in [
+        (&equivalence, "equivalence_rule"),
+        (&spartqa, "spartqa"),
+        (&gpqa, "gpqa_diamond"),
+    ] {
+        let config = environment_only(d, name, &server.url);
+        let rollouts = server.data.join("example_rollouts.jsonl");
+        let (report, code) = reverify_report(d, &config, &rollouts);
+        println!("{name}:\n{report}");
+        assert!(report.contains(&all_agree(5)), "{name}: {report}");
+        assert_eq!(code, Some(0), "{name}: {report}");
+    }
+    // example_session_state_mgmt's verify compares the session's counter,
+    // which the rollout's increment_counter calls built, with expected_count;
+    // its rollouts lack initial_count and expected_count, which its rows have.
+    let config = job(
+        d,
+        "counter",
+        &counter.url,
+        &counter.data.join("example.jsonl"),
+        "",
+    );
+    let rollouts = counter.data.join("example_rollouts.jsonl");
+    let (report, code) = reverify_report(d, &config, &rollouts);
+    println!("example_session_state_mgmt:\n{report}");
+    assert!(report.contains(&all_agree(5)), "{report}");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        report.matches("calls replayed]").count(),
+        5,
+        "the rollouts' function calls were replayed before /verify: {report}"
+    );
+}
+
+#[test]
+fn usersims_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them() {
+    let test = "usersims_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them";
+    let (Some(equivalence), Some(spartqa), Some(counter), Some(python)) = (
+        server("equivalence_rule", test),
+        server("spartqa", test),
+        server("example_session_state_mgmt", test),
+        python(test),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (server, name) in [
+        (&equivalence, "equivalence_rule"),
+        (&spartqa, "spartqa"),
+        (&counter, "counter"),
+    ] {
+        // The answers and calls NeMo Gym recorded for the same rows.
+        let extra = format!(
+            "policy=mock-policy+perfect\nreplay = \"{}\"",
+            server.data.join("example_rollouts.jsonl").display()
+        );
+        let config = job(
+            d,
+            name,
+            &server.url,
+            &server.data.join("example.jsonl"),
+            &extra,
+        );
+        let stdout = run_ok(d, &config);
+        assert!(stdout.contains("5 done, 0 failed"), "{name}: {stdout}");
+        let job_id = common::job_id_from(&stdout);
+        let rollouts = export(d, &config, job_id, "nemo_gym");
+        assert_eq!(rollouts.len(), 5, "{name}");
+        let path = d.join(format!("export-{job_id}-nemo_gym.jsonl"));
+        assert_eq!(validate_with_nemo_gym(&python, &path).trim(), "validated 5");
+        let (report, code) = reverify_report(d, &config, &path);
+        println!("{name}:\n{report}");
+        assert!(report.contains(&all_agree(5)), "{name}: {report}");
+        assert_eq!(code, Some(0), "{name}: {report}");
+    }
+}
+
+#[test]
+fn recorded_rollouts_used_as_rows_run_without_their_verify_output_sent_back() {
+    let test = "recorded_rollouts_used_as_rows_run_without_their_verify_output_sent_back";
+    let Some(equivalence) = server("equivalence_rule", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each line carries reward and equivalence_score, which the server's
+    // Reply(**request, equivalence_score=…) would get twice (HTTP 500).
+    let rows = equivalence.data.join("example_rollouts.jsonl");
+    let config = job(
+        d,
+        "rollouts-as-rows",
+        &equivalence.url,
+        &rows,
+        "policy=mock-policy+perfect",
+    );
+    let stdout = run_ok(d, &config);
+    assert!(stdout.contains("5 done, 0 failed"), "{stdout}");
+    let rollouts = export(d, &config, common::job_id_from(&stdout), "nemo_gym");
+    assert_eq!(rollouts.len(), 5);
+    for rollout in &rollouts {
+        // The mock answers each row's expected_answer, which exact scores 1
+        // (the rows were recorded at 1, 0, 0, 0, 0).
+        let scores = (&rollout["reward"], &rollout["equivalence_score"]);
+        assert_eq!(scores, (&1.0.into(), &1.0.into()));
+    }
+}
+
+#[test]
+fn xlam_fc_calls_to_tools_without_endpoints_go_back_to_the_policy_and_are_verified() {
+    let test = "xlam_fc_calls_to_tools_without_endpoints_go_back_to_the_policy_and_are_verified";
+    let Some(xlam) = server("xlam_fc", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows = xlam.data.join("example.jsonl");
+    // The perfect policy makes each row's expected_answers calls; xlam_fc
+    // serves none of them (404), as NeMo Gym's agent has it the reply is
+    // the tool's output, and its verify compares the calls.
+    let config = job(d, "xlam", &xlam.url, &rows, "policy=mock-policy+perfect");
+    let stdout = run_ok(d, &config);
+    assert!(stdout.contains("5 done, 0 failed"), "{stdout}");
+    assert!(stdout.contains("conversations: 5"), "{stdout}");
+    let job_id = common::job_id_from(&stdout);
+    let rollouts = export(d, &config, job_id, "nemo_gym");
+    assert_eq!(rollouts.len(), 5);
+    for rollout in &rollouts {
+        assert_eq!(rollout["reward"], 1.0, "{rollout}");
+        assert_eq!(rollout["num_correct"], rollout["num_expected"], "{rollout}");
+        let outputs: Vec<&Value> = rollout["response"]["output"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["type"] == "function_call_output")
+            .collect();
+        assert!(!outputs.is_empty(), "{rollout}");
+        for output in outputs {
+            assert!(
+                output["output"].as_str().unwrap().contains("Not Found"),
+                "the server's 404 reply is the tool's output: {output}"
+            );
+        }
+    }
+    // A policy that leaves a call out is scored 0 by NeMo Gym, and stored.
+    let wrong = job(
+        d,
+        "xlam-wrong",
+        &xlam.url,
+        &rows,
+        "policy=mock-policy+wrong",
+    );
+    let stdout = run_ok(d, &wrong);
+    assert!(stdout.contains("5 done, 0 failed"), "{stdout}");
+    assert!(stdout.contains("mean reward: 0.000"), "{stdout}");
+}
+
+/// The repository's NeMo Gym scripts in a folder of their own, sharing the
+/// installed virtual environment but not the running servers: what they
+/// start there they stop when dropped.
+struct ScriptRoot {
+    root: tempfile::TempDir,
+}
+
+impl ScriptRoot {
+    fn new(python: &str) -> ScriptRoot {
+        let root = tempfile::tempdir().unwrap();
+        let scripts = root.path().join("scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        for file in ["nemo-gym", "nemo_gym_server.py"] {
+            std::fs::copy(repo().join("scripts").join(file), scripts.join(file)).unwrap();
+        }
+        let venv = Path::new(python).parent().unwrap().parent().unwrap();
+        std::fs::create_dir_all(root.path().join(".nemo-gym")).unwrap();
+        std::os::unix::fs::symlink(venv, root.path().join(".nemo-gym/venv")).unwrap();
+        ScriptRoot { root }
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(self.root.path().join("scripts/nemo-gym"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for ScriptRoot {
+    fn drop(&mut self) {
+        let _ = self.run(&["stop"]);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and_by_validate() {
+    let test =
+        "the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and_by_validate";
+    let (Some(python), Ok(dir)) = (python(test), std::env::var("USERSIM_NEMO_GYM_DIR")) else {
+        return;
+    };
+    let servers = Path::new(&dir);
+    let scripts = ScriptRoot::new(&python);
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+
+    let out = scripts.run(&["start", "wordle"]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("wordle is a Gymnasium-style server (POST /reset and /step"),
+        "{said}"
+    );
+
+    // Both started at once (each takes seconds to import NeMo Gym): a
+    // Gymnasium server served anyway, and equivalence_rule with an override.
+    let port = free_port().to_string();
+    let gym_port = std::iter::repeat_with(free_port)
+        .map(|p| p.to_string())
+        .find(|p| *p != port)
+        .unwrap();
+    let spec = format!("equivalence_rule:{port}");
+    let gym_spec = format!("blackjack:{gym_port}");
+    let out = scripts.run(&[
+        "start",
+        "--allow-gymnasium",
+        &spec,
+        "grading_rule=seq_match",
+        &gym_spec,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let url = format!("http://127.0.0.1:{port}");
+    let gym_url = format!("http://127.0.0.1:{gym_port}");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("equivalence_rule {url}\nblackjack {gym_url}")
+    );
+
+    // FIELD=VALUE reached the server's config: seq_match scores a near miss
+    // between 0 and 1, where the default (exact) gives the recorded 0.
+    let out = scripts.run(&["start", &spec]);
+    assert_eq!(out.status.code(), Some(1), "other overrides: not restarted");
+    assert!(text(&out.stderr).contains("with other overrides (grading_rule=seq_match)"));
+    let shipped = servers.join("equivalence_rule/data/example_rollouts.jsonl");
+    let first = std::fs::read_to_string(shipped).unwrap();
+    let mut rollout: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let expected = rollout["expected_answer"].as_str().unwrap().to_string();
+    let near_miss = format!("{expected} and a few more words");
+    for item in rollout["response"]["output"].as_array_mut().unwrap() {
+        if item["type"] == "message" {
+            item["content"] =
+                serde_json::json!([{"type": "output_text", "text": near_miss, "annotations": []}]);
+        }
+    }
+    rollout["reward"] = serde_json::json!(0.0);
+    let rollouts = d.join("near-miss.jsonl");
+    std::fs::write(&rollouts, format!("{rollout}\n")).unwrap();
+    let config = environment_only(d, "seq-match", &url);
+    let (report, code) = reverify_report(d, &config, &rollouts);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("differs: recorded 0, verify now gives 0."),
+        "seq_match gives a share: {report}"
+    );
+
+    // Served anyway, a Gymnasium server is refused by validate (and verify).
+    let config = job(
+        d,
+        "blackjack",
+        &gym_url,
+        &servers.join("blackjack/data/example.jsonl"),
+        "",
+    );
+    let out = usersim(d, &["validate", config.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("speaks NeMo Gym's Gymnasium protocol (POST /reset and /step"),
+        "{stderr}"
+    );
+    assert!(!d.join("blackjack.db").exists(), "nothing was created");
+    let rollouts = servers.join("blackjack/data/example_rollouts.jsonl");
+    let (report, code) = reverify_report(d, &config, &rollouts);
+    assert_eq!(code, Some(2), "{report}");
+    assert!(report.contains("Gymnasium protocol"), "{report}");
+}
+
 // ---- bad input: clear errors or classified failures, never a reward of 0 ----
 
 #[test]
@@ -471,6 +829,42 @@ fn a_row_without_responses_create_params_is_refused_naming_its_line() {
     assert!(
         stderr.contains("rows.jsonl: line 2: has no `responses_create_params`"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn an_unknown_on_missing_tool_is_refused_naming_the_field_and_the_choices() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = one_row_with_tool(dir.path(), "lookup");
+    let config = job(
+        dir.path(),
+        "bad-missing-tool",
+        "http://127.0.0.1:9",
+        &rows,
+        "env:on_missing_tool = \"sometimes\"",
+    );
+    let out = usersim(dir.path(), &["validate", config.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("sometimes")
+            && stderr.contains("`output`")
+            && stderr.contains("`env_error`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn verify_without_a_nemo_gym_environment_is_refused_before_reading_rollouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = d.join("verify.toml");
+    std::fs::write(&config, "[dataset]\nformat = \"nemo_gym\"\n").unwrap();
+    let (report, code) = reverify_report(d, &config, &d.join("missing.jsonl"));
+    assert_eq!(code, Some(2), "{report}");
+    assert!(
+        report.contains("verify.toml: environment: is missing; re-verifying rollouts needs"),
+        "{report}"
     );
 }
 
@@ -539,8 +933,8 @@ fn one_row_with_tool(dir: &Path, tool: &str) -> PathBuf {
 }
 
 #[tokio::test]
-async fn a_tool_the_server_does_not_have_fails_the_item_as_an_environment_error() {
-    let test = "a_tool_the_server_does_not_have_fails_the_item_as_an_environment_error";
+async fn with_on_missing_tool_env_error_a_tool_the_server_does_not_have_fails_the_item() {
+    let test = "with_on_missing_tool_env_error_a_tool_the_server_does_not_have_fails_the_item";
     let Some(multi_step) = server("example_multi_step", test) else {
         return;
     };
@@ -551,34 +945,13 @@ async fn a_tool_the_server_does_not_have_fails_the_item_as_an_environment_error(
         "no-tool",
         &multi_step.url,
         &rows,
-        "policy=mock-policy+perfect",
+        "policy=mock-policy+perfect\nenv:on_missing_tool = \"env_error\"",
     );
     fails_as_env_error(
         dir.path(),
         &config,
         "a 404 for a tool the row offers",
         "has no tool 'no_such_tool' (HTTP 404 on POST /no_such_tool)",
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn a_server_that_is_down_fails_the_item_as_an_environment_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let rows = one_row_with_tool(dir.path(), "lookup");
-    // Nothing listens on port 9 (discard) here.
-    let config = job(
-        dir.path(),
-        "down",
-        "http://127.0.0.1:9",
-        &rows,
-        "policy=mock-policy+perfect",
-    );
-    fails_as_env_error(
-        dir.path(),
-        &config,
-        "connection refused",
-        "POST /seed_session failed (connection)",
     )
     .await;
 }

@@ -451,6 +451,7 @@ fn counter(url: &str, probes: Vec<StateCall>) -> NemoGymEnvironment {
         max_retries: 1,
         state_probes: probes,
         records_row: Some(json!({"initial_count": 7})),
+        on_missing_tool: Default::default(),
     })
     .unwrap()
 }

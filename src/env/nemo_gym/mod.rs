@@ -6,10 +6,20 @@
 //! with each call's JSON arguments, the reply going back to the policy;
 //! `POST /verify` with the row and the conversation as a Responses-API
 //! `response`; `POST /close_session`. Tools and prompts come with each row
-//! (the scenario), not with the environment. A 404 for a tool the row offers,
-//! a server that cannot be reached (after the retry policy's retries), a 5xx,
-//! or a `/verify` reply that is not a verification end the conversation as
-//! `env_error`: it is not stored as a reward of 0.
+//! (the scenario), not with the environment. A server that cannot be reached
+//! (after the retry policy's retries), a 5xx, or a `/verify` reply that is not
+//! a verification end the conversation as `env_error`: it is not stored as a
+//! reward of 0. A tool the row offers that the server does not serve (404) is,
+//! as NeMo Gym's agent has it, an error output the policy reads, and the
+//! conversation goes on to `/verify` (`xlam_fc`'s tools have no endpoints and
+//! its verify compares only the calls); `on_missing_tool = "env_error"` fails
+//! the conversation instead.
+//!
+//! Opening the environment reads the server's OpenAPI document: a server that
+//! speaks NeMo Gym's Gymnasium protocol (`/reset`, `/step`; blackjack, wordle,
+//! ...) is refused, since usersim does not drive it; and a row's fields that
+//! the server's verify reply model declares (a recorded rollout used as a row
+//! carries `reward`, `equivalence_score`, ...) are never sent to it.
 //!
 //! Scenario synthesis needs a session's state. NeMo Gym's protocol has no
 //! call that reads it (`/seed_session`, tools, `/verify`, `/close_session`),
@@ -20,6 +30,7 @@
 //! time). The records a generator is shown are the probes' outputs on a
 //! session seeded with `records_row`.
 
+pub mod openapi;
 pub mod reply;
 pub mod reverify;
 pub mod rollout;
@@ -33,13 +44,14 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use crate::config::state_calls::StateCall;
-use crate::config::NemoGymConfig;
+use crate::config::{MissingTool, NemoGymConfig};
 use crate::llm::message::{Message, ToolCall, ToolSpec};
 use crate::llm::LlmError;
 use crate::persona::nemo_gym::REQUEST_FIELD;
 use crate::verify::{Criteria, Verification};
 
 use super::{EnvError, EnvUsage, Environment, InitialState, Session, ToolOutput};
+use openapi::{Protocol, ServerModels};
 use server::{Cookies, Reply, ResourcesServer};
 use tool_name::normalize_tool_name;
 
@@ -48,6 +60,9 @@ pub struct NemoGymEnvironment {
     name: String,
     probes: Arc<[StateCall]>,
     records_row: Value,
+    on_missing_tool: MissingTool,
+    /// What the server's OpenAPI document says (unknown until `connect`).
+    models: Arc<ServerModels>,
     /// Sessions opened so far, to name each one for `/close_session`.
     opened: AtomicU64,
 }
@@ -66,8 +81,30 @@ impl NemoGymEnvironment {
                 .records_row
                 .clone()
                 .unwrap_or_else(|| Value::Object(Map::new())),
+            on_missing_tool: config.on_missing_tool,
+            models: Arc::new(ServerModels::unknown()),
             opened: AtomicU64::new(0),
         })
+    }
+
+    /// [`NemoGymEnvironment::new`], refused when the server's OpenAPI
+    /// document says it speaks the Gymnasium protocol. A server that serves
+    /// no document (or is down) is taken as it is: its calls say what is wrong.
+    pub async fn connect(config: &NemoGymConfig) -> Result<Self, EnvError> {
+        let mut environment = Self::new(config)?;
+        let models = openapi::fetch(&environment.server).await;
+        if models.protocol == Protocol::Gymnasium {
+            return Err(remote(
+                &environment.server,
+                "speaks NeMo Gym's Gymnasium protocol (POST /reset and /step, no \
+                 /seed_session or /verify: blackjack, wordle, grl_sokoban, grl_tetris, \
+                 indian_banking, openair_congestion, tales, example_multi_turn_gymnasium), \
+                 which usersim does not drive; kind = \"nemo_gym\" needs a resources server \
+                 (/seed_session, a route per tool, /verify)",
+            ));
+        }
+        environment.models = Arc::new(models);
+        Ok(environment)
     }
 
     pub fn server(&self) -> &Arc<ResourcesServer> {
@@ -152,8 +189,15 @@ impl NemoGymEnvironment {
             server: self.server.clone(),
             cookies: Cookies::default(),
             tools: row_tool_names(row),
-            row: row.clone(),
+            // A row may be a recorded rollout: what its verify answered
+            // (`reward`, `equivalence_score`, ...) is not sent again.
+            row: row
+                .iter()
+                .filter(|(k, _)| k.as_str() != "response" && !self.models.is_output(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             probes: self.probes.clone(),
+            on_missing_tool: self.on_missing_tool,
             id: format!("usersim-{}-{n}", init.seed),
             usage: EnvUsage::default(),
         };
@@ -186,6 +230,7 @@ pub struct NemoGymSession {
     row: Map<String, Value>,
     /// The calls that read the state (`state_probes`).
     probes: Arc<[StateCall]>,
+    on_missing_tool: MissingTool,
     /// Names this session in `/close_session`.
     id: String,
     usage: EnvUsage,
@@ -274,15 +319,18 @@ impl Session for NemoGymSession {
         let text = String::from_utf8_lossy(&reply.body).into_owned();
         match reply.status {
             200..=299 => Ok(ToolOutput::ok(text)),
-            404 => Err(remote(
+            404 if self.on_missing_tool == MissingTool::EnvError => Err(remote(
                 &self.server,
                 format!(
                     "has no tool '{name}' (HTTP 404 on POST {path}), although the row offers it \
-                     to the policy; is base_url the resources server these rows were written for?"
+                     to the policy; is base_url the resources server these rows were written \
+                     for? (on_missing_tool = \"env_error\"; \"output\" gives the reply to the \
+                     policy, as NeMo Gym's agent does)"
                 ),
             )),
             // Like NeMo Gym's own agent: what the server said goes back to
-            // the model (a 422 names the argument it did not accept).
+            // the model (a 422 names the argument it did not accept, a 404
+            // says the server serves no such tool).
             status => Ok(ToolOutput::error(format!("HTTP {status}: {text}"))),
         }
     }

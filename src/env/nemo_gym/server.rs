@@ -20,6 +20,9 @@ use crate::llm::retry::{Pause, RetryPolicy};
 use crate::llm::telemetry::{self, EndpointTelemetry};
 use crate::llm::LlmError;
 
+/// The longest a [`ResourcesServer::get_once`] waits.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A reply read whole.
 #[derive(Debug)]
 pub struct Reply {
@@ -148,6 +151,28 @@ impl ResourcesServer {
             .await;
         *cookies = jar.into_inner().unwrap_or_else(|e| e.into_inner());
         result
+    }
+
+    /// GET `path` once, outside the retry policy and within at most
+    /// [`PROBE_TIMEOUT`]: for what the server says about itself (its OpenAPI
+    /// document), which a caller can do without; a server that is down or
+    /// slow is reported by the calls that follow, which retry.
+    pub async fn get_once(&self, path: &str) -> Result<Reply, LlmError> {
+        let url = format!("{}{path}", self.base_url);
+        let response = self
+            .client
+            .get(&url)
+            .timeout(self.timeout.min(PROBE_TIMEOUT))
+            .send()
+            .await
+            .map_err(|e| self.failure(e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| self.failure(e))?
+            .to_vec();
+        Ok(Reply { status, body })
     }
 
     async fn attempt(
