@@ -5,10 +5,11 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::export::dpo::DpoShape;
+use crate::export::file_set::FileSet;
 use crate::export::scenarios::ScenariosError;
 use crate::export::sink::{Output, Outputs};
 use crate::export::split::{with_part, Side, Split};
-use crate::export::target::{ExportTarget, PartialFile, TargetError};
+use crate::export::target::{ExportTarget, TargetError};
 use crate::export::{self, dpo, ExportError, Filter, Format, MinJudge, SUPPORTED_FORMATS};
 use crate::fidelity::UserFlag;
 use crate::store::{self, Store};
@@ -163,7 +164,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
     let target = match ExportTarget::check(&args.out) {
         Ok(target) => target,
         Err(e @ TargetError::NotRegular { .. }) => {
-            eprintln!("{e}");
+            eprintln!("--out {e}, or - for standard output");
             return Ok(EXIT_INVALID);
         }
         Err(e) => return Err(e.into()),
@@ -173,9 +174,10 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_INVALID);
     }
     if let ExportTarget::File(out) = &target {
-        for path in output_paths(out, &chosen, args.split.is_some()) {
-            if let Err(e @ TargetError::NotRegular { .. }) = ExportTarget::check(&path) {
-                eprintln!("{e}");
+        let paths = output_paths(out, &chosen, args.split.is_some());
+        for path in paths.iter().chain([&manifest_path(out)]) {
+            if let Err(e @ TargetError::NotRegular { .. }) = ExportTarget::check(path) {
+                eprintln!("{e} (--out {} writes it)", out.display());
                 return Ok(EXIT_INVALID);
             }
         }
@@ -263,12 +265,9 @@ async fn export_from(
         ExportTarget::File(out) => {
             // Dropped on any error, the partial files are removed.
             let paths = output_paths(out, &chosen, split.is_some());
-            let mut files = paths
-                .iter()
-                .map(|p| PartialFile::create(p))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut files = FileSet::with_manifest(&paths, &manifest_path(out))?;
             let written = {
-                let mut writers = files.iter_mut().map(PartialFile::writer);
+                let mut writers = files.writers();
                 let mut next = |with_sidecar: bool| {
                     let lines = writers.next();
                     let sidecar = if with_sidecar { writers.next() } else { None };
@@ -294,9 +293,7 @@ async fn export_from(
             };
             match written {
                 Ok(said) => {
-                    for file in files {
-                        file.commit()?;
-                    }
+                    files.commit()?;
                     Ok(said)
                 }
                 Err(e) => Err(e),
@@ -349,6 +346,14 @@ fn output_paths(out: &Path, chosen: &Chosen, split: bool) -> Vec<PathBuf> {
             std::iter::once(lines).chain(meta)
         })
         .collect()
+}
+
+/// The manifest of an export to `out`: `FILE.sha256`, the sha256 of every
+/// file it wrote, renamed into place after them (see `export::file_set`).
+fn manifest_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_os_string();
+    name.push(".sha256");
+    PathBuf::from(name)
 }
 
 /// Write the chosen format to `outputs`; returns what was written, to say

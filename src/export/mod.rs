@@ -9,6 +9,7 @@
 //! validation.
 
 pub mod dpo;
+pub mod file_set;
 pub mod hf;
 pub mod judgments;
 pub mod metadata;
