@@ -309,6 +309,12 @@ async fn export_from(
         }
         Ok(said) => {
             println!("{said}");
+            if let ExportTarget::File(out) = &target {
+                println!(
+                    "sha256 of every file written: {} (check with sha256sum -c in its folder)",
+                    manifest_path(out).display()
+                );
+            }
             Ok(0)
         }
         Err(e) => match (

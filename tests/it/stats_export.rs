@@ -74,6 +74,10 @@ async fn stats_and_judge_aware_exports_match_hand_computed_values() {
         );
         dpo_pairs_with_a_flagged_conversation_on_either_side_are_left_out(dir.path(), &fixture);
         malformed_flags_and_unknown_judges_say_what_is_expected(dir.path(), &fixture);
+        a_kill_between_the_renames_never_leaves_files_that_pass_their_checksums_mixed(
+            dir.path(),
+            &fixture,
+        );
     }
 }
 
@@ -494,6 +498,112 @@ fn malformed_flags_and_unknown_judges_say_what_is_expected(dir: &Path, f: &Fixtu
     assert_eq!(out.status.code(), Some(3), "not found");
     let out = cli(dir, &["stats", "--job", &job, "--k", "0"], &f.url);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The files of an openai export split in two (each side with its metadata
+/// sidecar), and its manifest, renamed last.
+const SPLIT_FILES: [&str; 5] = [
+    "data.train.jsonl",
+    "data.train.metadata.jsonl",
+    "data.validation.jsonl",
+    "data.validation.metadata.jsonl",
+    "data.jsonl.sha256",
+];
+
+/// An openai export of job A split by scenario into `folder`, the new
+/// (every scored conversation) or the old one (`--min-reward 1`); with
+/// `abort_after`, the process aborts (no clean-up, as a SIGKILL) after that
+/// many renames. Whether it exited 0.
+fn split_export(f: &Fixture, folder: &Path, old: bool, abort_after: Option<usize>) -> bool {
+    let out = folder.join("data.jsonl");
+    let job = f.job_a.to_string();
+    let mut args = vec![
+        "export",
+        "--job",
+        &job,
+        "--format",
+        "openai",
+        "--split",
+        "0.5",
+        "--out",
+        out.to_str().unwrap(),
+        "--database",
+        &f.url,
+    ];
+    if old {
+        args.extend(["--min-reward", "1"]);
+    }
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"));
+    command.args(&args).current_dir(folder);
+    if let Some(n) = abort_after {
+        command.env("USERSIM_TEST_ABORT_AFTER_RENAMES", n.to_string());
+    }
+    command.output().unwrap().status.success()
+}
+
+/// The files of [`SPLIT_FILES`] in `folder` (`None` where missing).
+fn split_files(folder: &Path) -> Vec<Option<Vec<u8>>> {
+    SPLIT_FILES
+        .iter()
+        .map(|name| std::fs::read(folder.join(name)).ok())
+        .collect()
+}
+
+/// What a user runs: `sha256sum -c` over the manifest, in its folder.
+fn checksums_pass(folder: &Path) -> bool {
+    std::process::Command::new("sha256sum")
+        .args(["-c", "--quiet", "data.jsonl.sha256"])
+        .current_dir(folder)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+fn a_kill_between_the_renames_never_leaves_files_that_pass_their_checksums_mixed(
+    dir: &Path,
+    f: &Fixture,
+) {
+    let root = tempfile::tempdir_in(dir).unwrap();
+    let folder = |name: &str| {
+        let path = root.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    let (old_dir, new_dir) = (folder("old"), folder("new"));
+    assert!(split_export(f, &old_dir, true, None) && split_export(f, &new_dir, false, None));
+    assert!(checksums_pass(&old_dir) && checksums_pass(&new_dir));
+    let (old, new) = (split_files(&old_dir), split_files(&new_dir));
+    assert_ne!(old[0], new[0], "the two exports differ");
+    let mut mixed_states = 0;
+    for renames in 1..=SPLIT_FILES.len() {
+        // Over an old export, and where there was none.
+        for over_old in [true, false] {
+            let here = folder(&format!("kill-{renames}-{over_old}"));
+            if over_old {
+                assert!(split_export(f, &here, true, None));
+            }
+            assert!(!split_export(f, &here, false, Some(renames)), "aborted");
+            let left = split_files(&here);
+            let data = |files: &[Option<Vec<u8>>]| files[..4].to_vec();
+            let whole = data(&left) == data(&new) || (over_old && data(&left) == data(&old));
+            mixed_states += usize::from(!whole);
+            // Mixed files never pass; whole ones pass once their manifest is
+            // in place (the last rename).
+            let pass = checksums_pass(&here);
+            assert!(
+                !pass || whole,
+                "after {renames} renames (over an old export: {over_old}): mixed files pass"
+            );
+            if renames == SPLIT_FILES.len() {
+                assert!(pass && left == new, "a finished export passes");
+            }
+        }
+    }
+    assert!(
+        mixed_states >= 4,
+        "the kills left mixed files: {mixed_states}"
+    );
 }
 
 // ----------------------------------------------------------------- fixture
