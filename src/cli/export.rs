@@ -206,6 +206,12 @@ async fn export_from(
         eprintln!("job {job} is not in {database}");
         return Ok(super::EXIT_NOT_FOUND);
     };
+    if let Chosen::Lines(Format::NemoGym, _) = chosen {
+        if let Err(e) = export::nemo_gym::check_job(store, &row).await {
+            eprintln!("{e}");
+            return Ok(EXIT_INVALID);
+        }
+    }
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
         for name in crate::jobs::judging::drop_flagged_judges(&row) {
@@ -321,7 +327,7 @@ async fn export_from(
             e.downcast_ref::<ExportError>(),
             e.downcast_ref::<ScenariosError>(),
         ) {
-            (Some(ExportError::NoJudgments { .. }), _)
+            (Some(ExportError::NoJudgments { .. } | ExportError::NotPairwise { .. }), _)
             | (_, Some(ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. })) =>
             {
                 eprintln!("{e}");

@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 use super::judgments::{newest_judgments, ok_verdict, JudgmentIndex};
 use super::sink::{Row, RowSink};
 use super::{hf, openai, trim, write_counts, ExportError, Filter};
-use crate::judge::Preference;
+use crate::judge::{Preference, Verdict};
 use crate::store::{JudgmentRow, Store, StoredConversation};
 
 /// What happened to each judgment of the judge.
@@ -155,6 +155,22 @@ pub async fn write(
             present,
         });
     }
+    if let Some(mode) = not_pairwise(&mine)? {
+        let mut pairwise = Vec::new();
+        for row in &all {
+            let preference = ok_verdict(row)?.and_then(|v| v.preference());
+            if preference.is_some() && !pairwise.contains(&row.judge_name) {
+                pairwise.push(row.judge_name.clone());
+            }
+        }
+        pairwise.sort();
+        return Err(ExportError::NotPairwise {
+            judge: judge.to_string(),
+            job: job_id,
+            mode,
+            pairwise,
+        });
+    }
     mine.sort_by_key(|row| (row.conversation_a, row.conversation_b, row.id));
     // Judgments per job, for the filters: conversation B may be another job's.
     let mut indexes: HashMap<i64, JudgmentIndex> = HashMap::new();
@@ -249,6 +265,22 @@ pub async fn write(
     on_progress(counts);
     sink.flush()?;
     Ok(counts)
+}
+
+/// The mode of a judge none of whose `ok` verdicts is a preference (it is
+/// not pairwise; `None` when one is, or when no verdict is ok).
+fn not_pairwise(judgments: &[JudgmentRow]) -> Result<Option<&'static str>, ExportError> {
+    let mut mode = None;
+    for row in judgments {
+        match ok_verdict(row)? {
+            Some(Verdict::Preference { .. }) => return Ok(None),
+            Some(Verdict::Score { .. }) => mode = mode.or(Some("pointwise")),
+            Some(Verdict::Equivalence { .. }) => mode = mode.or(Some("equivalence")),
+            Some(Verdict::Assertions { .. }) => mode = mode.or(Some("assertions")),
+            None => {}
+        }
+    }
+    Ok(mode)
 }
 
 /// Why a pair of conversations makes no row.

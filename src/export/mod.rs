@@ -400,6 +400,27 @@ pub enum ExportError {
     #[error(transparent)]
     CorruptJudgment(#[from] CorruptJudgment),
     #[error(
+        "job {job} is not a NeMo Gym job: --format nemo_gym writes the rollouts a NeMo Gym \
+         resources server verified, which only generation jobs whose [environment] kind is \
+         \"nemo_gym\" have; {}",
+        nemo_gym::nemo_gym_jobs_listed(nemo_gym_jobs)
+    )]
+    NotNemoGym { job: i64, nemo_gym_jobs: Vec<i64> },
+    #[error(
+        "judge '{judge}' is not pairwise: its judgments of job {job}'s conversations are {mode} \
+         verdicts, and --format dpo makes its pairs from a pairwise judge's preferences \
+         (`usersim judge JUDGES.toml --pairwise --a JOB --b OTHER_JOB`); {}",
+        pairwise_judges_listed(pairwise)
+    )]
+    NotPairwise {
+        judge: String,
+        job: i64,
+        /// What its verdicts are: pointwise, equivalence or assertions.
+        mode: &'static str,
+        /// The judges with preference verdicts there.
+        pairwise: Vec<String>,
+    },
+    #[error(
         "no judgments by judge '{judge}' for the conversations of job {job}; {}",
         judges_with_judgments(present)
     )]
@@ -409,6 +430,17 @@ pub enum ExportError {
         /// The judge names that have judgments there.
         present: Vec<String>,
     },
+}
+
+fn pairwise_judges_listed(pairwise: &[String]) -> String {
+    if pairwise.is_empty() {
+        "no pairwise judge has judged the job's conversations".into()
+    } else {
+        format!(
+            "pairwise judges with judgments there: {}",
+            pairwise.join(", ")
+        )
+    }
 }
 
 fn judges_with_judgments(present: &[String]) -> String {

@@ -33,6 +33,8 @@ use common::{databases, text, unique_name, usersim};
 struct Fixture {
     url: String,
     job_a: i64,
+    /// A job whose stored config names a NeMo Gym environment.
+    gym_job: i64,
     /// Conversation ids of jobs A and B, item 1 first.
     a: Vec<i64>,
     b: Vec<i64>,
@@ -74,6 +76,7 @@ async fn stats_and_judge_aware_exports_match_hand_computed_values() {
         );
         dpo_pairs_with_a_flagged_conversation_on_either_side_are_left_out(dir.path(), &fixture);
         malformed_flags_and_unknown_judges_say_what_is_expected(dir.path(), &fixture);
+        the_service_refuses_what_the_cli_refuses_with_the_same_words(&fixture).await;
         a_kill_between_the_renames_never_leaves_files_that_pass_their_checksums_mixed(
             dir.path(),
             &fixture,
@@ -493,11 +496,65 @@ fn malformed_flags_and_unknown_judges_say_what_is_expected(dir: &Path, f: &Fixtu
         err.contains("no judgments by 'helpfull'") && err.contains("fidelity, helpful, pref"),
         "{err}"
     );
+    for (args, says) in refused_exports(f) {
+        let mut all = vec!["export", "--job", &job, "--out", out_file];
+        all.extend(args.iter().map(String::as_str));
+        let out = cli(dir, &all, &f.url);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for said in says {
+            assert!(err.contains(said.as_str()), "{args:?}: {said} not in {err}");
+        }
+    }
     assert!(!out_path.exists() && !dir.join("never.jsonl.partial").exists());
     let out = cli(dir, &["stats", "--job", "999999999"], &f.url);
     assert_eq!(out.status.code(), Some(3), "not found");
     let out = cli(dir, &["stats", "--job", &job, "--k", "0"], &f.url);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Exports of job A that are invalid input: (flags, what the refusal says).
+/// `--format nemo_gym` of a job that is not a NeMo Gym job; a DPO export of
+/// a pointwise judge.
+fn refused_exports(f: &Fixture) -> Vec<(Vec<String>, Vec<String>)> {
+    let strings = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            strings(&["--format", "nemo_gym"]),
+            vec![
+                format!("job {} is not a NeMo Gym job", f.job_a),
+                format!("NeMo Gym jobs in this database: {}", f.gym_job),
+            ],
+        ),
+        (
+            strings(&["--format", "dpo", "--judge", "helpful"]),
+            strings(&[
+                "judge 'helpful' is not pairwise",
+                "pointwise",
+                "pairwise judges with judgments there: pref",
+            ]),
+        ),
+    ]
+}
+
+async fn the_service_refuses_what_the_cli_refuses_with_the_same_words(f: &Fixture) {
+    let service = common::Service::over(&f.url, None, tempfile::tempdir().unwrap()).await;
+    for (args, says) in refused_exports(f) {
+        let query: Vec<String> = args
+            .chunks(2)
+            .map(|kv| format!("{}={}", kv[0].trim_start_matches("--"), kv[1]))
+            .collect();
+        let path = format!("/v1/jobs/{}/export?{}", f.job_a, query.join("&"));
+        let response = service.get(&path).send().await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 422, "{path}: {body}");
+        for said in says {
+            assert!(body.contains(&said), "{path}: {said} not in {body}");
+        }
+    }
+    let gym = format!("/v1/jobs/{}/export?format=nemo_gym", f.gym_job);
+    assert_eq!(service.get(&gym).send().await.unwrap().status(), 200);
 }
 
 /// The files of an openai export split in two (each side with its metadata
@@ -718,9 +775,21 @@ async fn fill(url: &str) -> Fixture {
         .save_judgment(&scored("fidelity", "fidelity-hash", job_a, b[4], Some(0.0)))
         .await
         .unwrap();
+    let gym_job = store
+        .create_job(&NewJob {
+            name: "gym".into(),
+            kind: usersim::store::JobKind::Generation,
+            config_snapshot:
+                "[environment]\nkind = \"nemo_gym\"\nbase_url = \"http://127.0.0.1:9\"\n".into(),
+            config_hash: unique_name("gym"),
+        })
+        .await
+        .unwrap()
+        .id;
     Fixture {
         url: url.to_string(),
         job_a,
+        gym_job,
         a,
         b,
     }
