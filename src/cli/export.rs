@@ -80,9 +80,11 @@ pub struct ExportArgs {
     #[arg(long)]
     keep_flagged: bool,
     /// Keep the simulated user's own tool calls and their results (dual
-    /// control) in --format openai, as user messages with tool_calls and the
-    /// user's tools under user_tools. Left out by default: the policy never
-    /// saw them, so they are not its training data.
+    /// control) in --format hf, as user messages with tool_calls, the tool
+    /// messages answering them, and the user's tools in a user_tools column.
+    /// Left out by default: the policy never saw them, so they are not its
+    /// training data. The other formats have no place for them (OpenAI
+    /// rejects a user message with tool_calls): refused there.
     #[arg(long)]
     user_tools: bool,
     /// Drop conversations whose simulated user this deterministic check
@@ -161,6 +163,10 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             }
         }
     };
+    if let Some(refusal) = refuse_user_tools(&args, &chosen) {
+        eprintln!("{refusal}");
+        return Ok(EXIT_INVALID);
+    }
     let target = match ExportTarget::check(&args.out) {
         Ok(target) => target,
         Err(e @ TargetError::NotRegular { .. }) => {
@@ -174,7 +180,8 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_INVALID);
     }
     if let ExportTarget::File(out) = &target {
-        let paths = output_paths(out, &chosen, args.split.is_some());
+        let mut paths = output_paths(out, &chosen, args.split.is_some());
+        paths.extend(features_of(&chosen).map(|_| features_path(out)));
         for path in paths.iter().chain([&manifest_path(out)]) {
             if let Err(e @ TargetError::NotRegular { .. }) = ExportTarget::check(path) {
                 eprintln!("{e} (--out {} writes it)", out.display());
@@ -270,7 +277,9 @@ async fn export_from(
         }
         ExportTarget::File(out) => {
             // Dropped on any error, the partial files are removed.
-            let paths = output_paths(out, &chosen, split.is_some());
+            let mut paths = output_paths(out, &chosen, split.is_some());
+            let features = features_of(&chosen);
+            paths.extend(features.as_ref().map(|_| features_path(out)));
             let mut files = FileSet::with_manifest(&paths, &manifest_path(out))?;
             let written = {
                 let mut writers = files.writers();
@@ -299,6 +308,11 @@ async fn export_from(
             };
             match written {
                 Ok(said) => {
+                    // The features file is the set's last.
+                    if let (Some(features), Some(writer)) = (&features, files.writers().last()) {
+                        serde_json::to_writer_pretty(&mut *writer, features)?;
+                        writer.write_all(b"\n")?;
+                    }
                     files.commit()?;
                     Ok(said)
                 }
@@ -316,6 +330,12 @@ async fn export_from(
         Ok(said) => {
             println!("{said}");
             if let ExportTarget::File(out) = &target {
+                if features_of(&chosen).is_some() {
+                    println!(
+                        "datasets features: {} (pass them to load_dataset as features=Features.from_dict(...) to load several files in one call)",
+                        features_path(out).display()
+                    );
+                }
                 println!(
                     "sha256 of every file written: {} (check with sha256sum -c in its folder)",
                     manifest_path(out).display()
@@ -358,6 +378,46 @@ fn output_paths(out: &Path, chosen: &Chosen, split: bool) -> Vec<PathBuf> {
             std::iter::once(lines).chain(meta)
         })
         .collect()
+}
+
+/// `--user-tools` keeps the simulated user's own tool calls, which only
+/// `hf` has a place for: why it cannot be given here, if it cannot.
+fn refuse_user_tools(args: &ExportArgs, chosen: &Chosen) -> Option<String> {
+    match chosen {
+        _ if !args.user_tools => None,
+        Chosen::Lines(Format::Hf, _) => None,
+        Chosen::Lines(Format::OpenAi, _) => Some(
+            "--user-tools keeps the simulated user's own tool calls, which --format openai has \
+             no place for: OpenAI's fine-tuning takes tool_calls on assistant messages only (and \
+             no user_tools key), so it would reject the file; use --format hf --user-tools (user \
+             messages with tool_calls, the tool messages answering them, and the user's tools in \
+             a user_tools column)"
+                .into(),
+        ),
+        _ => Some(format!(
+            "--user-tools applies to --format hf only: --format {} has no place for the \
+             simulated user's own tool calls",
+            args.format
+        )),
+    }
+}
+
+/// The features file of an export to `out`: `FILE.features.json`, the
+/// `datasets` features of the format (see `export::features`).
+fn features_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_os_string();
+    name.push(".features.json");
+    PathBuf::from(name)
+}
+
+/// The `datasets` features of the chosen format, when it is meant for
+/// `datasets`.
+fn features_of(chosen: &Chosen) -> Option<serde_json::Value> {
+    match chosen {
+        Chosen::Lines(format, user_tools) => export::features::of(*format, *user_tools),
+        Chosen::Dpo(..) => Some(export::features::dpo()),
+        Chosen::Scenarios(_) => None,
+    }
 }
 
 /// The manifest of an export to `out`: `FILE.sha256`, the sha256 of every

@@ -16,11 +16,13 @@
 //! - `trajectory`, the older whole-rollout form: the prompt is cut back to the
 //!   last shared user message, and each side is the rest of its conversation
 //!   up to the policy's last reply, tool results and later user turns
-//!   included (messages in the `openai` shape). DPO then trains on text the
-//!   policy did not write; kept for trainers with their own assistant masks.
+//!   included. DPO then trains on text the policy did not write; kept for
+//!   trainers with their own assistant masks.
 //!
-//! Either way a pair that differs before its first user message has no
-//! shared prompt and is skipped.
+//! Either way messages are in the `hf` shape (object arguments, uniform
+//! keys) and every row has `tools`, so the rows of both shapes have one
+//! set of features; a pair that differs before its first user message has
+//! no shared prompt and is skipped.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -251,10 +253,7 @@ pub async fn write(
                 "rejected_reward": rejected.conversation.reward,
             },
         });
-        let tools = openai::tools(chosen);
-        if shape == DpoShape::Turn || !tools.is_empty() {
-            line["tools"] = Value::Array(tools);
-        }
+        line["tools"] = Value::Array(openai::tools(chosen));
         sink.write_row(&Row {
             line,
             sidecar: None,
@@ -305,24 +304,42 @@ impl PairSkip {
 
 type Pair = (Vec<Value>, Vec<Value>, Vec<Value>);
 
+/// Both conversations' messages in the `hf` shape (assistant messages with
+/// their weights, see [`trim::take_weights`]).
+fn both_as_hf(
+    chosen: &StoredConversation,
+    rejected: &StoredConversation,
+) -> Result<Result<(Vec<Value>, Vec<Value>), PairSkip>, ExportError> {
+    let as_hf = |c| {
+        openai::messages(c).map(|m| hf::messages(&m).map_err(|_| PairSkip::ArgumentsNotAnObject))
+    };
+    Ok(match (as_hf(chosen)?, as_hf(rejected)?) {
+        (Ok(c), Ok(r)) => Ok((c, r)),
+        (Err(skip), _) | (_, Err(skip)) => Err(skip),
+    })
+}
+
+/// The pair's three parts, without the messages' weights.
+fn pair(prompt: &[Value], chosen: &[Value], rejected: &[Value]) -> Pair {
+    let part = |messages: &[Value]| {
+        let mut messages = messages.to_vec();
+        trim::take_weights(&mut messages);
+        messages
+    };
+    (part(prompt), part(chosen), part(rejected))
+}
+
 fn turn_pair(
     chosen: &StoredConversation,
     rejected: &StoredConversation,
 ) -> Result<Result<Pair, PairSkip>, ExportError> {
-    let as_hf = |c| {
-        openai::messages(c).map(|m| hf::messages(&m).map_err(|_| PairSkip::ArgumentsNotAnObject))
-    };
-    let (chosen, rejected) = match (as_hf(chosen)?, as_hf(rejected)?) {
-        (Ok(c), Ok(r)) => (c, r),
-        (Err(skip), _) | (_, Err(skip)) => return Ok(Err(skip)),
+    let (chosen, rejected) = match both_as_hf(chosen, rejected)? {
+        Ok(both) => both,
+        Err(skip) => return Ok(Err(skip)),
     };
     Ok(
         split_at_first_differing_turn(&chosen, &rejected).map(|(cut, c_end, r_end)| {
-            (
-                chosen[..cut].to_vec(),
-                chosen[cut..c_end].to_vec(),
-                rejected[cut..r_end].to_vec(),
-            )
+            pair(&chosen[..cut], &chosen[cut..c_end], &rejected[cut..r_end])
         }),
     )
 }
@@ -331,22 +348,20 @@ fn trajectory_pair(
     chosen: &StoredConversation,
     rejected: &StoredConversation,
 ) -> Result<Result<Pair, PairSkip>, ExportError> {
-    let chosen_messages = openai::messages(chosen)?;
-    let rejected_messages = openai::messages(rejected)?;
+    let (chosen_messages, rejected_messages) = match both_as_hf(chosen, rejected)? {
+        Ok(both) => both,
+        Err(skip) => return Ok(Err(skip)),
+    };
     let Some(cut) = shared_prompt_len(&chosen_messages, &rejected_messages) else {
         return Ok(Err(PairSkip::NoSharedPrompt));
     };
     let (prompt, chosen_rest) = chosen_messages.split_at(cut);
-    let chosen_rest = trim::to_last_assistant(chosen_rest);
-    let rejected_rest = trim::to_last_assistant(&rejected_messages[cut..]);
+    let chosen_rest = trim::to_last_policy_reply(chosen_rest);
+    let rejected_rest = trim::to_last_policy_reply(&rejected_messages[cut..]);
     if chosen_rest.is_empty() || rejected_rest.is_empty() || chosen_rest == rejected_rest {
         return Ok(Err(PairSkip::SameContinuation));
     }
-    Ok(Ok((
-        prompt.to_vec(),
-        chosen_rest.to_vec(),
-        rejected_rest.to_vec(),
-    )))
+    Ok(Ok(pair(prompt, chosen_rest, rejected_rest)))
 }
 
 /// `(prompt length, end of chosen's turn, end of rejected's turn)`: the

@@ -9,6 +9,7 @@
 //! validation.
 
 pub mod dpo;
+pub mod features;
 pub mod file_set;
 pub mod hf;
 pub mod judgments;
@@ -494,8 +495,9 @@ impl<'a> Exporter<'a> {
         }
     }
 
-    /// Keep the user's own tool calls and their results (`openai` only): the
-    /// policy's training data leaves them out, since the policy never saw them.
+    /// Keep the user's own tool calls and their results (`hf` only; the
+    /// other formats have no place for them): the policy's training data
+    /// leaves them out, since the policy never saw them.
     pub fn with_user_tools(mut self, keep: bool) -> Self {
         self.user_tools = keep;
         self
@@ -533,9 +535,8 @@ impl<'a> Exporter<'a> {
             }
             let metadata = metadata::of(c, judgments, &self.judges);
             let made = match self.format {
-                Format::OpenAi if self.user_tools => openai::line_with_user_tools(c)?,
                 Format::OpenAi => openai::line(c)?,
-                Format::Hf => hf::line(c, metadata.clone())?,
+                Format::Hf => hf::line(c, metadata.clone(), self.user_tools)?,
                 Format::ShareGpt => sharegpt::line(c, metadata.clone())?,
                 Format::NemoGym => Ok(nemo_gym::line(c)?),
             };

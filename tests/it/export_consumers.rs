@@ -408,3 +408,74 @@ fn a_split_puts_each_scenario_on_one_side_the_same_way_every_time() {
         .collect();
     assert_eq!(sidecar_scenarios, t);
 }
+
+/// The assistant messages of `messages`.
+fn assistant(messages: &Value) -> Vec<&Value> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect()
+}
+
+#[test]
+fn the_scripted_greeting_is_marked_not_to_train_on_and_the_policys_replies_to_train_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("weights.db").display());
+    // The agent opens with the configured greeting (the default).
+    let job = generate(dir.path(), &db, "weights", "mock-policy", "", &[]);
+    let file = |name: &str| dir.path().join(name);
+    export(dir.path(), &db, job, "openai", &file("o.jsonl"), &[]);
+    export(dir.path(), &db, job, "hf", &file("h.jsonl"), &[]);
+    export(dir.path(), &db, job, "sharegpt", &file("s.jsonl"), &[]);
+    let (openai, hf, sharegpt) = (
+        rows(&file("o.jsonl")),
+        rows(&file("h.jsonl")),
+        rows(&file("s.jsonl")),
+    );
+    assert!(openai.len() >= 8 && openai.len() == hf.len() && hf.len() == sharegpt.len());
+    for (o, h) in openai.iter().zip(&hf) {
+        // OpenAI's per-message weight: 0 for the greeting, 1 for the policy.
+        let replies = assistant(&o["messages"]);
+        assert_eq!(
+            replies[0]["content"], "Hi! How can I help you today?",
+            "{o}"
+        );
+        let weights: Vec<u64> = replies
+            .iter()
+            .map(|m| m["weight"].as_u64().unwrap())
+            .collect();
+        assert_eq!(weights[0], 0, "{o}");
+        assert!(weights[1..].iter().all(|w| *w == 1), "{o}");
+        assert!(
+            weights.len() >= 2,
+            "the row ends on a reply of the policy: {o}"
+        );
+        assert_eq!(
+            o["messages"].as_array().unwrap().last().unwrap()["weight"],
+            1
+        );
+        // hf: the same weights in the metadata, none in the messages.
+        let h_weights: Vec<u64> = h["metadata"]["assistant_weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_u64().unwrap())
+            .collect();
+        assert_eq!(h_weights, weights, "{h}");
+        assert!(h["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m.get("weight").is_none()));
+    }
+    // ShareGPT leaves the greeting out: one weight per gpt or function_call
+    // turn, all the policy's.
+    for s in &sharegpt {
+        let turns = s["conversations"].as_array().unwrap().len();
+        let weights = s["metadata"]["assistant_weights"].as_array().unwrap();
+        assert_eq!(weights.len(), turns / 2, "{s}");
+        assert!(weights.iter().all(|w| w == 1), "{s}");
+    }
+}
