@@ -304,12 +304,15 @@ impl PairSkip {
 
 type Pair = (Vec<Value>, Vec<Value>, Vec<Value>);
 
+/// The chosen and the rejected conversation's messages.
+type Both = (Vec<Value>, Vec<Value>);
+
 /// Both conversations' messages in the `hf` shape (assistant messages with
 /// their weights, see [`trim::take_weights`]).
 fn both_as_hf(
     chosen: &StoredConversation,
     rejected: &StoredConversation,
-) -> Result<Result<(Vec<Value>, Vec<Value>), PairSkip>, ExportError> {
+) -> Result<Result<Both, PairSkip>, ExportError> {
     let as_hf = |c| {
         openai::messages(c).map(|m| hf::messages(&m).map_err(|_| PairSkip::ArgumentsNotAnObject))
     };

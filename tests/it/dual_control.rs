@@ -188,6 +188,10 @@ async fn exports_leave_the_users_tool_calls_out_and_only_hf_keeps_them_when_aske
     let openai = export(&["--format", "openai"], "openai.jsonl");
     let plain = export(&["--format", "hf"], "plain.jsonl");
     let kept = export(&["--format", "hf", "--user-tools"], "kept.jsonl");
+    // The datasets features of the kept export have the user_tools column.
+    let features = std::fs::read_to_string(dir.path().join("kept.jsonl.features.json")).unwrap();
+    let features: serde_json::Value = serde_json::from_str(&features).unwrap();
+    assert!(features["user_tools"].is_object(), "{features}");
     let lines = |text: &str| -> Vec<serde_json::Value> {
         text.lines()
             .map(|l| serde_json::from_str(l).unwrap())
