@@ -317,14 +317,27 @@ fn dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
         winners,
         vec![(f.a[0], f.b[0]), (f.b[1], f.a[1]), (f.a[4], f.b[4])]
     );
+    // Messages in the hf shape, as the turn shape's: every key on every
+    // message, arguments as objects.
+    let hf = |role: &str, content: Value, calls: Value, call_id: Value| json!({"role": role, "content": content, "tool_calls": calls, "tool_call_id": call_id});
     for (row, n) in rows.iter().zip([1, 2, 5]) {
         // The prompt is what both begin with: the system prompt and the
         // first user message.
         assert_eq!(
             row["prompt"],
             json!([
-                {"role": "system", "content": "You are a retail agent."},
-                {"role": "user", "content": format!("Hello, I need a refund for order #{n}.")}
+                hf(
+                    "system",
+                    json!("You are a retail agent."),
+                    Value::Null,
+                    Value::Null
+                ),
+                hf(
+                    "user",
+                    json!(format!("Hello, I need a refund for order #{n}.")),
+                    Value::Null,
+                    Value::Null
+                ),
             ])
         );
         assert_eq!(row["metadata"]["judge"], "pref");
@@ -334,16 +347,34 @@ fn dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
     // Job A's policy looks the order up with a tool, then refunds; job B's
     // declines. The winner's rest is chosen, tool call and tool result included.
     let policy_one = |n: usize| {
+        let call = json!([{
+            "id": format!("call_{n}"), "type": "function",
+            "function": {"name": "get_order", "arguments": {"order_id": format!("#{n}")}}
+        }]);
         json!([
-            {"role": "assistant", "tool_calls": [{
-                "id": format!("call_{n}"), "type": "function",
-                "function": {"name": "get_order", "arguments": format!("{{\"order_id\":\"#{n}\"}}")}
-            }]},
-            {"role": "tool", "tool_call_id": format!("call_{n}"), "content": "{\"status\":\"delivered\"}"},
-            {"role": "assistant", "content": format!("Order #{n} is refunded.")}
+            hf("assistant", Value::Null, call, Value::Null),
+            hf(
+                "tool",
+                json!("{\"status\":\"delivered\"}"),
+                Value::Null,
+                json!(format!("call_{n}"))
+            ),
+            hf(
+                "assistant",
+                json!(format!("Order #{n} is refunded.")),
+                Value::Null,
+                Value::Null
+            ),
         ])
     };
-    let policy_two = |n: usize| json!([{"role": "assistant", "content": format!("Sorry, I cannot refund order #{n}.")}]);
+    let policy_two = |n: usize| {
+        json!([hf(
+            "assistant",
+            json!(format!("Sorry, I cannot refund order #{n}.")),
+            Value::Null,
+            Value::Null
+        )])
+    };
     assert_eq!(rows[0]["chosen"], policy_one(1));
     assert_eq!(rows[0]["rejected"], policy_two(1));
     assert_eq!(rows[1]["chosen"], policy_two(2));
