@@ -705,6 +705,19 @@ fn synthesize_refuses_a_device_or_a_directory_as_output_before_any_work_and_leav
         .file_type()
         .is_fifo());
     assert!(file_names(&folder).is_empty());
+    // The device of the report, as root replaced by a regular file before.
+    let config = small_synth_config(dir.path(), "/dev/full");
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("output: /dev/full is a device"), "{stderr}");
+    assert!(std::fs::symlink_metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
 }
 
 #[test]
