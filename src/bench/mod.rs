@@ -323,16 +323,14 @@ pub async fn bench(
     })?;
     let database = o.database.clone();
     let path = o.workdir.join("bench.toml");
-    let write = std::fs::write(
-        &path,
-        config_text(
-            o,
-            &database,
-            repo,
-            &repo.join("personas/retired_teacher.toml"),
-            &mock.url,
-        ),
+    let text = config_text(
+        o,
+        &database,
+        repo,
+        &repo.join("personas/retired_teacher.toml"),
+        &mock.url,
     );
+    let write = crate::export::file_set::write_file(&path, |out| out.write_all(text.as_bytes()));
     write.map_err(|e| {
         RunError::Invalid(vec![config::Problem::in_file(
             &path,

@@ -5,10 +5,11 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::export::dpo::DpoShape;
+use crate::export::file_set::FileSet;
 use crate::export::scenarios::ScenariosError;
 use crate::export::sink::{Output, Outputs};
 use crate::export::split::{with_part, Side, Split};
-use crate::export::target::{ExportTarget, PartialFile, TargetError};
+use crate::export::target::{ExportTarget, TargetError};
 use crate::export::{self, dpo, ExportError, Filter, Format, MinJudge, SUPPORTED_FORMATS};
 use crate::fidelity::UserFlag;
 use crate::store::{self, Store};
@@ -79,9 +80,11 @@ pub struct ExportArgs {
     #[arg(long)]
     keep_flagged: bool,
     /// Keep the simulated user's own tool calls and their results (dual
-    /// control) in --format openai, as user messages with tool_calls and the
-    /// user's tools under user_tools. Left out by default: the policy never
-    /// saw them, so they are not its training data.
+    /// control) in --format hf, as user messages with tool_calls, the tool
+    /// messages answering them, and the user's tools in a user_tools column.
+    /// Left out by default: the policy never saw them, so they are not its
+    /// training data. The other formats have no place for them (OpenAI
+    /// rejects a user message with tool_calls): refused there.
     #[arg(long)]
     user_tools: bool,
     /// Drop conversations whose simulated user this deterministic check
@@ -160,10 +163,14 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
             }
         }
     };
+    if let Some(refusal) = refuse_user_tools(&args, &chosen) {
+        eprintln!("{refusal}");
+        return Ok(EXIT_INVALID);
+    }
     let target = match ExportTarget::check(&args.out) {
         Ok(target) => target,
         Err(e @ TargetError::NotRegular { .. }) => {
-            eprintln!("{e}");
+            eprintln!("--out {e}, or - for standard output");
             return Ok(EXIT_INVALID);
         }
         Err(e) => return Err(e.into()),
@@ -173,9 +180,11 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_INVALID);
     }
     if let ExportTarget::File(out) = &target {
-        for path in output_paths(out, &chosen, args.split.is_some()) {
-            if let Err(e @ TargetError::NotRegular { .. }) = ExportTarget::check(&path) {
-                eprintln!("{e}");
+        let mut paths = output_paths(out, &chosen, args.split.is_some());
+        paths.extend(features_of(&chosen).map(|_| features_path(out)));
+        for path in paths.iter().chain([&manifest_path(out)]) {
+            if let Err(e @ TargetError::NotRegular { .. }) = ExportTarget::check(path) {
+                eprintln!("{e} (--out {} writes it)", out.display());
                 return Ok(EXIT_INVALID);
             }
         }
@@ -204,6 +213,12 @@ async fn export_from(
         eprintln!("job {job} is not in {database}");
         return Ok(super::EXIT_NOT_FOUND);
     };
+    if let Chosen::Lines(Format::NemoGym, _) = chosen {
+        if let Err(e) = export::nemo_gym::check_job(store, &row).await {
+            eprintln!("{e}");
+            return Ok(EXIT_INVALID);
+        }
+    }
     let mut drop_flagged = args.drop_flagged;
     if !args.keep_flagged {
         for name in crate::jobs::judging::drop_flagged_judges(&row) {
@@ -262,13 +277,12 @@ async fn export_from(
         }
         ExportTarget::File(out) => {
             // Dropped on any error, the partial files are removed.
-            let paths = output_paths(out, &chosen, split.is_some());
-            let mut files = paths
-                .iter()
-                .map(|p| PartialFile::create(p))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut paths = output_paths(out, &chosen, split.is_some());
+            let features = features_of(&chosen);
+            paths.extend(features.as_ref().map(|_| features_path(out)));
+            let mut files = FileSet::with_manifest(&paths, &manifest_path(out))?;
             let written = {
-                let mut writers = files.iter_mut().map(PartialFile::writer);
+                let mut writers = files.writers();
                 let mut next = |with_sidecar: bool| {
                     let lines = writers.next();
                     let sidecar = if with_sidecar { writers.next() } else { None };
@@ -294,9 +308,12 @@ async fn export_from(
             };
             match written {
                 Ok(said) => {
-                    for file in files {
-                        file.commit()?;
+                    // The features file is the set's last.
+                    if let (Some(features), Some(writer)) = (&features, files.writers().last()) {
+                        serde_json::to_writer_pretty(&mut *writer, features)?;
+                        writer.write_all(b"\n")?;
                     }
+                    files.commit()?;
                     Ok(said)
                 }
                 Err(e) => Err(e),
@@ -312,13 +329,25 @@ async fn export_from(
         }
         Ok(said) => {
             println!("{said}");
+            if let ExportTarget::File(out) = &target {
+                if features_of(&chosen).is_some() {
+                    println!(
+                        "datasets features: {} (pass them to load_dataset as features=Features.from_dict(...) to load several files in one call)",
+                        features_path(out).display()
+                    );
+                }
+                println!(
+                    "sha256 of every file written: {} (check with sha256sum -c in its folder)",
+                    manifest_path(out).display()
+                );
+            }
             Ok(0)
         }
         Err(e) => match (
             e.downcast_ref::<ExportError>(),
             e.downcast_ref::<ScenariosError>(),
         ) {
-            (Some(ExportError::NoJudgments { .. }), _)
+            (Some(ExportError::NoJudgments { .. } | ExportError::NotPairwise { .. }), _)
             | (_, Some(ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. })) =>
             {
                 eprintln!("{e}");
@@ -349,6 +378,54 @@ fn output_paths(out: &Path, chosen: &Chosen, split: bool) -> Vec<PathBuf> {
             std::iter::once(lines).chain(meta)
         })
         .collect()
+}
+
+/// `--user-tools` keeps the simulated user's own tool calls, which only
+/// `hf` has a place for: why it cannot be given here, if it cannot.
+fn refuse_user_tools(args: &ExportArgs, chosen: &Chosen) -> Option<String> {
+    match chosen {
+        _ if !args.user_tools => None,
+        Chosen::Lines(Format::Hf, _) => None,
+        Chosen::Lines(Format::OpenAi, _) => Some(
+            "--user-tools keeps the simulated user's own tool calls, which --format openai has \
+             no place for: OpenAI's fine-tuning takes tool_calls on assistant messages only (and \
+             no user_tools key), so it would reject the file; use --format hf --user-tools (user \
+             messages with tool_calls, the tool messages answering them, and the user's tools in \
+             a user_tools column)"
+                .into(),
+        ),
+        _ => Some(format!(
+            "--user-tools applies to --format hf only: --format {} has no place for the \
+             simulated user's own tool calls",
+            args.format
+        )),
+    }
+}
+
+/// The features file of an export to `out`: `FILE.features.json`, the
+/// `datasets` features of the format (see `export::features`).
+fn features_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_os_string();
+    name.push(".features.json");
+    PathBuf::from(name)
+}
+
+/// The `datasets` features of the chosen format, when it is meant for
+/// `datasets`.
+fn features_of(chosen: &Chosen) -> Option<serde_json::Value> {
+    match chosen {
+        Chosen::Lines(format, user_tools) => export::features::of(*format, *user_tools),
+        Chosen::Dpo(..) => Some(export::features::dpo()),
+        Chosen::Scenarios(_) => None,
+    }
+}
+
+/// The manifest of an export to `out`: `FILE.sha256`, the sha256 of every
+/// file it wrote, renamed into place after them (see `export::file_set`).
+fn manifest_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_os_string();
+    name.push(".sha256");
+    PathBuf::from(name)
 }
 
 /// Write the chosen format to `outputs`; returns what was written, to say

@@ -3,12 +3,11 @@
 //! JSONL `usersim run` reads, and print the counts per stage with the
 //! commonest reasons.
 
-use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::config::synth::load_synth;
+use crate::export::file_set::write_file;
+use crate::export::target::{check_writable, TargetError};
 use crate::jobs::synthesis::{prepare, synthesize as run_synthesis, SynthesisReport};
 use crate::jobs::{RunError, RunOptions, WorkEnd};
 use crate::persona::Scenario;
@@ -25,6 +24,9 @@ pub async fn synthesize(path: &Path, options: &RunOptions) -> anyhow::Result<i32
             return Ok(EXIT_INVALID);
         }
     };
+    if let Some(code) = refuse_output(&config.output)? {
+        return Ok(code);
+    }
     let inputs = match prepare(&config).await {
         Ok(inputs) => inputs,
         Err(e) => return exit_for(e),
@@ -85,7 +87,14 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
             return Ok(1);
         }
     }
-    write_scenarios(&r.output, &r.accepted)?;
+    match write_scenarios(&r.output, &r.accepted) {
+        Ok(()) => {}
+        Err(e @ TargetError::NotRegular { .. }) => {
+            eprintln!("output: {e}");
+            return Ok(EXIT_INVALID);
+        }
+        Err(e) => return Err(e.into()),
+    }
     println!(
         "wrote {} scenarios to {}",
         r.accepted.len(),
@@ -113,21 +122,27 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
     Ok(0)
 }
 
-/// Write to a temporary file beside `output`, then rename: a reader never sees half a file.
-fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> anyhow::Result<()> {
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create the folder of {}", output.display()))?;
+/// Write the scenarios as every file usersim writes is written
+/// (`export::file_set`): checked, to `FILE.partial`, renamed when complete.
+fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> Result<(), TargetError> {
+    write_file(output, |out| {
+        for s in scenarios {
+            serde_json::to_writer(&mut *out, s)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })
+}
+
+/// `output` can be written (missing or a regular file); else says why and
+/// gives the exit code.
+fn refuse_output(output: &Path) -> anyhow::Result<Option<i32>> {
+    match check_writable(output) {
+        Ok(()) => Ok(None),
+        Err(e @ TargetError::NotRegular { .. }) => {
+            eprintln!("output: {e}");
+            Ok(Some(EXIT_INVALID))
+        }
+        Err(e) => Err(e.into()),
     }
-    let tmp = output.with_extension("jsonl.partial");
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?,
-    );
-    for s in scenarios {
-        serde_json::to_writer(&mut out, s)?;
-        out.write_all(b"\n")?;
-    }
-    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
-    Ok(())
 }

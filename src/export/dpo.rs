@@ -16,11 +16,13 @@
 //! - `trajectory`, the older whole-rollout form: the prompt is cut back to the
 //!   last shared user message, and each side is the rest of its conversation
 //!   up to the policy's last reply, tool results and later user turns
-//!   included (messages in the `openai` shape). DPO then trains on text the
-//!   policy did not write; kept for trainers with their own assistant masks.
+//!   included. DPO then trains on text the policy did not write; kept for
+//!   trainers with their own assistant masks.
 //!
-//! Either way a pair that differs before its first user message has no
-//! shared prompt and is skipped.
+//! Either way messages are in the `hf` shape (object arguments, uniform
+//! keys) and every row has `tools`, so the rows of both shapes have one
+//! set of features; a pair that differs before its first user message has
+//! no shared prompt and is skipped.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -31,7 +33,7 @@ use serde_json::{json, Value};
 use super::judgments::{newest_judgments, ok_verdict, JudgmentIndex};
 use super::sink::{Row, RowSink};
 use super::{hf, openai, trim, write_counts, ExportError, Filter};
-use crate::judge::Preference;
+use crate::judge::{Preference, Verdict};
 use crate::store::{JudgmentRow, Store, StoredConversation};
 
 /// What happened to each judgment of the judge.
@@ -155,6 +157,22 @@ pub async fn write(
             present,
         });
     }
+    if let Some(mode) = not_pairwise(&mine)? {
+        let mut pairwise = Vec::new();
+        for row in &all {
+            let preference = ok_verdict(row)?.and_then(|v| v.preference());
+            if preference.is_some() && !pairwise.contains(&row.judge_name) {
+                pairwise.push(row.judge_name.clone());
+            }
+        }
+        pairwise.sort();
+        return Err(ExportError::NotPairwise {
+            judge: judge.to_string(),
+            job: job_id,
+            mode,
+            pairwise,
+        });
+    }
     mine.sort_by_key(|row| (row.conversation_a, row.conversation_b, row.id));
     // Judgments per job, for the filters: conversation B may be another job's.
     let mut indexes: HashMap<i64, JudgmentIndex> = HashMap::new();
@@ -235,10 +253,7 @@ pub async fn write(
                 "rejected_reward": rejected.conversation.reward,
             },
         });
-        let tools = openai::tools(chosen);
-        if shape == DpoShape::Turn || !tools.is_empty() {
-            line["tools"] = Value::Array(tools);
-        }
+        line["tools"] = Value::Array(openai::tools(chosen));
         sink.write_row(&Row {
             line,
             sidecar: None,
@@ -249,6 +264,22 @@ pub async fn write(
     on_progress(counts);
     sink.flush()?;
     Ok(counts)
+}
+
+/// The mode of a judge none of whose `ok` verdicts is a preference (it is
+/// not pairwise; `None` when one is, or when no verdict is ok).
+fn not_pairwise(judgments: &[JudgmentRow]) -> Result<Option<&'static str>, ExportError> {
+    let mut mode = None;
+    for row in judgments {
+        match ok_verdict(row)? {
+            Some(Verdict::Preference { .. }) => return Ok(None),
+            Some(Verdict::Score { .. }) => mode = mode.or(Some("pointwise")),
+            Some(Verdict::Equivalence { .. }) => mode = mode.or(Some("equivalence")),
+            Some(Verdict::Assertions { .. }) => mode = mode.or(Some("assertions")),
+            None => {}
+        }
+    }
+    Ok(mode)
 }
 
 /// Why a pair of conversations makes no row.
@@ -273,24 +304,45 @@ impl PairSkip {
 
 type Pair = (Vec<Value>, Vec<Value>, Vec<Value>);
 
+/// The chosen and the rejected conversation's messages.
+type Both = (Vec<Value>, Vec<Value>);
+
+/// Both conversations' messages in the `hf` shape (assistant messages with
+/// their weights, see [`trim::take_weights`]).
+fn both_as_hf(
+    chosen: &StoredConversation,
+    rejected: &StoredConversation,
+) -> Result<Result<Both, PairSkip>, ExportError> {
+    let as_hf = |c| {
+        openai::messages(c).map(|m| hf::messages(&m).map_err(|_| PairSkip::ArgumentsNotAnObject))
+    };
+    Ok(match (as_hf(chosen)?, as_hf(rejected)?) {
+        (Ok(c), Ok(r)) => Ok((c, r)),
+        (Err(skip), _) | (_, Err(skip)) => Err(skip),
+    })
+}
+
+/// The pair's three parts, without the messages' weights.
+fn pair(prompt: &[Value], chosen: &[Value], rejected: &[Value]) -> Pair {
+    let part = |messages: &[Value]| {
+        let mut messages = messages.to_vec();
+        trim::take_weights(&mut messages);
+        messages
+    };
+    (part(prompt), part(chosen), part(rejected))
+}
+
 fn turn_pair(
     chosen: &StoredConversation,
     rejected: &StoredConversation,
 ) -> Result<Result<Pair, PairSkip>, ExportError> {
-    let as_hf = |c| {
-        openai::messages(c).map(|m| hf::messages(&m).map_err(|_| PairSkip::ArgumentsNotAnObject))
-    };
-    let (chosen, rejected) = match (as_hf(chosen)?, as_hf(rejected)?) {
-        (Ok(c), Ok(r)) => (c, r),
-        (Err(skip), _) | (_, Err(skip)) => return Ok(Err(skip)),
+    let (chosen, rejected) = match both_as_hf(chosen, rejected)? {
+        Ok(both) => both,
+        Err(skip) => return Ok(Err(skip)),
     };
     Ok(
         split_at_first_differing_turn(&chosen, &rejected).map(|(cut, c_end, r_end)| {
-            (
-                chosen[..cut].to_vec(),
-                chosen[cut..c_end].to_vec(),
-                rejected[cut..r_end].to_vec(),
-            )
+            pair(&chosen[..cut], &chosen[cut..c_end], &rejected[cut..r_end])
         }),
     )
 }
@@ -299,22 +351,20 @@ fn trajectory_pair(
     chosen: &StoredConversation,
     rejected: &StoredConversation,
 ) -> Result<Result<Pair, PairSkip>, ExportError> {
-    let chosen_messages = openai::messages(chosen)?;
-    let rejected_messages = openai::messages(rejected)?;
+    let (chosen_messages, rejected_messages) = match both_as_hf(chosen, rejected)? {
+        Ok(both) => both,
+        Err(skip) => return Ok(Err(skip)),
+    };
     let Some(cut) = shared_prompt_len(&chosen_messages, &rejected_messages) else {
         return Ok(Err(PairSkip::NoSharedPrompt));
     };
     let (prompt, chosen_rest) = chosen_messages.split_at(cut);
-    let chosen_rest = trim::to_last_assistant(chosen_rest);
-    let rejected_rest = trim::to_last_assistant(&rejected_messages[cut..]);
+    let chosen_rest = trim::to_last_policy_reply(chosen_rest);
+    let rejected_rest = trim::to_last_policy_reply(&rejected_messages[cut..]);
     if chosen_rest.is_empty() || rejected_rest.is_empty() || chosen_rest == rejected_rest {
         return Ok(Err(PairSkip::SameContinuation));
     }
-    Ok(Ok((
-        prompt.to_vec(),
-        chosen_rest.to_vec(),
-        rejected_rest.to_vec(),
-    )))
+    Ok(Ok(pair(prompt, chosen_rest, rejected_rest)))
 }
 
 /// `(prompt length, end of chosen's turn, end of rejected's turn)`: the

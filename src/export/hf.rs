@@ -8,7 +8,12 @@
 //!   `tool_call_id`, `null` where absent (`content` is `null` beside tool
 //!   calls without text), so `datasets` gives the column one type, and
 //!   `Dataset.map` writes values back as they were;
-//! - `tools` is always there (`[]` without tools), and so is `metadata`.
+//! - `tools` is always there (`[]` without tools), and so is `metadata`,
+//!   whose `assistant_weights` says, per assistant message in order, 1 for a
+//!   reply the policy wrote and 0 for one it did not (the scripted greeting);
+//! - with `--user-tools`, the simulated user's own tool calls stay (user
+//!   messages with `tool_calls`, tool messages answering them) and the
+//!   user's tools are in a `user_tools` column (`[]` without).
 //!
 //! The messages end on the policy's last reply. A conversation whose tool
 //! calls have arguments that are not a JSON object is left out: no template
@@ -19,24 +24,39 @@ use serde_json::{json, Value};
 use super::{openai, trim, ExportError, Skip};
 use crate::store::StoredConversation;
 
-pub fn line(c: &StoredConversation, metadata: Value) -> Result<Result<Value, Skip>, ExportError> {
-    let messages = match messages(&openai::messages(c)?) {
+pub fn line(
+    c: &StoredConversation,
+    mut metadata: Value,
+    user_tools: bool,
+) -> Result<Result<Value, Skip>, ExportError> {
+    let chat = if user_tools {
+        openai::messages_with_user_tools(c)?
+    } else {
+        openai::messages(c)?
+    };
+    let messages = match messages(&chat) {
         Ok(messages) => messages,
         Err(skip) => return Ok(Err(skip)),
     };
-    let messages = trim::to_last_assistant(&messages);
+    let mut messages = trim::to_last_policy_reply(&messages).to_vec();
     if messages.is_empty() {
         return Ok(Err(Skip::NoPolicyReply));
     }
-    Ok(Ok(json!({
+    metadata["assistant_weights"] = json!(trim::take_weights(&mut messages));
+    let mut line = json!({
         "messages": messages,
         "tools": openai::tools(c),
         "metadata": metadata,
-    })))
+    });
+    if user_tools {
+        line["user_tools"] = Value::Array(openai::user_tools(c));
+    }
+    Ok(Ok(line))
 }
 
 /// Chat-format messages (as [`openai::messages`] makes them) with uniform
-/// keys and object arguments; `Err(ArgumentsNotAnObject)` when a call's
+/// keys and object arguments, assistant messages keeping their `weight`
+/// (see [`trim::take_weights`]); `Err(ArgumentsNotAnObject)` when a call's
 /// arguments are not a JSON object.
 pub fn messages(chat: &[Value]) -> Result<Vec<Value>, Skip> {
     chat.iter().map(message).collect()
@@ -51,12 +71,16 @@ fn message(m: &Value) -> Result<Value, Skip> {
         Some(Value::String(text)) => json!(text),
         _ => Value::Null,
     };
-    Ok(json!({
+    let mut out = json!({
         "role": trim::role(m),
         "content": content,
         "tool_calls": calls,
         "tool_call_id": m.get("tool_call_id").cloned().unwrap_or(Value::Null),
-    }))
+    });
+    if let Some(weight) = m.get(trim::WEIGHT) {
+        out[trim::WEIGHT] = weight.clone();
+    }
+    Ok(out)
 }
 
 fn call(c: &Value) -> Result<Value, Skip> {
@@ -91,7 +115,8 @@ mod tests {
             call_message(r##"{"order_id": "#1"}"##),
             json!({"role": "tool", "tool_call_id": "call_1", "content": "ok"}),
         ];
-        let out = messages(&chat).unwrap();
+        let mut out = messages(&chat).unwrap();
+        trim::take_weights(&mut out);
         for m in &out {
             let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
             assert_eq!(keys, ["content", "role", "tool_call_id", "tool_calls"]);

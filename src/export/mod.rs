@@ -9,6 +9,8 @@
 //! validation.
 
 pub mod dpo;
+pub mod features;
+pub mod file_set;
 pub mod hf;
 pub mod judgments;
 pub mod metadata;
@@ -399,6 +401,27 @@ pub enum ExportError {
     #[error(transparent)]
     CorruptJudgment(#[from] CorruptJudgment),
     #[error(
+        "job {job} is not a NeMo Gym job: --format nemo_gym writes the rollouts a NeMo Gym \
+         resources server verified, which only generation jobs whose [environment] kind is \
+         \"nemo_gym\" have; {}",
+        nemo_gym::nemo_gym_jobs_listed(nemo_gym_jobs)
+    )]
+    NotNemoGym { job: i64, nemo_gym_jobs: Vec<i64> },
+    #[error(
+        "judge '{judge}' is not pairwise: its judgments of job {job}'s conversations are {mode} \
+         verdicts, and --format dpo makes its pairs from a pairwise judge's preferences \
+         (`usersim judge JUDGES.toml --pairwise --a JOB --b OTHER_JOB`); {}",
+        pairwise_judges_listed(pairwise)
+    )]
+    NotPairwise {
+        judge: String,
+        job: i64,
+        /// What its verdicts are: pointwise, equivalence or assertions.
+        mode: &'static str,
+        /// The judges with preference verdicts there.
+        pairwise: Vec<String>,
+    },
+    #[error(
         "no judgments by judge '{judge}' for the conversations of job {job}; {}",
         judges_with_judgments(present)
     )]
@@ -408,6 +431,17 @@ pub enum ExportError {
         /// The judge names that have judgments there.
         present: Vec<String>,
     },
+}
+
+fn pairwise_judges_listed(pairwise: &[String]) -> String {
+    if pairwise.is_empty() {
+        "no pairwise judge has judged the job's conversations".into()
+    } else {
+        format!(
+            "pairwise judges with judgments there: {}",
+            pairwise.join(", ")
+        )
+    }
 }
 
 fn judges_with_judgments(present: &[String]) -> String {
@@ -461,8 +495,9 @@ impl<'a> Exporter<'a> {
         }
     }
 
-    /// Keep the user's own tool calls and their results (`openai` only): the
-    /// policy's training data leaves them out, since the policy never saw them.
+    /// Keep the user's own tool calls and their results (`hf` only; the
+    /// other formats have no place for them): the policy's training data
+    /// leaves them out, since the policy never saw them.
     pub fn with_user_tools(mut self, keep: bool) -> Self {
         self.user_tools = keep;
         self
@@ -500,9 +535,8 @@ impl<'a> Exporter<'a> {
             }
             let metadata = metadata::of(c, judgments, &self.judges);
             let made = match self.format {
-                Format::OpenAi if self.user_tools => openai::line_with_user_tools(c)?,
                 Format::OpenAi => openai::line(c)?,
-                Format::Hf => hf::line(c, metadata.clone())?,
+                Format::Hf => hf::line(c, metadata.clone(), self.user_tools)?,
                 Format::ShareGpt => sharegpt::line(c, metadata.clone())?,
                 Format::NemoGym => Ok(nemo_gym::line(c)?),
             };

@@ -1,10 +1,14 @@
 //! OpenAI chat fine-tuning JSONL: one line per conversation with `messages`
 //! (system/user/assistant/tool; assistant `tool_calls` with `id`, `type`,
 //! `function.name`, `function.arguments` as a JSON string; tool messages with
-//! `tool_call_id`) and the `tools` offered. The messages end on the policy's
-//! last reply ([`super::trim`]). Nothing else is on the line: its metadata
-//! goes to a sidecar file, so each line is exactly what OpenAI's fine-tuning
-//! takes.
+//! `tool_call_id`) and the `tools` offered. Every assistant message has a
+//! `weight`: 1 for a reply the policy wrote, 0 for one it did not (the
+//! scripted greeting, a dataset's prelude), which OpenAI then does not train
+//! on. The messages end on the policy's last reply ([`super::trim`]).
+//! Nothing else is on the line: its metadata goes to a sidecar file, so each
+//! line is exactly what OpenAI's fine-tuning takes. The simulated user's own
+//! tool calls (dual control) have no place in it (a user message cannot
+//! carry `tool_calls`) and are always left out.
 
 use serde_json::{json, Map, Value};
 
@@ -14,7 +18,7 @@ use super::{trim, ExportError, Skip};
 
 pub fn line(c: &StoredConversation) -> Result<Result<Value, Skip>, ExportError> {
     let messages = messages(c)?;
-    let messages = trim::to_last_assistant(&messages);
+    let messages = trim::to_last_policy_reply(&messages);
     if messages.is_empty() {
         return Ok(Err(Skip::NoPolicyReply));
     }
@@ -29,20 +33,14 @@ pub fn line(c: &StoredConversation) -> Result<Result<Value, Skip>, ExportError> 
 /// The metadata key of a conversation's user tool specs (dual control).
 pub const USER_TOOLS_KEY: &str = "user_tools";
 
-/// [`line`] with the user's own tool calls and their results kept (dual
-/// control): user messages with `tool_calls`, and the user's tools under
-/// `user_tools`. Asked for with `usersim export --user-tools`.
-pub fn line_with_user_tools(c: &StoredConversation) -> Result<Result<Value, Skip>, ExportError> {
-    let mut line = match line(c)? {
-        Ok(line) => line,
-        Err(skip) => return Ok(Err(skip)),
-    };
-    let messages = chat_messages(c, true)?;
-    line["messages"] = Value::Array(trim::to_last_assistant(&messages).to_vec());
-    if let Some(specs) = c.conversation.metadata.get(USER_TOOLS_KEY) {
-        line["user_tools"] = Value::Array(function_tools(specs));
-    }
-    Ok(Ok(line))
+/// The user's own tools (dual control) of `c`, as chat-completion function
+/// tools (none without).
+pub fn user_tools(c: &StoredConversation) -> Vec<Value> {
+    c.conversation
+        .metadata
+        .get(USER_TOOLS_KEY)
+        .map(function_tools)
+        .unwrap_or_default()
 }
 
 /// A stored message that is the user's own tool call or its result: part of
@@ -53,8 +51,21 @@ pub fn is_user_tool_use(m: &MessageRow) -> bool {
 
 /// The conversation's messages in the chat format, the policy's tool calls
 /// included, the user's own (dual control) left out; all of them (untrimmed).
+/// Assistant messages carry their `weight`.
 pub fn messages(c: &StoredConversation) -> Result<Vec<Value>, ExportError> {
     chat_messages(c, false)
+}
+
+/// [`messages`] with the user's own tool calls (user messages with
+/// `tool_calls`) and the tool messages answering them kept.
+pub fn messages_with_user_tools(c: &StoredConversation) -> Result<Vec<Value>, ExportError> {
+    chat_messages(c, true)
+}
+
+/// The `weight` of an assistant message stored with `author`: 1 when the
+/// policy wrote it, 0 otherwise (the scripted greeting, a prelude's).
+fn weight(author: &str) -> u8 {
+    u8::from(author == "policy")
 }
 
 fn chat_messages(c: &StoredConversation, user_tools: bool) -> Result<Vec<Value>, ExportError> {
@@ -76,6 +87,7 @@ fn chat_messages(c: &StoredConversation, user_tools: bool) -> Result<Vec<Value>,
                 if !calls.is_empty() {
                     out.insert("tool_calls".into(), Value::Array(calls));
                 }
+                out.insert(trim::WEIGHT.into(), json!(weight(&m.author)));
             }
             "tool" => {
                 let call_id = m.tool_call_id.clone().ok_or_else(|| ExportError::Corrupt {
@@ -113,7 +125,7 @@ pub fn tools(c: &StoredConversation) -> Vec<Value> {
 }
 
 /// Stored tool specs as chat-completion function tools.
-fn function_tools(specs: &Value) -> Vec<Value> {
+pub(super) fn function_tools(specs: &Value) -> Vec<Value> {
     specs
         .as_array()
         .map(|specs| {

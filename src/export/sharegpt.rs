@@ -30,7 +30,7 @@ pub fn line(c: &StoredConversation, metadata: Value) -> Result<Result<Value, Ski
         Ok(chat) => chat,
         Err(skip) => return Ok(Err(skip)),
     };
-    let chat = trim::to_last_assistant(&chat);
+    let chat = trim::to_last_policy_reply(&chat);
     if chat.is_empty() {
         return Ok(Err(Skip::NoPolicyReply));
     }
@@ -40,9 +40,11 @@ pub fn line(c: &StoredConversation, metadata: Value) -> Result<Result<Value, Ski
         }
         _ => ("", chat),
     };
-    let Some(conversations) = turns(rest) else {
+    let Some((conversations, weights)) = turns(rest) else {
         return Ok(Err(Skip::NotShareGpt));
     };
+    let mut metadata = metadata;
+    metadata["assistant_weights"] = json!(weights);
     let tools: Vec<Value> = openai::tools(c)
         .into_iter()
         .map(|tool| tool["function"].clone())
@@ -60,10 +62,12 @@ pub fn line(c: &StoredConversation, metadata: Value) -> Result<Result<Value, Ski
     })))
 }
 
-/// The turns of `hf`-shaped messages (no system message), or `None` when
-/// they do not alternate as LLaMA-Factory requires.
-fn turns(messages: &[Value]) -> Option<Vec<Value>> {
+/// The turns of `hf`-shaped messages (no system message), with the weight
+/// of each gpt or function_call turn (1 when the policy wrote it), or
+/// `None` when they do not alternate as LLaMA-Factory requires.
+fn turns(messages: &[Value]) -> Option<(Vec<Value>, Vec<u8>)> {
     let mut turns: Vec<(&str, String)> = Vec::new();
+    let mut weights = Vec::new();
     // The greeting before the user's first message.
     let opening = messages
         .iter()
@@ -73,10 +77,13 @@ fn turns(messages: &[Value]) -> Option<Vec<Value>> {
         let (from, value) = match trim::role(m) {
             "user" => ("human", m["content"].as_str()?.to_string()),
             "tool" => ("observation", m["content"].as_str()?.to_string()),
-            "assistant" => match m["tool_calls"].as_array() {
-                Some(calls) if !calls.is_empty() => ("function_call", function_call(calls)),
-                _ => ("gpt", m["content"].as_str().unwrap_or_default().to_string()),
-            },
+            "assistant" => {
+                weights.push(u8::from(trim::is_policy_reply(m)));
+                match m["tool_calls"].as_array() {
+                    Some(calls) if !calls.is_empty() => ("function_call", function_call(calls)),
+                    _ => ("gpt", m["content"].as_str().unwrap_or_default().to_string()),
+                }
+            }
             _ => return None,
         };
         match turns.last_mut() {
@@ -96,10 +103,11 @@ fn turns(messages: &[Value]) -> Option<Vec<Value>> {
         }
     });
     (alternates && !turns.is_empty() && turns.len().is_multiple_of(2)).then(|| {
-        turns
+        let turns = turns
             .into_iter()
             .map(|(from, value)| json!({"from": from, "value": value}))
-            .collect()
+            .collect();
+        (turns, weights)
     })
 }
 
@@ -139,7 +147,8 @@ mod tests {
             msg("tool", "b"),
             msg("assistant", "both shipped"),
         ];
-        let turns = turns(&messages).unwrap();
+        let (turns, weights) = turns(&messages).unwrap();
+        assert_eq!(weights, [1, 1]);
         let from: Vec<&str> = turns.iter().map(|t| t["from"].as_str().unwrap()).collect();
         assert_eq!(from, ["human", "function_call", "observation", "gpt"]);
         let call: Value = serde_json::from_str(turns[1]["value"].as_str().unwrap()).unwrap();
@@ -166,7 +175,7 @@ mod tests {
     }
 
     fn turns_of(messages: &[Value]) -> Vec<Value> {
-        turns(messages).unwrap()
+        turns(messages).unwrap().0
     }
 
     #[test]

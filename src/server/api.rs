@@ -304,6 +304,11 @@ async fn export_job(
     let row = views::job_row(state.store.as_ref(), id).await?;
     let body = match kind {
         ExportKind::Lines(format) => {
+            if format == Format::NemoGym {
+                export::nemo_gym::check_job(state.store.as_ref(), &row)
+                    .await
+                    .map_err(|e| invalid_query("format", e))?;
+            }
             let filter = query.filter(state.store.as_ref(), &row).await?;
             stream_lines(state.store.clone(), id, format, filter)
         }
@@ -380,14 +385,22 @@ async fn dpo_pairs(
     drop(sink);
     match written {
         Ok(_) => Ok(Body::from(out)),
-        Err(e @ ExportError::NoJudgments { .. }) => {
-            Err(ApiError::Invalid(vec![Problem::at_field(
-                filters::QUERY_LABEL,
-                "judge",
-                e.to_string(),
-            )]))
+        Err(e @ (ExportError::NoJudgments { .. } | ExportError::NotPairwise { .. })) => {
+            Err(invalid_query("judge", e))
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// A 422 at the query field `field`, or the store's error as it is.
+fn invalid_query(field: &str, e: ExportError) -> ApiError {
+    match e {
+        ExportError::Store(e) => e.into(),
+        e => ApiError::Invalid(vec![Problem::at_field(
+            filters::QUERY_LABEL,
+            field,
+            e.to_string(),
+        )]),
     }
 }
 

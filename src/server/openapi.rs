@@ -278,7 +278,7 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},
                               "400": error("Unknown format"), "404": error("No such job"),
-                              "422": json_response("A malformed filter, a min_judge judge without judgments, dpo without a judge that has judgments, or scenarios with a conversation filter or of a job whose scenarios file no longer loads", "Problems")}
+                              "422": json_response("A malformed filter, a min_judge judge without judgments, dpo without a judge that has judgments or with a judge that is not pairwise, nemo_gym of a job that is not a NeMo Gym job, or scenarios with a conversation filter or of a job whose scenarios file no longer loads", "Problems")}
             }},
             "/v1/jobs/{id}/events": {"get": {
                 "summary": "Server-sent events: `progress` (the Job) every second, then `done` once it is finished",

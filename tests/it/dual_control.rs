@@ -160,22 +160,38 @@ async fn a_user_who_never_acts_on_their_phone_leaves_the_reward_at_zero() {
 }
 
 #[tokio::test]
-async fn the_openai_export_leaves_the_users_tool_calls_out_unless_asked() {
+async fn exports_leave_the_users_tool_calls_out_and_only_hf_keeps_them_when_asked() {
     let (dir, all, _mock) = run("mock-user").await;
     let db = dir.path().join("phone.db");
     let job = all[0].conversation.job_id.to_string();
-    let export = |extra: &[&str], out: &str| {
+    let database = format!("sqlite://{}", db.display());
+    let run_export = |extra: &[&str], out: &str| {
         let out = dir.path().join(out);
         let mut args = vec!["export", "--job", &job, "--out", out.to_str().unwrap()];
-        let database = format!("sqlite://{}", db.display());
         args.extend(["--database", &database]);
         args.extend(extra);
-        let output = common::usersim(dir.path(), &args);
+        (common::usersim(dir.path(), &args), out)
+    };
+    let export = |extra: &[&str], out: &str| {
+        let (output, out) = run_export(extra, out);
         assert!(output.status.success(), "{}", common::text(&output.stderr));
         std::fs::read_to_string(out).unwrap()
     };
-    let plain = export(&[], "plain.jsonl");
-    let kept = export(&["--user-tools"], "kept.jsonl");
+    // OpenAI takes tool calls on assistant messages only: refused, pointing to hf.
+    for format in ["openai", "sharegpt"] {
+        let (refused, out) = run_export(&["--format", format, "--user-tools"], "refused.jsonl");
+        let stderr = common::text(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{format}: {stderr}");
+        assert!(stderr.contains("--format hf"), "{stderr}");
+        assert!(!out.exists());
+    }
+    let openai = export(&["--format", "openai"], "openai.jsonl");
+    let plain = export(&["--format", "hf"], "plain.jsonl");
+    let kept = export(&["--format", "hf", "--user-tools"], "kept.jsonl");
+    // The datasets features of the kept export have the user_tools column.
+    let features = std::fs::read_to_string(dir.path().join("kept.jsonl.features.json")).unwrap();
+    let features: serde_json::Value = serde_json::from_str(&features).unwrap();
+    assert!(features["user_tools"].is_object(), "{features}");
     let lines = |text: &str| -> Vec<serde_json::Value> {
         text.lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -197,6 +213,14 @@ async fn the_openai_export_leaves_the_users_tool_calls_out_unless_asked() {
     };
     let (plain, kept) = (lines(&plain), lines(&kept));
     assert_eq!(plain.len(), 5);
+    for o in lines(&openai) {
+        assert_eq!(
+            count(&o).0,
+            0,
+            "the openai export has no user tool call: {o}"
+        );
+        assert!(o.get("user_tools").is_none());
+    }
     let mut user_calls_kept = 0;
     for (p, k) in plain.iter().zip(&kept) {
         let (user, results, agent) = count(p);

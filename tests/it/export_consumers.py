@@ -4,10 +4,21 @@ Run by tests/it/export_consumers.rs with the python of scripts/export-consumers:
 
     python export_consumers.py DIR
 
+    python export_consumers.py DIR README
+
 DIR holds openai.jsonl (+ openai.metadata.jsonl), hf.jsonl, sharegpt.jsonl,
-dpo.jsonl and hf_single.jsonl (an hf export of a job with one tool call per
-step). Prints one JSON object: for each check, how many rows passed and the
-first failures, so the Rust test can assert counts of passing rows.
+dpo.jsonl, dpo_trajectory.jsonl, hf_single.jsonl (an hf export of a job with
+one tool call per step), qa_hf.jsonl and qa_sharegpt.jsonl (a job without
+tool calls), the split exports hf_split.{train,validation}.jsonl and
+dpo_split.{train,validation}.jsonl, and each export's FILE.features.json.
+README is the project's README, whose LLaMA-Factory dataset_info.json entry
+is checked. Prints one JSON object: for each check, how many rows passed and
+the first failures, so the Rust test can assert counts of passing rows.
+
+LLaMA-Factory (installed --no-deps by scripts/export-consumers) needs torch
+to import as a package; its dataset parser and ShareGPT converter do not, so
+they are loaded from its files with its logging and environment helpers
+stubbed (see load_llamafactory).
 
 The tokenizer is built here (no model hub is reached): a WordLevel model
 trained on the rendered rows, with the template's markers as special tokens,
@@ -15,17 +26,22 @@ wrapped in transformers' PreTrainedTokenizerFast with TRL's shipped chat
 template.
 """
 
+import importlib
+import importlib.metadata
+import importlib.util
 import json
+import logging
 import os
 import re
 import sys
+import types
 
 import datasets
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
 from transformers import PreTrainedTokenizerFast
 import trl
 from trl.data_utils import is_conversational, maybe_apply_chat_template, common_prefix_length
-from trl.chat_template_utils import supports_tool_calling
+from trl.chat_template_utils import supports_tool_calling, get_training_chat_template
 
 datasets.disable_progress_bars()
 TEMPLATES = os.path.join(os.path.dirname(trl.__file__), "chat_templates")
@@ -293,12 +309,204 @@ def dpo_checks(rows, report):
             applied.ok(False, f"row {i}: {e}")
 
 
-def main(folder):
+def features_of(path):
+    """The datasets features an export wrote beside its rows."""
+    with open(path + ".features.json", encoding="utf-8") as f:
+        return datasets.Features.from_dict(json.load(f))
+
+
+def loads_together(data_files, features, check):
+    """load_dataset("json") of several files in one call, with the export's
+    features, gives back every row of every file as written."""
+    try:
+        ds = datasets.load_dataset("json", data_files=data_files, features=features)
+    except Exception as e:
+        check.ok(False, f"{data_files}: {type(e).__name__}: {e.__cause__ or e}")
+        return
+    for split, files in data_files.items():
+        rows = [row for name in files for row in read_jsonl(name)]
+        loaded = list(ds[split])
+        if len(loaded) != len(rows):
+            check.ok(False, f"{split}: {len(loaded)} rows loaded of {len(rows)}")
+            continue
+        for i, (got, row) in enumerate(zip(loaded, rows)):
+            check.ok(got == row, f"{split} row {i} changed: {got!r} != {row!r}")
+
+
+def loads_together_without_features(data_files):
+    """Whether the same call loads without the features (datasets infers
+    each file's types from its first rows): reported, not required."""
+    try:
+        datasets.load_dataset("json", data_files=data_files)
+        return "loads"
+    except Exception as e:
+        return f"{type(e).__name__}: {str(e.__cause__ or e)[:200]}"
+
+
+def assistant_masks(rows, report):
+    """TRL's assistant_only_loss: with the training template TRL swaps in
+    for Qwen3 (generation markers), return_assistant_tokens_mask marks one
+    span per assistant message, each holding that message; the rows'
+    metadata.assistant_weights has one weight per assistant message."""
+    check = report.setdefault("hf_assistant_masks_qwen3", Check())
+    weights = report.setdefault("hf_assistant_weights", Check())
+    renderer = bare_tokenizer("qwen3")
+    training = get_training_chat_template(renderer)
+    if training is None:
+        training = renderer.chat_template
+    corpus = [render(renderer, remove_none_values(row["messages"]), row["tools"], chat_template=training)
+              for row in rows]
+    tokenizer = build_tokenizer("qwen3", corpus)
+    for i, row in enumerate(rows):
+        messages = remove_none_values(row["messages"])
+        assistant = [m for m in messages if m["role"] == "assistant"]
+        w = row["metadata"]["assistant_weights"]
+        weights.ok(len(w) == len(assistant) and set(w) <= {0, 1} and w[-1] == 1,
+                   f"row {i}: weights {w} for {len(assistant)} assistant messages")
+        out = tokenizer.apply_chat_template(messages, tools=row["tools"] or None, chat_template=training,
+                                            tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+        ids, mask = out["input_ids"], out["assistant_masks"]
+        spans, start = [], None
+        for j, m in enumerate(mask + [0]):
+            if m and start is None:
+                start = j
+            elif not m and start is not None:
+                spans.append(tokenizer.decode(ids[start:j]))
+                start = None
+        problem = None
+        if len(spans) != len(assistant):
+            problem = f"{len(spans)} masked spans for {len(assistant)} assistant messages"
+        else:
+            for span, m in zip(spans, assistant):
+                if m.get("content") and m["content"].strip() not in span:
+                    problem = f"{m['content'][:60]!r} not in its masked span {span[:120]!r}"
+                    break
+                for call in m.get("tool_calls") or []:
+                    if call["function"]["name"] not in span:
+                        problem = f"call {call['function']['name']} not in its masked span {span[:120]!r}"
+        check.ok(problem is None, f"row {i}: {problem}")
+
+
+def readme_dataset_info(readme):
+    """The LLaMA-Factory dataset_info.json entry the README gives for sharegpt."""
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    for block in re.findall(r"```json\n(.*?)```", text, re.S):
+        if '"formatting": "sharegpt"' in block:
+            return json.loads(block)
+    raise ValueError("the README has no ```json block with a sharegpt dataset_info.json entry")
+
+
+def load_llamafactory():
+    """LLaMA-Factory's data parser, converter and formatters, from its
+    installed files, or None when it is not installed. Its package
+    __init__, logging, constants and misc modules import torch and peft:
+    the first three are stood in for by what the data modules use of them."""
+    spec = importlib.util.find_spec("llamafactory")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = list(spec.submodule_search_locations)[0]
+
+    def module(name, path=None, **attrs):
+        m = types.ModuleType(name)
+        if path:
+            m.__path__ = [path]
+        m.__dict__.update(attrs)
+        sys.modules[name] = m
+        return m
+
+    def get_logger(name):
+        logger = logging.getLogger(name)
+        logger.warning_rank0 = logger.warning_rank0_once = logger.info_rank0 = logger.debug
+        return logger
+
+    module("llamafactory", root)
+    extras = module("llamafactory.extras", os.path.join(root, "extras"))
+    module("llamafactory.data", os.path.join(root, "data"))
+    extras.logging = module("llamafactory.extras.logging", get_logger=get_logger)
+    extras.constants = module("llamafactory.extras.constants", DATA_CONFIG="dataset_info.json")
+    extras.misc = module("llamafactory.extras.misc", use_modelscope=lambda: False, use_openmind=lambda: False)
+    load = lambda name: importlib.import_module("llamafactory.data." + name)
+    return types.SimpleNamespace(parser=load("parser"), converter=load("converter"), formatter=load("formatter"),
+                                 version=importlib.metadata.version("llamafactory"))
+
+
+def llamafactory_checks(rows, readme, report):
+    """LLaMA-Factory's own parser reads the README's dataset_info.json entry,
+    its SharegptDatasetConverter keeps each row's turns, system prompt and
+    tools, and its formatters read the tools and every function_call."""
+    lf = load_llamafactory()
+    if lf is None:
+        report["llamafactory"] = "not installed"
+        return
+    report["llamafactory"] = lf.version
+    check = report.setdefault("sharegpt_llamafactory_converter", Check())
+    entry = readme_dataset_info(readme)
+    name = next(iter(entry))
+    attr = lf.parser.get_dataset_list([name], entry)[0]
+    convert = lf.converter.SharegptDatasetConverter(attr, None)
+    tools_formatter = lf.formatter.ToolFormatter(tool_format="qwen")
+    call_formatter = lf.formatter.FunctionFormatter(slots=["{{content}}"], tool_format="qwen")
+    for i, row in enumerate(rows):
+        try:
+            out = convert(row)
+            turns = out["_prompt"] + out["_response"]
+            problem = None
+            if len(turns) != len(row["conversations"]) or not out["_response"]:
+                problem = f"{len(turns)} turns kept of {len(row['conversations'])}"
+            elif out["_system"] != row["system"] or out["_tools"] != row["tools"]:
+                problem = "the system prompt or the tools were dropped"
+            elif row["tools"]:
+                tools_formatter.apply(content=out["_tools"])
+            for turn in row["conversations"]:
+                if turn["from"] == "function_call":
+                    call_formatter.apply(content=turn["value"])
+            check.ok(problem is None, f"row {i}: {problem}")
+        except Exception as e:
+            check.ok(False, f"row {i}: {type(e).__name__}: {e}")
+    # Without the columns mapped, the converter drops system and tools.
+    bare = {name: {k: v for k, v in entry[name].items() if k != "columns"}}
+    dropped = lf.converter.SharegptDatasetConverter(lf.parser.get_dataset_list([name], bare)[0], None)
+    report["llamafactory_without_columns_drops_system_and_tools"] = all(
+        dropped(row)["_system"] == "" and dropped(row)["_tools"] == "" for row in rows)
+
+
+def multi_file_loads(path, report):
+    """Files of one format load together with the export's features: a
+    split's two sides, and two jobs' exports (one without any tool call)."""
+    loads = report.setdefault("multi_file_loads", Check())
+    without = report.setdefault("multi_file_loads_without_features", {})
+    cases = {
+        "hf split": ("hf_split.jsonl", {"train": ["hf_split.train.jsonl"], "validation": ["hf_split.validation.jsonl"]}),
+        "hf two jobs": ("hf.jsonl", {"train": ["qa_hf.jsonl", "hf.jsonl"], "validation": ["hf_single.jsonl"]}),
+        "hf jobs as splits": ("hf.jsonl", {"train": ["qa_hf.jsonl"], "validation": ["hf.jsonl"]}),
+        "sharegpt two jobs": ("sharegpt.jsonl", {"train": ["qa_sharegpt.jsonl", "sharegpt.jsonl"]}),
+        "dpo split": ("dpo_split.jsonl", {"train": ["dpo_split.train.jsonl"], "validation": ["dpo_split.validation.jsonl"]}),
+        "dpo both shapes": ("dpo.jsonl", {"train": ["dpo.jsonl", "dpo_trajectory.jsonl"]}),
+    }
+    features = {}
+    for name in ("hf.jsonl", "hf_single.jsonl", "qa_hf.jsonl", "hf_split.jsonl", "sharegpt.jsonl",
+                 "qa_sharegpt.jsonl", "dpo.jsonl", "dpo_trajectory.jsonl", "dpo_split.jsonl"):
+        features[name] = features_of(path(name))
+    # Every export of a format wrote the same features.
+    report["features_same_per_format"] = (
+        features["hf.jsonl"] == features["hf_single.jsonl"] == features["qa_hf.jsonl"] == features["hf_split.jsonl"]
+        and features["sharegpt.jsonl"] == features["qa_sharegpt.jsonl"]
+        and features["dpo.jsonl"] == features["dpo_trajectory.jsonl"] == features["dpo_split.jsonl"])
+    for case, (features_from, files) in cases.items():
+        files = {split: [path(f) for f in names] for split, names in files.items()}
+        before = loads.passed + loads.failed
+        loads_together(files, features[features_from], loads)
+        report.setdefault("multi_file_load_rows", {})[case] = loads.passed + loads.failed - before
+        without[case] = loads_together_without_features(files)
+
+
+def main(folder, readme):
     report = {}
     path = lambda name: os.path.join(folder, name)
     report["rows"] = {}
     for name in ("openai.jsonl", "openai.metadata.jsonl", "hf.jsonl", "sharegpt.jsonl", "dpo.jsonl",
-                 "hf_single.jsonl"):
+                 "dpo_trajectory.jsonl", "hf_single.jsonl"):
         report["rows"][name] = len(read_jsonl(path(name)))
         check = report.setdefault("loads_unchanged:" + name, Check())
         loads_unchanged(path(name), check)
@@ -312,6 +520,7 @@ def main(folder):
 
     hf_rows = read_jsonl(path("hf.jsonl"))
     renders(hf_rows, "qwen3", report.setdefault("hf_renders_qwen3", Check()), as_object=True)
+    assistant_masks(hf_rows, report)
     # Llama-3.1 tells tool calls by the key's presence, so the keys set to
     # null are taken out first, as TRL's remove_none_values does.
     renders(read_jsonl(path("hf_single.jsonl")), "llama3_1",
@@ -320,13 +529,21 @@ def main(folder):
     report["qwen3_supports_tool_calling"] = supports_tool_calling(bare_tokenizer("qwen3"))
 
     sharegpt = report.setdefault("sharegpt_schema", Check())
-    for i, row in enumerate(read_jsonl(path("sharegpt.jsonl"))):
+    sharegpt_rows = read_jsonl(path("sharegpt.jsonl"))
+    for i, row in enumerate(sharegpt_rows):
         problem = sharegpt_problem(row)
         sharegpt.ok(problem is None, f"row {i}: {problem}")
+    llamafactory_checks(sharegpt_rows, readme, report)
 
     dpo_checks(read_jsonl(path("dpo.jsonl")), report)
+    # The trajectory shape's messages are hf-shaped too: object arguments,
+    # rendered once by Qwen3's template.
+    trajectory = [{"messages": row["prompt"] + row["chosen"], "tools": row["tools"]}
+                  for row in read_jsonl(path("dpo_trajectory.jsonl"))]
+    renders(trajectory, "qwen3", report.setdefault("dpo_trajectory_renders_qwen3", Check()), as_object=True)
+    multi_file_loads(path, report)
     print(json.dumps({k: (v.report() if isinstance(v, Check) else v) for k, v in report.items()}, indent=1))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

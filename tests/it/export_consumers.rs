@@ -99,6 +99,26 @@ struct Exports {
     database: String,
     flawed: i64,
     single: i64,
+    /// Single-step questions (`examples/qa-mcqa.toml`): no tool call at all.
+    qa: i64,
+}
+
+/// Run the shipped `examples/qa-mcqa.toml` into `database`; its id.
+fn qa_job(dir: &Path, database: &str) -> i64 {
+    let repo = common::repo();
+    let shipped = std::fs::read_to_string(repo.join("examples/qa-mcqa.toml")).unwrap();
+    let config = dir.join("qa-mcqa.toml");
+    let config_text = shipped
+        .replace("\"../", &format!("\"{}/", repo.display()))
+        .replace("sqlite://usersim.db", database)
+        .replace(
+            "name = \"qa-mcqa\"",
+            &format!("name = \"{}\"", unique_name("qa")),
+        );
+    std::fs::write(&config, config_text).unwrap();
+    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    job_id_from(&text(&out.stdout))
 }
 
 /// Job "flawed" (the mock policy, with a flaw on some seeds), job "perfect"
@@ -152,11 +172,13 @@ fn jobs() -> Exports {
             "--quiet",
         ],
     );
+    let qa = qa_job(dir.path(), &database);
     Exports {
         dir,
         database,
         flawed,
         single,
+        qa,
     }
 }
 
@@ -190,7 +212,35 @@ fn every_format_passes_the_programs_that_read_it() {
         &file("dpo.jsonl"),
         &["--judge", "pref"],
     );
+    export(
+        dir,
+        db,
+        e.flawed,
+        "dpo",
+        &file("dpo_trajectory.jsonl"),
+        &["--judge", "pref", "--dpo-shape", "trajectory"],
+    );
     export(dir, db, e.single, "hf", &file("hf_single.jsonl"), &[]);
+    export(dir, db, e.qa, "hf", &file("qa_hf.jsonl"), &[]);
+    export(dir, db, e.qa, "sharegpt", &file("qa_sharegpt.jsonl"), &[]);
+    let split = ["--split", "0.5"];
+    export(dir, db, e.flawed, "hf", &file("hf_split.jsonl"), &split);
+    let dpo_split = ["--judge", "pref", "--split", "0.5"];
+    export(
+        dir,
+        db,
+        e.flawed,
+        "dpo",
+        &file("dpo_split.jsonl"),
+        &dpo_split,
+    );
+    // The job without tool calls has none in any row: the file datasets
+    // alone would type `tool_calls` as null in.
+    assert!(rows(&file("qa_hf.jsonl")).iter().all(|row| row["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["tool_calls"].is_null())));
 
     let n = |name: &str| rows(&file(name)).len() as u64;
     let conversations = n("openai.jsonl");
@@ -225,6 +275,7 @@ fn every_format_passes_the_programs_that_read_it() {
     let run = std::process::Command::new(&python)
         .arg(&checker)
         .arg(&out)
+        .arg(common::repo().join("README.md"))
         .output()
         .unwrap();
     let stdout = text(&run.stdout);
@@ -237,6 +288,7 @@ fn every_format_passes_the_programs_that_read_it() {
         ("hf.jsonl", conversations),
         ("sharegpt.jsonl", conversations),
         ("dpo.jsonl", pairs),
+        ("dpo_trajectory.jsonl", n("dpo_trajectory.jsonl")),
         ("hf_single.jsonl", single.len() as u64),
     ] {
         assert_eq!(
@@ -255,10 +307,51 @@ fn every_format_passes_the_programs_that_read_it() {
         ("dpo_sides_only_assistant", pairs),
         ("dpo_prompt_ids_prefix_qwen3", pairs),
         ("dpo_maybe_apply_chat_template_qwen3", pairs),
+        ("dpo_trajectory_renders_qwen3", n("dpo_trajectory.jsonl")),
+        ("hf_assistant_masks_qwen3", conversations),
+        ("hf_assistant_weights", conversations),
     ] {
         assert_eq!(count(&report, check), (rows, 0), "{check}: {report}");
     }
     assert_eq!(report["qwen3_supports_tool_calling"], true);
+    // Files of one format load together (datasets with the export's
+    // features): a split's sides, two jobs', both DPO shapes.
+    let together = n("hf_split.train.jsonl")
+        + n("hf_split.validation.jsonl")
+        + 2 * n("qa_hf.jsonl")
+        + 2 * conversations
+        + single.len() as u64
+        + n("qa_sharegpt.jsonl")
+        + conversations
+        + n("dpo_split.train.jsonl")
+        + n("dpo_split.validation.jsonl")
+        + pairs
+        + n("dpo_trajectory.jsonl");
+    assert_eq!(
+        count(&report, "multi_file_loads"),
+        (together, 0),
+        "{report}"
+    );
+    assert_eq!(report["features_same_per_format"], true, "{report}");
+    // Without them, the issue's own call (a job without tool calls as train,
+    // one with them as validation) fails as it did.
+    let bare = report["multi_file_loads_without_features"]["hf jobs as splits"]
+        .as_str()
+        .unwrap();
+    assert!(bare.contains("Couldn't cast"), "{bare}");
+    // LLaMA-Factory's own converter (installed by scripts/export-consumers)
+    // keeps system and tools with the README's dataset_info.json entry, and
+    // drops both without its column mapping.
+    assert_ne!(report["llamafactory"], "not installed", "{report}");
+    assert_eq!(
+        count(&report, "sharegpt_llamafactory_converter"),
+        (conversations, 0),
+        "{report}"
+    );
+    assert_eq!(
+        report["llamafactory_without_columns_drops_system_and_tools"],
+        true
+    );
 }
 
 /// The conversation ids of an export's rows, read from `metadata` (inline,
@@ -407,4 +500,75 @@ fn a_split_puts_each_scenario_on_one_side_the_same_way_every_time() {
         .map(|m| m["scenario"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(sidecar_scenarios, t);
+}
+
+/// The assistant messages of `messages`.
+fn assistant(messages: &Value) -> Vec<&Value> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect()
+}
+
+#[test]
+fn the_scripted_greeting_is_marked_not_to_train_on_and_the_policys_replies_to_train_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("weights.db").display());
+    // The agent opens with the configured greeting (the default).
+    let job = generate(dir.path(), &db, "weights", "mock-policy", "", &[]);
+    let file = |name: &str| dir.path().join(name);
+    export(dir.path(), &db, job, "openai", &file("o.jsonl"), &[]);
+    export(dir.path(), &db, job, "hf", &file("h.jsonl"), &[]);
+    export(dir.path(), &db, job, "sharegpt", &file("s.jsonl"), &[]);
+    let (openai, hf, sharegpt) = (
+        rows(&file("o.jsonl")),
+        rows(&file("h.jsonl")),
+        rows(&file("s.jsonl")),
+    );
+    assert!(openai.len() >= 8 && openai.len() == hf.len() && hf.len() == sharegpt.len());
+    for (o, h) in openai.iter().zip(&hf) {
+        // OpenAI's per-message weight: 0 for the greeting, 1 for the policy.
+        let replies = assistant(&o["messages"]);
+        assert_eq!(
+            replies[0]["content"], "Hi! How can I help you today?",
+            "{o}"
+        );
+        let weights: Vec<u64> = replies
+            .iter()
+            .map(|m| m["weight"].as_u64().unwrap())
+            .collect();
+        assert_eq!(weights[0], 0, "{o}");
+        assert!(weights[1..].iter().all(|w| *w == 1), "{o}");
+        assert!(
+            weights.len() >= 2,
+            "the row ends on a reply of the policy: {o}"
+        );
+        assert_eq!(
+            o["messages"].as_array().unwrap().last().unwrap()["weight"],
+            1
+        );
+        // hf: the same weights in the metadata, none in the messages.
+        let h_weights: Vec<u64> = h["metadata"]["assistant_weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_u64().unwrap())
+            .collect();
+        assert_eq!(h_weights, weights, "{h}");
+        assert!(h["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m.get("weight").is_none()));
+    }
+    // ShareGPT leaves the greeting out: one weight per gpt or function_call
+    // turn, all the policy's.
+    for s in &sharegpt {
+        let turns = s["conversations"].as_array().unwrap().len();
+        let weights = s["metadata"]["assistant_weights"].as_array().unwrap();
+        assert_eq!(weights.len(), turns / 2, "{s}");
+        assert!(weights.iter().all(|w| w == 1), "{s}");
+    }
 }

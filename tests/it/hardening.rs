@@ -87,10 +87,11 @@ fn an_export_refuses_a_device_a_symlink_and_a_directory_and_streams_to_stdout() 
     let stderr = text(&to_file.stderr);
     assert!(to_file.status.success(), "{stderr}");
     assert!(text(&to_file.stdout).contains("wrote 3 conversations to out/train.jsonl"));
-    // The openai lines, and their metadata in the sidecar beside them.
+    // The openai lines, their metadata in the sidecar beside them, and the
+    // sha256 of both.
     assert_eq!(
         names_in(&dir.path().join("out")),
-        ["train.jsonl", "train.metadata.jsonl"]
+        ["train.jsonl", "train.jsonl.sha256", "train.metadata.jsonl"]
     );
     // Off a terminal, no progress line rewrites itself in place.
     assert!(!stderr.contains('\r'), "{stderr:?}");

@@ -33,6 +33,8 @@ use common::{databases, text, unique_name, usersim};
 struct Fixture {
     url: String,
     job_a: i64,
+    /// A job whose stored config names a NeMo Gym environment.
+    gym_job: i64,
     /// Conversation ids of jobs A and B, item 1 first.
     a: Vec<i64>,
     b: Vec<i64>,
@@ -74,6 +76,11 @@ async fn stats_and_judge_aware_exports_match_hand_computed_values() {
         );
         dpo_pairs_with_a_flagged_conversation_on_either_side_are_left_out(dir.path(), &fixture);
         malformed_flags_and_unknown_judges_say_what_is_expected(dir.path(), &fixture);
+        the_service_refuses_what_the_cli_refuses_with_the_same_words(&fixture).await;
+        a_kill_between_the_renames_never_leaves_files_that_pass_their_checksums_mixed(
+            dir.path(),
+            &fixture,
+        );
     }
 }
 
@@ -310,14 +317,27 @@ fn dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
         winners,
         vec![(f.a[0], f.b[0]), (f.b[1], f.a[1]), (f.a[4], f.b[4])]
     );
+    // Messages in the hf shape, as the turn shape's: every key on every
+    // message, arguments as objects.
+    let hf = |role: &str, content: Value, calls: Value, call_id: Value| json!({"role": role, "content": content, "tool_calls": calls, "tool_call_id": call_id});
     for (row, n) in rows.iter().zip([1, 2, 5]) {
         // The prompt is what both begin with: the system prompt and the
         // first user message.
         assert_eq!(
             row["prompt"],
             json!([
-                {"role": "system", "content": "You are a retail agent."},
-                {"role": "user", "content": format!("Hello, I need a refund for order #{n}.")}
+                hf(
+                    "system",
+                    json!("You are a retail agent."),
+                    Value::Null,
+                    Value::Null
+                ),
+                hf(
+                    "user",
+                    json!(format!("Hello, I need a refund for order #{n}.")),
+                    Value::Null,
+                    Value::Null
+                ),
             ])
         );
         assert_eq!(row["metadata"]["judge"], "pref");
@@ -327,16 +347,34 @@ fn dpo_rows_come_only_from_consistent_non_tie_verdicts_with_the_winner_chosen(
     // Job A's policy looks the order up with a tool, then refunds; job B's
     // declines. The winner's rest is chosen, tool call and tool result included.
     let policy_one = |n: usize| {
+        let call = json!([{
+            "id": format!("call_{n}"), "type": "function",
+            "function": {"name": "get_order", "arguments": {"order_id": format!("#{n}")}}
+        }]);
         json!([
-            {"role": "assistant", "tool_calls": [{
-                "id": format!("call_{n}"), "type": "function",
-                "function": {"name": "get_order", "arguments": format!("{{\"order_id\":\"#{n}\"}}")}
-            }]},
-            {"role": "tool", "tool_call_id": format!("call_{n}"), "content": "{\"status\":\"delivered\"}"},
-            {"role": "assistant", "content": format!("Order #{n} is refunded.")}
+            hf("assistant", Value::Null, call, Value::Null),
+            hf(
+                "tool",
+                json!("{\"status\":\"delivered\"}"),
+                Value::Null,
+                json!(format!("call_{n}"))
+            ),
+            hf(
+                "assistant",
+                json!(format!("Order #{n} is refunded.")),
+                Value::Null,
+                Value::Null
+            ),
         ])
     };
-    let policy_two = |n: usize| json!([{"role": "assistant", "content": format!("Sorry, I cannot refund order #{n}.")}]);
+    let policy_two = |n: usize| {
+        json!([hf(
+            "assistant",
+            json!(format!("Sorry, I cannot refund order #{n}.")),
+            Value::Null,
+            Value::Null
+        )])
+    };
     assert_eq!(rows[0]["chosen"], policy_one(1));
     assert_eq!(rows[0]["rejected"], policy_two(1));
     assert_eq!(rows[1]["chosen"], policy_two(2));
@@ -489,11 +527,171 @@ fn malformed_flags_and_unknown_judges_say_what_is_expected(dir: &Path, f: &Fixtu
         err.contains("no judgments by 'helpfull'") && err.contains("fidelity, helpful, pref"),
         "{err}"
     );
+    for (args, says) in refused_exports(f) {
+        let mut all = vec!["export", "--job", &job, "--out", out_file];
+        all.extend(args.iter().map(String::as_str));
+        let out = cli(dir, &all, &f.url);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for said in says {
+            assert!(err.contains(said.as_str()), "{args:?}: {said} not in {err}");
+        }
+    }
     assert!(!out_path.exists() && !dir.join("never.jsonl.partial").exists());
     let out = cli(dir, &["stats", "--job", "999999999"], &f.url);
     assert_eq!(out.status.code(), Some(3), "not found");
     let out = cli(dir, &["stats", "--job", &job, "--k", "0"], &f.url);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Exports of job A that are invalid input: (flags, what the refusal says).
+/// `--format nemo_gym` of a job that is not a NeMo Gym job; a DPO export of
+/// a pointwise judge.
+fn refused_exports(f: &Fixture) -> Vec<(Vec<String>, Vec<String>)> {
+    let strings = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            strings(&["--format", "nemo_gym"]),
+            vec![
+                format!("job {} is not a NeMo Gym job", f.job_a),
+                format!("NeMo Gym jobs in this database: {}", f.gym_job),
+            ],
+        ),
+        (
+            strings(&["--format", "dpo", "--judge", "helpful"]),
+            strings(&[
+                "judge 'helpful' is not pairwise",
+                "pointwise",
+                "pairwise judges with judgments there: pref",
+            ]),
+        ),
+    ]
+}
+
+async fn the_service_refuses_what_the_cli_refuses_with_the_same_words(f: &Fixture) {
+    let service = common::Service::over(&f.url, None, tempfile::tempdir().unwrap()).await;
+    for (args, says) in refused_exports(f) {
+        let query: Vec<String> = args
+            .chunks(2)
+            .map(|kv| format!("{}={}", kv[0].trim_start_matches("--"), kv[1]))
+            .collect();
+        let path = format!("/v1/jobs/{}/export?{}", f.job_a, query.join("&"));
+        let response = service.get(&path).send().await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, 422, "{path}: {body}");
+        for said in says {
+            assert!(body.contains(&said), "{path}: {said} not in {body}");
+        }
+    }
+    let gym = format!("/v1/jobs/{}/export?format=nemo_gym", f.gym_job);
+    assert_eq!(service.get(&gym).send().await.unwrap().status(), 200);
+}
+
+/// The files of an openai export split in two (each side with its metadata
+/// sidecar), and its manifest, renamed last.
+const SPLIT_FILES: [&str; 5] = [
+    "data.train.jsonl",
+    "data.train.metadata.jsonl",
+    "data.validation.jsonl",
+    "data.validation.metadata.jsonl",
+    "data.jsonl.sha256",
+];
+
+/// An openai export of job A split by scenario into `folder`, the new
+/// (every scored conversation) or the old one (`--min-reward 1`); with
+/// `abort_after`, the process aborts (no clean-up, as a SIGKILL) after that
+/// many renames. Whether it exited 0.
+fn split_export(f: &Fixture, folder: &Path, old: bool, abort_after: Option<usize>) -> bool {
+    let out = folder.join("data.jsonl");
+    let job = f.job_a.to_string();
+    let mut args = vec![
+        "export",
+        "--job",
+        &job,
+        "--format",
+        "openai",
+        "--split",
+        "0.5",
+        "--out",
+        out.to_str().unwrap(),
+        "--database",
+        &f.url,
+    ];
+    if old {
+        args.extend(["--min-reward", "1"]);
+    }
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"));
+    command.args(&args).current_dir(folder);
+    if let Some(n) = abort_after {
+        command.env("USERSIM_TEST_ABORT_AFTER_RENAMES", n.to_string());
+    }
+    command.output().unwrap().status.success()
+}
+
+/// The files of [`SPLIT_FILES`] in `folder` (`None` where missing).
+fn split_files(folder: &Path) -> Vec<Option<Vec<u8>>> {
+    SPLIT_FILES
+        .iter()
+        .map(|name| std::fs::read(folder.join(name)).ok())
+        .collect()
+}
+
+/// What a user runs: `sha256sum -c` over the manifest, in its folder.
+fn checksums_pass(folder: &Path) -> bool {
+    std::process::Command::new("sha256sum")
+        .args(["-c", "--quiet", "data.jsonl.sha256"])
+        .current_dir(folder)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+fn a_kill_between_the_renames_never_leaves_files_that_pass_their_checksums_mixed(
+    dir: &Path,
+    f: &Fixture,
+) {
+    let root = tempfile::tempdir_in(dir).unwrap();
+    let folder = |name: &str| {
+        let path = root.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    let (old_dir, new_dir) = (folder("old"), folder("new"));
+    assert!(split_export(f, &old_dir, true, None) && split_export(f, &new_dir, false, None));
+    assert!(checksums_pass(&old_dir) && checksums_pass(&new_dir));
+    let (old, new) = (split_files(&old_dir), split_files(&new_dir));
+    assert_ne!(old[0], new[0], "the two exports differ");
+    let mut mixed_states = 0;
+    for renames in 1..=SPLIT_FILES.len() {
+        // Over an old export, and where there was none.
+        for over_old in [true, false] {
+            let here = folder(&format!("kill-{renames}-{over_old}"));
+            if over_old {
+                assert!(split_export(f, &here, true, None));
+            }
+            assert!(!split_export(f, &here, false, Some(renames)), "aborted");
+            let left = split_files(&here);
+            let data = |files: &[Option<Vec<u8>>]| files[..4].to_vec();
+            let whole = data(&left) == data(&new) || (over_old && data(&left) == data(&old));
+            mixed_states += usize::from(!whole);
+            // Mixed files never pass; whole ones pass once their manifest is
+            // in place (the last rename).
+            let pass = checksums_pass(&here);
+            assert!(
+                !pass || whole,
+                "after {renames} renames (over an old export: {over_old}): mixed files pass"
+            );
+            if renames == SPLIT_FILES.len() {
+                assert!(pass && left == new, "a finished export passes");
+            }
+        }
+    }
+    assert!(
+        mixed_states >= 4,
+        "the kills left mixed files: {mixed_states}"
+    );
 }
 
 // ----------------------------------------------------------------- fixture
@@ -608,9 +806,21 @@ async fn fill(url: &str) -> Fixture {
         .save_judgment(&scored("fidelity", "fidelity-hash", job_a, b[4], Some(0.0)))
         .await
         .unwrap();
+    let gym_job = store
+        .create_job(&NewJob {
+            name: "gym".into(),
+            kind: usersim::store::JobKind::Generation,
+            config_snapshot:
+                "[environment]\nkind = \"nemo_gym\"\nbase_url = \"http://127.0.0.1:9\"\n".into(),
+            config_hash: unique_name("gym"),
+        })
+        .await
+        .unwrap()
+        .id;
     Fixture {
         url: url.to_string(),
         job_a,
+        gym_job,
         a,
         b,
     }

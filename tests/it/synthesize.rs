@@ -642,3 +642,97 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
 
     validate_and_run_with_both_rewards(dir.path(), &dir.path().join("synth.jsonl"));
 }
+
+/// A small mock synthesis job writing to `output` (as written in SYNTH.toml).
+fn small_synth_config(dir: &std::path::Path, output: &str) -> std::path::PathBuf {
+    let config = dir.join("SYNTH.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "name = \"t\"\ntarget = 3\nmax_proposals = 30\noutput = \"{output}\"\n\
+             [endpoints.generator]\nmock = true\nmodel = \"mock-synth\"\n[roles]\ngenerator = \"generator\"\n\
+             [environment]\nname = \"builtin:retail\"\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn file_names(dir: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn synthesize_refuses_a_device_or_a_directory_as_output_before_any_work_and_leaves_it_as_it_was() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A named pipe stands for a device node here (a rename would replace
+    // either with a regular file); /dev/full itself is a bad-inputs case.
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    for (output, kind) in [
+        ("pipe", "a device or other special file"),
+        ("folder", "a directory"),
+    ] {
+        let config = small_synth_config(dir.path(), output);
+        let before = file_names(dir.path());
+        let run = usersim(
+            dir.path(),
+            &["synthesize", config.to_str().unwrap(), "--quiet"],
+        );
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{output}: {stderr}");
+        assert!(
+            stderr.contains(&format!("output: {}", dir.path().join(output).display()))
+                && stderr.contains(kind)
+                && stderr.contains("not a regular file"),
+            "{stderr}"
+        );
+        // Nothing written: no database, no .partial, the node as it was.
+        assert_eq!(file_names(dir.path()), before, "{output}");
+    }
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(file_names(&folder).is_empty());
+    // The device of the report, as root replaced by a regular file before.
+    let config = small_synth_config(dir.path(), "/dev/full");
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("output: /dev/full is a device"), "{stderr}");
+    assert!(std::fs::symlink_metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
+
+#[test]
+fn synthesize_replaces_a_symlinked_partial_file_without_writing_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "not yours\n").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("synth.jsonl.partial")).unwrap();
+    let config = small_synth_config(dir.path(), "synth.jsonl");
+    let run = usersim(
+        dir.path(),
+        &["synthesize", config.to_str().unwrap(), "--quiet"],
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "not yours\n");
+    assert_eq!(read_scenarios(&dir.path().join("synth.jsonl")).len(), 3);
+    assert!(!file_names(dir.path()).contains("synth.jsonl.partial"));
+}
