@@ -19,9 +19,18 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
             return Ok(EXIT_INVALID);
         }
     };
+    // Every input is read and checked before the store is opened: invalid
+    // input creates no database and changes no existing one.
+    let prepared = match jobs::setup::prepare(&job).await {
+        Ok(prepared) => prepared,
+        Err(problems) => {
+            report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+    };
     let database = job.database.clone();
     let ctx = context(&database).await?;
-    let result = jobs::run(&ctx, &job, options).await;
+    let result = jobs::run_prepared(&ctx, &job, prepared, options).await;
     ctx.store.close().await;
     report(result, &database)
 }
