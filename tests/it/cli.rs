@@ -425,3 +425,29 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.code(), Some(141), "{stderr}");
 }
+
+#[test]
+fn a_job_whose_every_item_fails_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = JobSpec {
+        // The mock answers an unknown model with 404, like a real server.
+        policy_model: "mock-policy-that-does-not-exist".into(),
+        scenarios: common::first_scenarios(dir.path(), 3),
+        max_retries: 0,
+        ..JobSpec::default()
+    };
+    let (path, _) = write_job(dir.path(), &spec);
+    let run = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let out = text(&run.stdout);
+    assert!(
+        out.contains("0 done, 3 failed"),
+        "{out}{}",
+        text(&run.stderr)
+    );
+    assert!(!out.contains("circuit breaker"), "{out}");
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("3 items failed; rerun with --retry-failed"),
+        "{out}"
+    );
+}
