@@ -12,9 +12,11 @@ use crate::env::{Caller, Environment, InitialState, ToolCall, ToolSpec};
 use crate::judge::{judges_of_job, unknown_endpoints, Judge};
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
-use crate::prompt::{policy_context, shipped_templates, PromptRegistry, POLICY, USER_SIMULATOR};
+use crate::prompt::{
+    policy_context, shipped_templates, PromptRegistry, ShippedTemplate, POLICY, USER_SIMULATOR,
+};
 
-use super::hash::config_hash;
+use super::hash::{config_hash, Input};
 
 /// A job's inputs, loaded and checked.
 pub struct Prepared {
@@ -34,13 +36,18 @@ pub struct Prepared {
     pub judges: Vec<Judge>,
 }
 
-/// The template files a job uses: the configured ones, or the shipped defaults
-/// under `prompts/` in the working directory.
-fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
-    let defaults = shipped_templates(Path::new("prompts"));
-    defaults
+/// Where one of a job's templates comes from: the file its config names, or
+/// the one built into the binary (whatever the working directory).
+enum TemplateSource {
+    File(PathBuf),
+    BuiltIn(ShippedTemplate),
+}
+
+/// The templates a job uses, by the names they are rendered by.
+fn template_sources(job: &Job) -> Vec<(&'static str, TemplateSource)> {
+    shipped_templates()
         .into_iter()
-        .map(|(name, default)| {
+        .map(|(name, built_in)| {
             let configured = if name == USER_SIMULATOR {
                 job.user_simulator.template.clone()
             } else if name == POLICY {
@@ -48,9 +55,29 @@ fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
             } else {
                 None
             };
-            (name, configured.unwrap_or(default))
+            let source = match configured {
+                Some(file) => TemplateSource::File(file),
+                None => TemplateSource::BuiltIn(built_in),
+            };
+            (name, source)
         })
         .collect()
+}
+
+fn load_templates(
+    templates: &[(&'static str, TemplateSource)],
+) -> Result<PromptRegistry, Vec<Problem>> {
+    PromptRegistry::load_sources(
+        templates
+            .iter()
+            .map(|(name, source)| match source {
+                TemplateSource::File(file) => (name.to_string(), file.clone(), None),
+                TemplateSource::BuiltIn(t) => {
+                    (name.to_string(), t.label(), Some(t.text.to_string()))
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Load and check everything; every problem found is reported, not just the first.
@@ -126,8 +153,8 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             ),
         ));
     }
-    let templates = template_files(job);
-    let prompts = match PromptRegistry::load(&templates) {
+    let templates = template_sources(job);
+    let prompts = match load_templates(&templates) {
         Ok(registry) => {
             problems.extend(registry.check_templates());
             Some(registry)
@@ -171,10 +198,15 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
                 e.to_string(),
             )]
         })?;
-    let mut inputs: Vec<&Path> = vec![&job.dataset.scenarios];
-    inputs.extend(job.dataset.personas.as_deref());
-    inputs.extend(job.dataset.replay.as_deref());
-    inputs.extend(templates.iter().map(|(_, p)| p.as_path()));
+    let mut inputs: Vec<Input<'_>> = vec![Input::File(&job.dataset.scenarios)];
+    inputs.extend(job.dataset.personas.as_deref().map(Input::File));
+    inputs.extend(job.dataset.replay.as_deref().map(Input::File));
+    // A built-in template's text is hashed as its file's was, so a job that
+    // used the default files hashes (and resumes) as it did.
+    inputs.extend(templates.iter().map(|(_, source)| match source {
+        TemplateSource::File(file) => Input::File(file),
+        TemplateSource::BuiltIn(t) => Input::Text(t.text),
+    }));
     let config_hash = config_hash(&job.snapshot, &inputs).map_err(|e| {
         vec![Problem::in_file(
             &job.source,
@@ -310,6 +342,39 @@ mod tests {
         let path = dir.path().join("job.toml");
         std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
         crate::config::load(&path).unwrap()
+    }
+
+    fn quickstart_with_policy_key(key: &str) -> Job {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
+            .unwrap()
+            .replace("\"../", &format!("\"{}/", repo.display()))
+            .replace("[policy]\n", &format!("[policy]\n{key}\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, text).unwrap();
+        crate::config::load(&path).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_job_without_template_files_names_the_built_in_ones() {
+        let mut job = quickstart_with_policy_key("");
+        job.user_simulator.template = None;
+        job.policy.template = None;
+        let prepared = prepare(&job).await.unwrap_or_else(|p| panic!("{p:?}"));
+        assert_eq!(
+            prepared.prompts.file_of(USER_SIMULATOR),
+            Some(Path::new("prompts/user_simulator.tera (built in)"))
+        );
+        assert_eq!(
+            prepared.prompts.file_of(POLICY),
+            Some(Path::new("prompts/policies/default.tera (built in)"))
+        );
+        // The built-in texts hash as the files they are built from did.
+        let mut with_files = quickstart_with_policy_key("");
+        with_files.snapshot = job.snapshot.clone();
+        let from_files = prepare(&with_files).await.unwrap();
+        assert_eq!(prepared.config_hash, from_files.config_hash);
     }
 
     #[tokio::test]

@@ -426,6 +426,58 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
     assert_eq!(output.status.code(), Some(141), "{stderr}");
 }
 
+/// A user's own folder holding a config, its scenarios and a persona, and no
+/// templates: the config names none, so the built-in ones are used.
+fn own_folder_job(home: &Path) -> std::path::PathBuf {
+    common::first_scenarios(home, 2);
+    std::fs::create_dir(home.join("personas")).unwrap();
+    std::fs::copy(
+        repo().join("personas/retired_teacher.toml"),
+        home.join("personas/retired_teacher.toml"),
+    )
+    .unwrap();
+    let job = home.join("job.toml");
+    std::fs::write(
+        &job,
+        "name = \"mine\"\n\
+         [endpoints.m]\nmock = true\nmodel = \"mock-policy\"\n\
+         [endpoints.u]\nmock = true\nmodel = \"mock-user\"\n\
+         [roles]\npolicy = \"m\"\nuser = \"u\"\n\
+         [environment]\nname = \"builtin:retail\"\n\
+         [dataset]\nscenarios = \"scenarios.jsonl\"\npersonas = \"personas\"\n",
+    )
+    .unwrap();
+    job
+}
+
+#[test]
+fn a_config_in_its_own_folder_runs_with_the_built_in_templates_from_any_working_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let job = own_folder_job(home.path());
+    let job = job.to_str().unwrap();
+
+    let validate = usersim(elsewhere.path(), &["validate", job]);
+    assert!(
+        validate.status.success(),
+        "{}{}",
+        text(&validate.stdout),
+        text(&validate.stderr)
+    );
+    let run = usersim(elsewhere.path(), &["run", job, "--quiet"]);
+    let out = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{out}{}", text(&run.stderr));
+    assert!(out.contains("2 done, 0 failed"), "{out}");
+    // The policy got the built-in system prompt.
+    let show = usersim(elsewhere.path(), &["show", "1"]);
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains("[SYSTEM] You are a customer service agent"),
+        "{shown}"
+    );
+    assert!(!home.path().join("prompts").exists() && !elsewhere.path().join("prompts").exists());
+}
+
 #[test]
 fn a_job_whose_every_item_fails_exits_1() {
     let dir = tempfile::tempdir().unwrap();
