@@ -31,6 +31,9 @@ pub struct Prepared {
     pub prompts: PromptRegistry,
     /// The policy's system prompt (the same for every item).
     pub policy_prompt: Arc<str>,
+    /// Whether the policy may make several tool calls in one step (the
+    /// config's `[policy] parallel_tool_calls`, else the environment's).
+    pub parallel_tool_calls: bool,
     pub config_hash: String,
     /// The job's `[[judges]]`, checked (not yet run by the job).
     pub judges: Vec<Judge>,
@@ -180,6 +183,13 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             &scenarios,
         ));
     }
+    let parallel_tool_calls = match parallel_tool_calls(job, environment.as_ref()) {
+        Ok(parallel) => parallel,
+        Err(problem) => {
+            problems.push(problem);
+            false
+        }
+    };
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -189,7 +199,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             &policy_context(
                 environment.policy_text(),
                 environment.name(),
-                job.policy.parallel_tool_calls,
+                parallel_tool_calls,
             ),
         )
         .map_err(|e| {
@@ -234,8 +244,31 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         prompts,
         judges,
         policy_prompt: policy_prompt.into(),
+        parallel_tool_calls,
         config_hash,
     })
+}
+
+/// Whether the policy may make several tool calls in one step: what the
+/// config says, else what the environment's policy allows. Allowing them
+/// where the environment's policy forbids them would give the policy a
+/// system prompt that says both, so it is refused.
+fn parallel_tool_calls(job: &Job, environment: &dyn Environment) -> Result<bool, Problem> {
+    let allowed = environment.allows_parallel_tool_calls();
+    match job.policy.parallel_tool_calls {
+        None => Ok(allowed),
+        Some(true) if !allowed => Err(Problem::at_field(
+            &job.source,
+            "policy.parallel_tool_calls",
+            format!(
+                "is true, but the policy of {} allows one tool call at a time, so the \
+                 policy's system prompt would say both; leave the key out (the default \
+                 follows the environment) or set it to false",
+                environment.name()
+            ),
+        )),
+        Some(parallel) => Ok(parallel),
+    }
 }
 
 /// Every gold action must name one of the environment's tools and succeed when
@@ -344,6 +377,9 @@ mod tests {
         crate::config::load(&path).unwrap()
     }
 
+    const SEVERAL: &str = "You may make several tool calls in one step";
+    const ONE: &str = "Make one tool call at a time";
+
     fn quickstart_with_policy_key(key: &str) -> Job {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
@@ -354,6 +390,46 @@ mod tests {
         let path = dir.path().join("job.toml");
         std::fs::write(&path, text).unwrap();
         crate::config::load(&path).unwrap()
+    }
+
+    #[tokio::test]
+    async fn parallel_tool_calls_follow_retails_policy_of_one_call_at_a_time_unless_told() {
+        let prepared = prepare(&quickstart_with_policy_key("")).await.unwrap();
+        assert!(!prepared.parallel_tool_calls);
+        assert!(prepared.policy_prompt.contains(ONE));
+        assert!(!prepared.policy_prompt.contains(SEVERAL));
+
+        let prepared = prepare(&quickstart_with_policy_key("parallel_tool_calls = false"))
+            .await
+            .unwrap();
+        assert!(!prepared.parallel_tool_calls);
+
+        let problems =
+            match prepare(&quickstart_with_policy_key("parallel_tool_calls = true")).await {
+                Err(problems) => problems,
+                Ok(_) => panic!("parallel calls against retail's policy must be refused"),
+            };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].location.as_deref(),
+            Some("policy.parallel_tool_calls")
+        );
+        assert!(
+            problems[0].message.contains("builtin:retail"),
+            "{problems:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_environment_that_allows_parallel_calls_gets_them_by_default_and_the_prompt_says_one_thing(
+    ) {
+        let mut job = quickstart_with_policy_key("");
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:phone".into());
+        let environment = open_environment(&job.environment).await.unwrap();
+        assert!(environment.allows_parallel_tool_calls());
+        assert_eq!(parallel_tool_calls(&job, environment.as_ref()), Ok(true));
+        job.policy.parallel_tool_calls = Some(false);
+        assert_eq!(parallel_tool_calls(&job, environment.as_ref()), Ok(false));
     }
 
     #[tokio::test]

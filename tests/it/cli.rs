@@ -123,6 +123,23 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
         with_calls * 10 >= lines.len() * 8,
         "most conversations call tools"
     );
+    // Retail's policy says one tool call at a time, and so does the job by
+    // default: no step makes two, and no system prompt says both.
+    for (n, line) in lines.iter().enumerate() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let messages = row["messages"].as_array().unwrap();
+        let system = messages[0]["content"].as_str().unwrap();
+        assert!(
+            system.contains("Make one tool call at a time")
+                && !system.contains("several tool calls in one step"),
+            "line {}: {system}",
+            n + 1
+        );
+        for m in messages {
+            let calls = m["tool_calls"].as_array().map_or(0, Vec::len);
+            assert!(calls <= 1, "line {}: a step with {calls} tool calls", n + 1);
+        }
+    }
 
     let best = usersim(
         cwd.path(),
