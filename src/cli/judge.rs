@@ -100,6 +100,8 @@ pub fn print_report(
             "{} judgments are unparseable or failed (not counted anywhere); rerun with --retry-failed to make those calls again",
             c.failed
         );
+        // Not every judgment asked for was made: exit 1, as `run` does.
+        return Ok(1);
     }
     Ok(0)
 }

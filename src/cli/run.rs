@@ -19,9 +19,18 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
             return Ok(EXIT_INVALID);
         }
     };
+    // Every input is read and checked before the store is opened: invalid
+    // input creates no database and changes no existing one.
+    let prepared = match jobs::setup::prepare(&job).await {
+        Ok(prepared) => prepared,
+        Err(problems) => {
+            report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+    };
     let database = job.database.clone();
     let ctx = context(&database).await?;
-    let result = jobs::run(&ctx, &job, options).await;
+    let result = jobs::run_prepared(&ctx, &job, prepared, options).await;
     ctx.store.close().await;
     report(result, &database)
 }
@@ -122,12 +131,18 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             return Ok(1);
         }
     }
-    if c.failed > 0 {
+    // Some or all items failed: the job did not do what it was asked, so
+    // the exit code says so (1), as `judge` does for failed judgments; what
+    // was stored is kept, and --retry-failed does only the failed items.
+    let code = if c.failed > 0 {
         println!(
             "{} items failed; rerun with --retry-failed to try them again",
             c.failed
         );
-    }
+        1
+    } else {
+        0
+    };
     if let Some(judging) = report.judging {
         let code = super::judge::print_report(Ok(judging), database)?;
         if code != 0 {
@@ -145,7 +160,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
     }
     if s.conversations == 0 {
         // Nothing to export yet (e.g. interrupted before the first conversation).
-        return Ok(0);
+        return Ok(code);
     }
     let database_flag = if database == super::DEFAULT_DATABASE {
         String::new()
@@ -156,7 +171,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
         "next: usersim export --job {} --format openai --out out/job{}.jsonl{database_flag}",
         report.job.id, report.job.id
     );
-    Ok(0)
+    Ok(code)
 }
 
 /// Per role: calls, tokens, latency percentiles of the model calls and cost

@@ -16,8 +16,16 @@ pub async fn submit(path: &Path, new_job: bool) -> anyhow::Result<i32> {
             return Ok(EXIT_INVALID);
         }
     };
+    // Checked before the store is opened: invalid input creates no database.
+    let prepared = match jobs::setup::prepare(&job).await {
+        Ok(prepared) => prepared,
+        Err(problems) => {
+            report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+    };
     let store = store::open(&job.database).await?;
-    let (row, existed) = match jobs::check_and_submit(store.as_ref(), &job, new_job).await {
+    let (row, existed) = match jobs::submit(store.as_ref(), &job, &prepared, new_job).await {
         Ok(r) => r,
         Err(RunError::Invalid(problems)) => {
             report_problems(&problems);
@@ -30,6 +38,8 @@ pub async fn submit(path: &Path, new_job: bool) -> anyhow::Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let counts = store.item_counts(row.id).await?;
+    // SQLite folds its write-ahead log back into the file only when closed.
+    store.close().await;
     println!(
         "job {} '{}' ({}): {} items, {} done",
         row.id,

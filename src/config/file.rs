@@ -199,17 +199,15 @@ pub struct PolicyFile {
     /// Model calls the policy may make within one turn (tool use loops).
     #[serde(default = "default_max_steps")]
     pub max_steps_per_turn: u32,
-    /// Whether the policy may make several tool calls in one step. `false`
-    /// asks for one call per step (the request's `parallel_tool_calls` and
-    /// the default prompt say so), for chat templates without parallel calls
-    /// (Llama-3.1's).
-    // Left out of a snapshot when true (the default), so the snapshots, and
-    // the config hashes, of jobs stored before the key existed stay the same.
-    #[serde(
-        default = "default_parallel_tool_calls",
-        skip_serializing_if = "is_default_parallel_tool_calls"
-    )]
-    pub parallel_tool_calls: bool,
+    /// Whether the policy may make several tool calls in one step; by
+    /// default what the environment's policy allows (retail's: one call at a
+    /// time). `false` asks for one call per step (the request's
+    /// `parallel_tool_calls` and the default prompt say so), for chat
+    /// templates without parallel calls (Llama-3.1's).
+    // Left out of a snapshot when not given, so the snapshots, and the
+    // config hashes, of jobs stored before the key existed stay the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
 }
 
 impl Default for PolicyFile {
@@ -217,17 +215,9 @@ impl Default for PolicyFile {
         PolicyFile {
             template: None,
             max_steps_per_turn: default_max_steps(),
-            parallel_tool_calls: default_parallel_tool_calls(),
+            parallel_tool_calls: None,
         }
     }
-}
-
-fn default_parallel_tool_calls() -> bool {
-    true
-}
-
-fn is_default_parallel_tool_calls(parallel: &bool) -> bool {
-    *parallel == default_parallel_tool_calls()
 }
 
 fn default_max_steps() -> u32 {

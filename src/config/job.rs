@@ -116,8 +116,9 @@ pub struct UserSimulatorConfig {
 pub struct PolicyConfig {
     pub template: Option<PathBuf>,
     pub max_steps_per_turn: u32,
-    /// `false`: one tool call per step.
-    pub parallel_tool_calls: bool,
+    /// `Some(false)`: one tool call per step; `None`: what the environment's
+    /// policy allows (the environment's `allows_parallel_tool_calls`).
+    pub parallel_tool_calls: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

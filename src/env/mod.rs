@@ -115,6 +115,13 @@ pub trait Environment: Send + Sync {
     /// The system-prompt policy text of the domain (rules the agent must follow).
     fn policy_text(&self) -> &str;
     fn tools(&self) -> &[ToolSpec];
+    /// Whether the domain's policy lets the agent make several tool calls in
+    /// one step. A job's `[policy] parallel_tool_calls` follows it unless
+    /// the config says otherwise, so that the system prompt never allows
+    /// what the policy it includes forbids.
+    fn allows_parallel_tool_calls(&self) -> bool {
+        true
+    }
     /// Tools the simulated user may call on its own side of the same session
     /// (dual control: the user's device). Never offered to the policy.
     fn user_tools(&self) -> &[ToolSpec] {

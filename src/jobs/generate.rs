@@ -41,7 +41,7 @@ impl Generation {
                 models.policy.clone(),
                 prepared.tools.clone(),
                 job.policy.max_steps_per_turn,
-                job.policy.parallel_tool_calls,
+                prepared.parallel_tool_calls,
             ),
             user_model: models.user.clone(),
             tools_json: Arc::new(json!(prepared.tools.as_ref())),

@@ -1,15 +1,27 @@
 //! The job's config hash: the config text and the content of every file it
-//! names. Equal hashes mean the same job, so a rerun resumes it.
+//! names (or, for a built-in template, its text). Equal hashes mean the same
+//! job, so a rerun resumes it.
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-pub fn config_hash(snapshot: &str, inputs: &[&Path]) -> std::io::Result<String> {
+/// One input of a job besides its config.
+pub enum Input<'a> {
+    /// A file or a folder of files, read now.
+    File(&'a Path),
+    /// A text built into the binary, hashed as a file holding it would be.
+    Text(&'a str),
+}
+
+pub fn config_hash(snapshot: &str, inputs: &[Input<'_>]) -> std::io::Result<String> {
     let mut hasher = Sha256::new();
     hasher.update(snapshot.as_bytes());
-    for path in inputs {
-        hash_path(&mut hasher, path)?;
+    for input in inputs {
+        match input {
+            Input::File(path) => hash_path(&mut hasher, path)?,
+            Input::Text(text) => hasher.update(text.as_bytes()),
+        }
     }
     Ok(hasher
         .finalize()

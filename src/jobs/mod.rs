@@ -26,8 +26,8 @@ pub use context::Context;
 pub use models::{MockStarter, RunningMock};
 pub use progress::{Notice, ProgressSink, ProgressSnapshot};
 pub use runner::{
-    check_and_submit, run, stored_job, submit, work_stored, JobReport, RunError, RunOptions,
-    RunReport,
+    check_and_submit, run, run_prepared, stored_job, submit, work_stored, JobReport, RunError,
+    RunOptions, RunReport,
 };
 pub use shutdown::{shutdown_signal, Shutdown};
 pub use work::WorkEnd;

@@ -195,8 +195,20 @@ pub async fn check_and_submit(
 
 /// `usersim run JOB.toml`: submit (or resume) and work the job here until done.
 pub async fn run(ctx: &Context, job: &Job, options: &RunOptions) -> Result<RunReport, RunError> {
-    let started = Instant::now();
     let prepared = prepare(job).await.map_err(RunError::Invalid)?;
+    run_prepared(ctx, job, prepared, options).await
+}
+
+/// [`run`] with the job's inputs already read and checked by [`prepare`]:
+/// the CLI checks them before it opens the store, so that invalid input
+/// creates no database and changes no existing one.
+pub async fn run_prepared(
+    ctx: &Context,
+    job: &Job,
+    prepared: Prepared,
+    options: &RunOptions,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
     let (row, resumed) = submit(ctx.store.as_ref(), job, &prepared, options.new_job).await?;
     let run = (row, resumed, started);
     work_generation_here(ctx, run, job, prepared, options, Mode::Run).await

@@ -12,9 +12,11 @@ use crate::env::{Caller, Environment, InitialState, ToolCall, ToolSpec};
 use crate::judge::{judges_of_job, unknown_endpoints, Judge};
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
-use crate::prompt::{policy_context, shipped_templates, PromptRegistry, POLICY, USER_SIMULATOR};
+use crate::prompt::{
+    policy_context, shipped_templates, PromptRegistry, ShippedTemplate, POLICY, USER_SIMULATOR,
+};
 
-use super::hash::config_hash;
+use super::hash::{config_hash, Input};
 
 /// A job's inputs, loaded and checked.
 pub struct Prepared {
@@ -29,18 +31,26 @@ pub struct Prepared {
     pub prompts: PromptRegistry,
     /// The policy's system prompt (the same for every item).
     pub policy_prompt: Arc<str>,
+    /// Whether the policy may make several tool calls in one step (the
+    /// config's `[policy] parallel_tool_calls`, else the environment's).
+    pub parallel_tool_calls: bool,
     pub config_hash: String,
     /// The job's `[[judges]]`, checked (not yet run by the job).
     pub judges: Vec<Judge>,
 }
 
-/// The template files a job uses: the configured ones, or the shipped defaults
-/// under `prompts/` in the working directory.
-fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
-    let defaults = shipped_templates(Path::new("prompts"));
-    defaults
+/// Where one of a job's templates comes from: the file its config names, or
+/// the one built into the binary (whatever the working directory).
+enum TemplateSource {
+    File(PathBuf),
+    BuiltIn(ShippedTemplate),
+}
+
+/// The templates a job uses, by the names they are rendered by.
+fn template_sources(job: &Job) -> Vec<(&'static str, TemplateSource)> {
+    shipped_templates()
         .into_iter()
-        .map(|(name, default)| {
+        .map(|(name, built_in)| {
             let configured = if name == USER_SIMULATOR {
                 job.user_simulator.template.clone()
             } else if name == POLICY {
@@ -48,9 +58,29 @@ fn template_files(job: &Job) -> Vec<(String, PathBuf)> {
             } else {
                 None
             };
-            (name, configured.unwrap_or(default))
+            let source = match configured {
+                Some(file) => TemplateSource::File(file),
+                None => TemplateSource::BuiltIn(built_in),
+            };
+            (name, source)
         })
         .collect()
+}
+
+fn load_templates(
+    templates: &[(&'static str, TemplateSource)],
+) -> Result<PromptRegistry, Vec<Problem>> {
+    PromptRegistry::load_sources(
+        templates
+            .iter()
+            .map(|(name, source)| match source {
+                TemplateSource::File(file) => (name.to_string(), file.clone(), None),
+                TemplateSource::BuiltIn(t) => {
+                    (name.to_string(), t.label(), Some(t.text.to_string()))
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Load and check everything; every problem found is reported, not just the first.
@@ -126,8 +156,8 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             ),
         ));
     }
-    let templates = template_files(job);
-    let prompts = match PromptRegistry::load(&templates) {
+    let templates = template_sources(job);
+    let prompts = match load_templates(&templates) {
         Ok(registry) => {
             problems.extend(registry.check_templates());
             Some(registry)
@@ -153,6 +183,13 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             &scenarios,
         ));
     }
+    let parallel_tool_calls = match parallel_tool_calls(job, environment.as_ref()) {
+        Ok(parallel) => parallel,
+        Err(problem) => {
+            problems.push(problem);
+            false
+        }
+    };
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -162,7 +199,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             &policy_context(
                 environment.policy_text(),
                 environment.name(),
-                job.policy.parallel_tool_calls,
+                parallel_tool_calls,
             ),
         )
         .map_err(|e| {
@@ -171,10 +208,15 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
                 e.to_string(),
             )]
         })?;
-    let mut inputs: Vec<&Path> = vec![&job.dataset.scenarios];
-    inputs.extend(job.dataset.personas.as_deref());
-    inputs.extend(job.dataset.replay.as_deref());
-    inputs.extend(templates.iter().map(|(_, p)| p.as_path()));
+    let mut inputs: Vec<Input<'_>> = vec![Input::File(&job.dataset.scenarios)];
+    inputs.extend(job.dataset.personas.as_deref().map(Input::File));
+    inputs.extend(job.dataset.replay.as_deref().map(Input::File));
+    // A built-in template's text is hashed as its file's was, so a job that
+    // used the default files hashes (and resumes) as it did.
+    inputs.extend(templates.iter().map(|(_, source)| match source {
+        TemplateSource::File(file) => Input::File(file),
+        TemplateSource::BuiltIn(t) => Input::Text(t.text),
+    }));
     let config_hash = config_hash(&job.snapshot, &inputs).map_err(|e| {
         vec![Problem::in_file(
             &job.source,
@@ -202,8 +244,31 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         prompts,
         judges,
         policy_prompt: policy_prompt.into(),
+        parallel_tool_calls,
         config_hash,
     })
+}
+
+/// Whether the policy may make several tool calls in one step: what the
+/// config says, else what the environment's policy allows. Allowing them
+/// where the environment's policy forbids them would give the policy a
+/// system prompt that says both, so it is refused.
+fn parallel_tool_calls(job: &Job, environment: &dyn Environment) -> Result<bool, Problem> {
+    let allowed = environment.allows_parallel_tool_calls();
+    match job.policy.parallel_tool_calls {
+        None => Ok(allowed),
+        Some(true) if !allowed => Err(Problem::at_field(
+            &job.source,
+            "policy.parallel_tool_calls",
+            format!(
+                "is true, but the policy of {} allows one tool call at a time, so the \
+                 policy's system prompt would say both; leave the key out (the default \
+                 follows the environment) or set it to false",
+                environment.name()
+            ),
+        )),
+        Some(parallel) => Ok(parallel),
+    }
 }
 
 /// Every gold action must name one of the environment's tools and succeed when
@@ -310,6 +375,82 @@ mod tests {
         let path = dir.path().join("job.toml");
         std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
         crate::config::load(&path).unwrap()
+    }
+
+    const SEVERAL: &str = "You may make several tool calls in one step";
+    const ONE: &str = "Make one tool call at a time";
+
+    fn quickstart_with_policy_key(key: &str) -> Job {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
+            .unwrap()
+            .replace("\"../", &format!("\"{}/", repo.display()))
+            .replace("[policy]\n", &format!("[policy]\n{key}\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, text).unwrap();
+        crate::config::load(&path).unwrap()
+    }
+
+    #[tokio::test]
+    async fn parallel_tool_calls_follow_retails_policy_of_one_call_at_a_time_unless_told() {
+        let prepared = prepare(&quickstart_with_policy_key("")).await.unwrap();
+        assert!(!prepared.parallel_tool_calls);
+        assert!(prepared.policy_prompt.contains(ONE));
+        assert!(!prepared.policy_prompt.contains(SEVERAL));
+
+        let prepared = prepare(&quickstart_with_policy_key("parallel_tool_calls = false"))
+            .await
+            .unwrap();
+        assert!(!prepared.parallel_tool_calls);
+
+        let problems =
+            match prepare(&quickstart_with_policy_key("parallel_tool_calls = true")).await {
+                Err(problems) => problems,
+                Ok(_) => panic!("parallel calls against retail's policy must be refused"),
+            };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].location.as_deref(),
+            Some("policy.parallel_tool_calls")
+        );
+        assert!(
+            problems[0].message.contains("builtin:retail"),
+            "{problems:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_environment_that_allows_parallel_calls_gets_them_by_default_and_the_prompt_says_one_thing(
+    ) {
+        let mut job = quickstart_with_policy_key("");
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:phone".into());
+        let environment = open_environment(&job.environment).await.unwrap();
+        assert!(environment.allows_parallel_tool_calls());
+        assert_eq!(parallel_tool_calls(&job, environment.as_ref()), Ok(true));
+        job.policy.parallel_tool_calls = Some(false);
+        assert_eq!(parallel_tool_calls(&job, environment.as_ref()), Ok(false));
+    }
+
+    #[tokio::test]
+    async fn a_job_without_template_files_names_the_built_in_ones() {
+        let mut job = quickstart_with_policy_key("");
+        job.user_simulator.template = None;
+        job.policy.template = None;
+        let prepared = prepare(&job).await.unwrap_or_else(|p| panic!("{p:?}"));
+        assert_eq!(
+            prepared.prompts.file_of(USER_SIMULATOR),
+            Some(Path::new("prompts/user_simulator.tera (built in)"))
+        );
+        assert_eq!(
+            prepared.prompts.file_of(POLICY),
+            Some(Path::new("prompts/policies/default.tera (built in)"))
+        );
+        // The built-in texts hash as the files they are built from did.
+        let mut with_files = quickstart_with_policy_key("");
+        with_files.snapshot = job.snapshot.clone();
+        let from_files = prepare(&with_files).await.unwrap();
+        assert_eq!(prepared.config_hash, from_files.config_hash);
     }
 
     #[tokio::test]

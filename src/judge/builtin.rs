@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::prompt::shipped::{self, ShippedTemplate};
+
 use super::definition::{Label, LabelValue, Mode};
 use super::verdict::Preference;
 
@@ -66,50 +68,26 @@ impl Builtin {
         Builtin::ALL.map(Builtin::name).join(", ")
     }
 
-    /// The template's path in the repository (it names the template in errors).
-    pub fn template_path(self) -> &'static str {
+    /// The template built into the binary.
+    pub fn template(self) -> ShippedTemplate {
         match self {
-            Builtin::Helpfulness => "prompts/judges/helpfulness.tera",
-            Builtin::PairwisePreference => "prompts/judges/pairwise_preference.tera",
-            Builtin::Equivalence => "prompts/judges/equivalence.tera",
-            Builtin::PolicyAdherence => "prompts/judges/policy_adherence.tera",
-            Builtin::UserFidelity => "prompts/judges/user_fidelity.tera",
-            Builtin::Assertions => "prompts/judges/assertions.tera",
-            Builtin::BlueprintReview => "prompts/judges/blueprint_review.tera",
+            Builtin::Helpfulness => shipped::JUDGE_HELPFULNESS,
+            Builtin::PairwisePreference => shipped::JUDGE_PAIRWISE_PREFERENCE,
+            Builtin::Equivalence => shipped::JUDGE_EQUIVALENCE,
+            Builtin::PolicyAdherence => shipped::JUDGE_POLICY_ADHERENCE,
+            Builtin::UserFidelity => shipped::JUDGE_USER_FIDELITY,
+            Builtin::Assertions => shipped::JUDGE_ASSERTIONS,
+            Builtin::BlueprintReview => shipped::JUDGE_BLUEPRINT_REVIEW,
         }
     }
 
+    /// The template's path in the repository (the file to copy to change it).
+    pub fn template_path(self) -> &'static str {
+        self.template().path
+    }
+
     pub fn template_text(self) -> &'static str {
-        match self {
-            Builtin::Helpfulness => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/helpfulness.tera"
-            )),
-            Builtin::PairwisePreference => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/pairwise_preference.tera"
-            )),
-            Builtin::Equivalence => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/equivalence.tera"
-            )),
-            Builtin::PolicyAdherence => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/policy_adherence.tera"
-            )),
-            Builtin::UserFidelity => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/user_fidelity.tera"
-            )),
-            Builtin::Assertions => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/assertions.tera"
-            )),
-            Builtin::BlueprintReview => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/prompts/judges/blueprint_review.tera"
-            )),
-        }
+        self.template().text
     }
 
     pub fn mode(self) -> Mode {

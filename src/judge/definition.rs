@@ -202,7 +202,7 @@ impl Judge {
         Judge::from_file(
             &file,
             0,
-            Path::new(builtin.template_path()),
+            &builtin.template().label(),
             Path::new("."),
             Trust::Local,
         )
@@ -297,7 +297,7 @@ impl Judge {
                 }
                 match JudgeTemplate::new(
                     template_name,
-                    PathBuf::from(builtin.template_path()),
+                    builtin.template().label(),
                     builtin.template_text().to_string(),
                 ) {
                     Ok(t) => Some(t),

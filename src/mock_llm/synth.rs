@@ -2,10 +2,12 @@
 //! records, brief and proposal number, and proposes retail scenarios from
 //! templates over those records. On some proposal numbers its first attempt
 //! is deliberately broken (a reply that is not JSON, a tool error, a missing
-//! write, an unknown ID, a fact in no output, an exact repeat of an earlier
-//! proposal, a customer the agent cannot identify, which only the review
-//! committee catches); when the prompt carries feedback, it proposes the
-//! fixed one. How it honours the brief (and forgets part of it on some first
+//! write, an unknown ID, a fact in no output, a fact the user already
+//! knows, an exact repeat of an earlier proposal, a customer the agent cannot
+//! identify, which only the review committee catches); when the prompt
+//! carries feedback, it proposes the fixed one (and takes the facts to
+//! communicate out of what the user knows and says, where a hard task's
+//! description of an order by its status put one). How it honours the brief (and forgets part of it on some first
 //! attempts) is in `synth_brief.rs`.
 
 use serde_json::{json, Value};
@@ -32,6 +34,9 @@ enum Flaw {
     MissingWrite,
     UnknownId,
     UncommunicableFact,
+    /// The user's known info holds the first fact to communicate: the
+    /// `answer_leak` stage rejects it.
+    AnswerLeak,
     Repeat,
     /// The known info drops the email the gold actions identify the user
     /// by: it passes validation by execution, and the committee rejects it.
@@ -46,6 +51,7 @@ fn flaw(index: u64) -> Flaw {
         2 => Flaw::Format,
         4 => Flaw::ToolError,
         6 => Flaw::MissingWrite,
+        7 => Flaw::AnswerLeak,
         8 => Flaw::UnknownId,
         10 => Flaw::UncommunicableFact,
         _ if index % 17 == 5 => Flaw::Unidentifiable,
@@ -66,6 +72,28 @@ fn without_identification(known: &str) -> String {
         }
     }
     out
+}
+
+/// The scenario with its facts to communicate taken out of what the user
+/// knows and says, as the `answer_leak` feedback asks: a hard task's "your
+/// processed order with the lamp" becomes "your order with the lamp".
+fn without_answers(scenario: &mut Value) {
+    let facts: Vec<String> = scenario["evaluation"]["communicate"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_string))
+        .collect();
+    for field in ["reason_for_contact", "known_info", "task_instructions"] {
+        let Some(text) = scenario["user"][field].as_str() else {
+            continue;
+        };
+        let mut text = text.to_string();
+        for fact in &facts {
+            text = text.replace(&format!(" {fact} "), " ");
+        }
+        scenario["user"][field] = json!(text);
+    }
 }
 
 fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
@@ -101,6 +129,9 @@ pub fn respond(prompt: &str) -> String {
     let mut scenario = propose(&records, template, &brief, index, flaw);
     if let Some(s) = scenario.as_mut().filter(|_| !retry && flaw == Flaw::None) {
         brief::forget_on_first_attempt(index, &brief, s);
+    }
+    if let Some(s) = scenario.as_mut().filter(|_| retry) {
+        without_answers(s);
     }
     match scenario {
         Some(s) => format!("```json\n{s}\n```"),
@@ -142,6 +173,11 @@ fn propose(
         }
         Flaw::UnknownId => known.push_str(" Your other order id is #LL99999."),
         Flaw::UncommunicableFact => task.communicate.push("refund of 999.99".into()),
+        Flaw::AnswerLeak => {
+            if let Some(fact) = task.communicate.first() {
+                known.push_str(&format!(" You were told before that it is {fact}."));
+            }
+        }
         Flaw::Unidentifiable => known = without_identification(&known),
         _ => {}
     }

@@ -5,15 +5,26 @@
 mod context;
 mod error;
 mod registry;
+pub mod shipped;
 
 pub use context::{
     policy_context, user_simulator_context, with_user_tools, OUT_OF_SCOPE_TOKEN, STOP_TOKEN,
     TRANSFER_TOKEN,
 };
 pub use error::PromptError;
-pub use registry::{shipped_templates, PromptRegistry};
+pub use registry::PromptRegistry;
+pub use shipped::ShippedTemplate;
 
 /// Name of the template that is the simulated user's system prompt.
 pub const USER_SIMULATOR: &str = "user_simulator";
 /// Name of the template that is the policy's system prompt.
 pub const POLICY: &str = "policy";
+
+/// The built-in templates a generation job renders, by the names it renders
+/// them by, for a job whose config names no file of its own.
+pub fn shipped_templates() -> [(&'static str, ShippedTemplate); 2] {
+    [
+        (USER_SIMULATOR, shipped::USER_SIMULATOR_TEMPLATE),
+        (POLICY, shipped::POLICY_TEMPLATE),
+    ]
+}

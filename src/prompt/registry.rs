@@ -9,22 +9,8 @@ use crate::config::problem::Problem;
 
 use super::context::{sample_persona, sample_policy_context, sample_scenario};
 use super::error::{cause_chain, PromptError};
+use super::shipped::{POLICY_TEMPLATE, USER_SIMULATOR_TEMPLATE};
 use super::{user_simulator_context, POLICY, STOP_TOKEN, USER_SIMULATOR};
-
-/// The templates shipped in `prompts_dir` (the repository's `prompts/`), under the
-/// names the rest of the code renders them by.
-pub fn shipped_templates(prompts_dir: &Path) -> Vec<(String, PathBuf)> {
-    vec![
-        (
-            USER_SIMULATOR.to_string(),
-            prompts_dir.join("user_simulator.tera"),
-        ),
-        (
-            POLICY.to_string(),
-            prompts_dir.join("policies").join("default.tera"),
-        ),
-    ]
-}
 
 /// Named prompt templates and the files they came from.
 #[derive(Debug)]
@@ -55,6 +41,15 @@ impl PromptRegistry {
                 .map(|(name, path, text)| (name, path, Some(text)))
                 .collect(),
         )
+    }
+
+    /// Templates of either kind: `(name, file, text)`, where a `None` text is
+    /// read from the file and a given one (a built-in template) is named by
+    /// `file` in problems and render errors.
+    pub fn load_sources(
+        templates: Vec<(String, PathBuf, Option<String>)>,
+    ) -> Result<Self, Vec<Problem>> {
+        Self::build(templates)
     }
 
     /// `(name, file, text)`; a `None` text is read from the file.
@@ -222,8 +217,8 @@ impl PromptRegistry {
 
 fn shipped_path(name: &str) -> &'static str {
     match name {
-        USER_SIMULATOR => "prompts/user_simulator.tera",
-        _ => "prompts/policies/default.tera",
+        USER_SIMULATOR => USER_SIMULATOR_TEMPLATE.path,
+        _ => POLICY_TEMPLATE.path,
     }
 }
 
@@ -273,6 +268,7 @@ mod tests {
     use super::*;
     use crate::persona::knobs::resolve;
     use crate::persona::load::load_personas;
+    use crate::prompt::shipped_templates;
 
     fn repo(path: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -285,7 +281,11 @@ mod tests {
     }
 
     fn shipped() -> PromptRegistry {
-        PromptRegistry::load(&shipped_templates(&repo("prompts"))).unwrap_or_else(|problems| {
+        let built_in = shipped_templates()
+            .into_iter()
+            .map(|(name, t)| (name.to_string(), t.label(), t.text.to_string()))
+            .collect();
+        PromptRegistry::from_texts(built_in).unwrap_or_else(|problems| {
             panic!(
                 "{}",
                 problems
@@ -426,6 +426,18 @@ mod tests {
             )
             .unwrap();
         assert_eq!(text, "a < b & \"c\"");
+    }
+
+    #[test]
+    fn a_built_in_templates_render_error_names_it_as_built_in() {
+        let err = shipped()
+            .render(POLICY, &Context::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("(prompts/policies/default.tera (built in))"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::env::{EnvError, Environment, InitialState, ToolCall, ToolOutput};
 use crate::persona::scenario::{unscored_problems, Scenario};
 use crate::verify::communicate::says_fact;
 
+use super::answer_leak::check_answer_leak;
 use super::brief::{Outcome, ProposalBrief};
 use super::stage::{Rejection, Stage};
 
@@ -59,7 +60,8 @@ pub struct ExecutedCall {
 /// Run `scenario`'s gold actions on a fresh session and check, in order: no
 /// tool error; the state changes iff the task needs a write; every ID in the
 /// user's known info exists in the seed data; every fact to communicate is
-/// in some output; `usersim validate`'s own checks; the brief
+/// in some output and in nothing the user knows or says (`answer_leak`);
+/// `usersim validate`'s own checks; the brief
 /// (`brief_check`). The first failure is the rejection, with the exact error.
 pub async fn validate(
     environment: &dyn Environment,
@@ -112,6 +114,7 @@ pub async fn validate(
     check_state_change(scenario, brief, &before, &after)?;
     check_known_ids(scenario, &before)?;
     check_communicable(scenario, &executed)?;
+    check_answer_leak(scenario)?;
     check_validate_rules(environment, scenario).await?;
     super::brief_check::check_brief(environment, scenario, brief, before != after).await?;
     Ok(executed)

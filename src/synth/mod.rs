@@ -4,6 +4,7 @@
 //! `usersim run` reads unchanged.
 
 pub mod accept;
+pub mod answer_leak;
 pub mod brief;
 pub mod brief_check;
 pub mod committee;

@@ -1,14 +1,13 @@
 //! The generator's prompt: tools, policy, real records, examples, the brief,
 //! and on a retry the previous proposal with the exact error.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
 use crate::config::synth_diversity::is_transfer_tool;
 use crate::config::Problem;
 use crate::env::ToolSpec;
 use crate::persona::scenario::Scenario;
+use crate::prompt::shipped::SYNTH_PROPOSE_TEMPLATE;
 use crate::prompt::PromptRegistry;
 
 use super::brief::ProposalBrief;
@@ -16,15 +15,13 @@ use super::stage::Rejection;
 
 /// The template's name in the registry.
 pub const PROPOSE: &str = "synth/propose";
-const PROPOSE_PATH: &str = "prompts/synth/propose.tera";
-const PROPOSE_TEXT: &str = include_str!("../../prompts/synth/propose.tera");
 
 /// The built-in proposal template (compiled in, so synthesis runs from any directory).
 pub fn registry() -> Result<PromptRegistry, Vec<Problem>> {
     PromptRegistry::from_texts(vec![(
         PROPOSE.to_string(),
-        PathBuf::from(PROPOSE_PATH),
-        PROPOSE_TEXT.to_string(),
+        SYNTH_PROPOSE_TEMPLATE.label(),
+        SYNTH_PROPOSE_TEMPLATE.text.to_string(),
     )])
 }
 

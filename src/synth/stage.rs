@@ -16,6 +16,9 @@ pub enum Stage {
     UnknownId,
     /// A fact to communicate is in no gold action's output.
     Communicate,
+    /// A fact to communicate is in what the user knows or says, so the
+    /// user holds the answer the agent must give (`answer_leak`).
+    AnswerLeak,
     /// `usersim validate`'s own checks.
     Checks,
     /// Not what its brief asked for: a required tool, the outcome, the
@@ -28,12 +31,13 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Format,
         Stage::Execution,
         Stage::State,
         Stage::UnknownId,
         Stage::Communicate,
+        Stage::AnswerLeak,
         Stage::Checks,
         Stage::Brief,
         Stage::Duplicate,
@@ -47,6 +51,7 @@ impl Stage {
             Stage::State => "state",
             Stage::UnknownId => "unknown_id",
             Stage::Communicate => "communicate",
+            Stage::AnswerLeak => "answer_leak",
             Stage::Checks => "checks",
             Stage::Brief => "brief",
             Stage::Duplicate => "duplicate",

@@ -6,8 +6,15 @@
 //!   would be right): every string of `mentions` appears in stderr or the body;
 //! - that nothing panicked;
 //! - that nothing was written: the case's folder holds exactly the files it held
-//!   before (no database file, no output, no `.partial` file), and over HTTP the
-//!   server's database has no job.
+//!   before, byte for byte (no database file, no output, no `.partial` file),
+//!   and over HTTP the server's database has no job.
+//!
+//! A command that stores (`run`, `submit`, `synthesize`, `judge`) reads and
+//! checks all its input before it opens a database, so each such case is also
+//! given with an existing database (`usersim.db`, holding job 1: a generation
+//! job with conversations) in its folder, which must be left as it was. A
+//! `validate` case is given to `run` and `submit` too, both ways, with the
+//! same exit code and message.
 //!
 //! `case.toml`:
 //! ```toml
@@ -19,6 +26,7 @@
 //! # http = { method = "POST", path = "/v1/jobs?base={case}", body = "job.toml", content_type = "application/toml" }
 //! # status = 422
 //! mentions = ["job.toml", "line 4", "concurrency"]
+//! # existing_database = true   # give it only with the existing usersim.db (e.g. `judge --job 1`)
 //! ```
 //! `{case}` in `cli` is the case folder's path; in `path`, the case folder
 //! relative to the service's data root (the service's folder, which holds it).
@@ -45,6 +53,9 @@ struct Case {
     #[serde(default)]
     status: Option<u16>,
     mentions: Vec<String>,
+    /// The command needs the existing database (a judging job of job 1).
+    #[serde(default)]
+    existing_database: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,8 +124,9 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Every file under `dir` with its size: what "nothing was written" compares.
-fn listing(dir: &Path) -> BTreeMap<PathBuf, u64> {
+/// Every file under `dir` with its size and a hash of its bytes: what
+/// "nothing was written" compares.
+fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, u64)> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(at) = stack.pop() {
@@ -125,17 +137,83 @@ fn listing(dir: &Path) -> BTreeMap<PathBuf, u64> {
                 stack.push(entry.path());
             } else {
                 let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
-                files.insert(relative, meta.len());
+                files.insert(relative, (meta.len(), content_hash(&entry.path())));
             }
         }
     }
     files
 }
 
-/// What went wrong with one case, or `None` when it held.
-fn check_cli(name: &str, case: &Case, args: &[String]) -> Option<String> {
+fn content_hash(path: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::fs::read(path).unwrap_or_default().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Commands that create or open a database.
+const STORING: &[&str] = &["run", "submit", "synthesize", "judge"];
+
+/// The commands one CLI case is given as, each with whether the existing
+/// database is laid out first: the case's own; a `validate` case's config
+/// through `run` and `submit` as well; each storing command both without a
+/// database and with the existing one (unless the case needs that one).
+fn variants(case: &Case, args: &[String]) -> Vec<(Vec<String>, bool)> {
+    let mut commands = vec![args.to_vec()];
+    if let [command, config] = args {
+        if command == "validate" {
+            commands.push(vec!["run".into(), config.clone(), "--quiet".into()]);
+            commands.push(vec!["submit".into(), config.clone()]);
+        }
+    }
+    let mut out = Vec::new();
+    for command in commands {
+        let storing = command
+            .first()
+            .is_some_and(|c| STORING.contains(&c.as_str()));
+        if !case.existing_database {
+            out.push((command.clone(), false));
+        }
+        if storing || case.existing_database {
+            out.push((command, true));
+        }
+    }
+    out
+}
+
+/// A database as `usersim run` left it: job 1, a generation job over two
+/// retail scenarios with the mock, its conversations stored. Made once.
+fn existing_database() -> &'static Path {
+    static MADE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    let (_, path) = MADE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = common::JobSpec {
+            scenarios: common::first_scenarios(dir.path(), 2),
+            database: Some("sqlite://usersim.db".into()),
+            ..Default::default()
+        };
+        let (job, _) = common::write_job(dir.path(), &spec);
+        let out = common::usersim(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        assert!(
+            out.status.success(),
+            "the existing database: {}{}",
+            common::text(&out.stdout),
+            common::text(&out.stderr)
+        );
+        let path = dir.path().join("usersim.db");
+        assert!(path.exists() && !dir.path().join("usersim.db-wal").exists());
+        (dir, path)
+    });
+    path
+}
+
+/// What went wrong with one case given as `args`, or `None` when it held.
+fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     lay_out(name, case, dir.path());
+    if with_database {
+        std::fs::copy(existing_database(), dir.path().join("usersim.db")).unwrap();
+    }
     let before = listing(dir.path());
     let args: Vec<String> = args
         .iter()
@@ -160,12 +238,23 @@ fn check_cli(name: &str, case: &Case, args: &[String]) -> Option<String> {
     if after != before {
         let new: Vec<_> = after
             .iter()
-            .filter(|(path, size)| before.get(*path) != Some(size))
+            .filter(|(path, file)| before.get(*path) != Some(file))
             .map(|(path, _)| path.display().to_string())
             .collect();
         wrong.push(format!("it wrote {new:?}"));
     }
-    (!wrong.is_empty()).then(|| format!("{}\n  stderr: {stderr}", wrong.join("; ")))
+    (!wrong.is_empty()).then(|| {
+        let database = if with_database {
+            " with the existing database"
+        } else {
+            ""
+        };
+        format!(
+            "`usersim {}`{database}: {}\n  stderr: {stderr}",
+            args.join(" "),
+            wrong.join("; ")
+        )
+    })
 }
 
 async fn check_http(name: &str, case: &Case, call: &HttpCall) -> Option<String> {
@@ -227,20 +316,30 @@ fn missing(mentions: &[String], text: &str) -> Vec<String> {
 async fn every_bad_input_in_the_corpus_gets_a_clear_error_and_writes_nothing() {
     let cases = cases();
     let mut failures = Vec::new();
+    let mut given = 0;
     for (name, case) in &cases {
-        let failure = match (&case.cli, &case.http) {
-            (Some(args), _) => check_cli(name, case, args),
-            (None, Some(call)) => check_http(name, case, call).await,
+        let found: Vec<String> = match (&case.cli, &case.http) {
+            (Some(args), _) => variants(case, args)
+                .into_iter()
+                .filter_map(|(args, with_database)| {
+                    given += 1;
+                    check_cli(name, case, &args, with_database)
+                })
+                .collect(),
+            (None, Some(call)) => {
+                given += 1;
+                check_http(name, case, call).await.into_iter().collect()
+            }
             (None, None) => unreachable!("checked in cases()"),
         };
-        if let Some(failure) = failure {
+        for failure in found {
             failures.push(format!("{name} ({}): {failure}", case.about));
         }
     }
-    println!("bad-input corpus: {} cases", cases.len());
+    println!("bad-input corpus: {} cases given {given} ways", cases.len());
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed:\n{}",
+        "{} of {given} ways of giving the {} cases failed:\n{}",
         failures.len(),
         cases.len(),
         failures.join("\n")

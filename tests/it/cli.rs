@@ -123,6 +123,23 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
         with_calls * 10 >= lines.len() * 8,
         "most conversations call tools"
     );
+    // Retail's policy says one tool call at a time, and so does the job by
+    // default: no step makes two, and no system prompt says both.
+    for (n, line) in lines.iter().enumerate() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let messages = row["messages"].as_array().unwrap();
+        let system = messages[0]["content"].as_str().unwrap();
+        assert!(
+            system.contains("Make one tool call at a time")
+                && !system.contains("several tool calls in one step"),
+            "line {}: {system}",
+            n + 1
+        );
+        for m in messages {
+            let calls = m["tool_calls"].as_array().map_or(0, Vec::len);
+            assert!(calls <= 1, "line {}: a step with {calls} tool calls", n + 1);
+        }
+    }
 
     let best = usersim(
         cwd.path(),
@@ -424,4 +441,82 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.code(), Some(141), "{stderr}");
+}
+
+/// A user's own folder holding a config, its scenarios and a persona, and no
+/// templates: the config names none, so the built-in ones are used.
+fn own_folder_job(home: &Path) -> std::path::PathBuf {
+    common::first_scenarios(home, 2);
+    std::fs::create_dir(home.join("personas")).unwrap();
+    std::fs::copy(
+        repo().join("personas/retired_teacher.toml"),
+        home.join("personas/retired_teacher.toml"),
+    )
+    .unwrap();
+    let job = home.join("job.toml");
+    std::fs::write(
+        &job,
+        "name = \"mine\"\n\
+         [endpoints.m]\nmock = true\nmodel = \"mock-policy\"\n\
+         [endpoints.u]\nmock = true\nmodel = \"mock-user\"\n\
+         [roles]\npolicy = \"m\"\nuser = \"u\"\n\
+         [environment]\nname = \"builtin:retail\"\n\
+         [dataset]\nscenarios = \"scenarios.jsonl\"\npersonas = \"personas\"\n",
+    )
+    .unwrap();
+    job
+}
+
+#[test]
+fn a_config_in_its_own_folder_runs_with_the_built_in_templates_from_any_working_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let job = own_folder_job(home.path());
+    let job = job.to_str().unwrap();
+
+    let validate = usersim(elsewhere.path(), &["validate", job]);
+    assert!(
+        validate.status.success(),
+        "{}{}",
+        text(&validate.stdout),
+        text(&validate.stderr)
+    );
+    let run = usersim(elsewhere.path(), &["run", job, "--quiet"]);
+    let out = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{out}{}", text(&run.stderr));
+    assert!(out.contains("2 done, 0 failed"), "{out}");
+    // The policy got the built-in system prompt.
+    let show = usersim(elsewhere.path(), &["show", "1"]);
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains("[SYSTEM] You are a customer service agent"),
+        "{shown}"
+    );
+    assert!(!home.path().join("prompts").exists() && !elsewhere.path().join("prompts").exists());
+}
+
+#[test]
+fn a_job_whose_every_item_fails_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = JobSpec {
+        // The mock answers an unknown model with 404, like a real server.
+        policy_model: "mock-policy-that-does-not-exist".into(),
+        scenarios: common::first_scenarios(dir.path(), 3),
+        max_retries: 0,
+        ..JobSpec::default()
+    };
+    let (path, _) = write_job(dir.path(), &spec);
+    let run = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let out = text(&run.stdout);
+    assert!(
+        out.contains("0 done, 3 failed"),
+        "{out}{}",
+        text(&run.stderr)
+    );
+    assert!(!out.contains("circuit breaker"), "{out}");
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("3 items failed; rerun with --retry-failed"),
+        "{out}"
+    );
 }

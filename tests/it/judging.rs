@@ -193,7 +193,10 @@ async fn unparseable_and_failed_judgments_have_no_score_and_are_retried() {
             &database,
             "--quiet",
         ];
-        let first = judge_cli(dir.path(), &args);
+        // Not every judgment asked for was made: exit 1.
+        let out = usersim(dir.path(), &args);
+        let first = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{first}");
         assert!(
             first.contains("judge helpful: 3 ok, 1 unparseable, 0 failed"),
             "{first}"
@@ -235,7 +238,7 @@ async fn unparseable_and_failed_judgments_have_no_score_and_are_retried() {
             &endpoint("gone", "http://127.0.0.1:9/v1", "any"),
             "[[judges]]\nname = \"unreachable\"\nendpoint = \"gone\"\nbuiltin = \"helpfulness\"\n",
         );
-        let out = judge_cli(
+        let dead_run = usersim(
             dir.path(),
             &[
                 "judge",
@@ -246,6 +249,12 @@ async fn unparseable_and_failed_judgments_have_no_score_and_are_retried() {
                 &database,
                 "--quiet",
             ],
+        );
+        let out = text(&dead_run.stdout);
+        assert_eq!(
+            dead_run.status.code(),
+            Some(1),
+            "every judgment failed: {out}"
         );
         assert!(
             out.contains("judge unreachable: 0 ok, 0 unparseable, 4 failed"),

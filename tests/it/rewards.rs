@@ -197,7 +197,10 @@ async fn a_garbled_reward_judgment_fails_its_item_and_retry_failed_completes_it(
     let config = config.to_str().unwrap();
     let database = format!("sqlite://{}", dir.path().join("test.db").display());
 
-    let first = run(dir.path(), &["run", config, "--quiet"]);
+    // A job left with failed items exits 1, though most of it was done.
+    let out = usersim(dir.path(), &["run", config, "--quiet"]);
+    let first = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{first}");
     let job = job_id_from(&first);
     assert!(first.contains("1 items failed"), "{first}");
     let store = store::open(&database).await.unwrap();

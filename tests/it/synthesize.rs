@@ -69,6 +69,7 @@ async fn every_rejection_the_executor_owns_is_reached_and_fixed_by_the_feedback_
         Stage::State,
         Stage::UnknownId,
         Stage::Communicate,
+        Stage::AnswerLeak,
     ] {
         let p = first_rejected_at(&all, stage)
             .unwrap_or_else(|| panic!("no proposal was rejected at {stage:?}"));
@@ -96,6 +97,62 @@ async fn every_rejection_the_executor_owns_is_reached_and_fixed_by_the_feedback_
         reason.contains("#LL99999") || reason.contains("LOYAL_77x"),
         "{reason}"
     );
+    // The user was told the answer: the feedback names the field, and the
+    // fixed proposal's user knows and says none of its facts.
+    let leak = first_rejected_at(&all, Stage::AnswerLeak).unwrap();
+    let reason = &leak.attempts[0].rejection.as_ref().unwrap().reason;
+    assert!(reason.contains("is in user.known_info"), "{reason}");
+    let (fixed, _) = leak.scenario.as_ref().unwrap();
+    assert!(!fixed.evaluation.communicate.is_empty());
+    for fact in &fixed.evaluation.communicate {
+        for field in [
+            &fixed.user.reason_for_contact,
+            &fixed.user.known_info,
+            &fixed.user.task_instructions,
+        ] {
+            assert!(
+                !usersim::verify::communicate::says_fact(field, fact),
+                "{fact:?} in {field:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_hard_task_that_names_the_order_by_the_status_to_communicate_is_fixed_on_feedback() {
+    let server = mock(MockConfig::default()).await;
+    let proposer = proposer(&server, 3).await;
+    let hard = ProposalBrief {
+        difficulty: Some("hard".into()),
+        ..Default::default()
+    };
+    // Hard tasks describe the order by what is in it; on a first attempt
+    // mock-synth also names its status, which a status task must communicate.
+    let mut leaked = 0;
+    for index in 0..40 {
+        let p = proposer.propose(index, &hard).await.unwrap();
+        let Some(rejection) = p.attempts[0].rejection.as_ref() else {
+            continue;
+        };
+        if rejection.stage != Stage::AnswerLeak || !rejection.reason.contains("reason_for_contact")
+        {
+            continue;
+        }
+        leaked += 1;
+        let (fixed, _) = p
+            .scenario
+            .as_ref()
+            .unwrap_or_else(|| panic!("{index}: not fixed: {:#?}", p.attempts));
+        assert!(
+            fixed
+                .user
+                .reason_for_contact
+                .contains("your order with the"),
+            "{}",
+            fixed.user.reason_for_contact
+        );
+    }
+    assert!(leaked > 0, "no hard status task named its status");
 }
 
 #[tokio::test]
@@ -131,7 +188,14 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
     let stdout = text(&run.stdout);
     assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
     assert!(stdout.contains("accepted 30 of 30"), "{stdout}");
-    for stage in ["format", "execution", "state", "unknown_id", "communicate"] {
+    for stage in [
+        "format",
+        "execution",
+        "state",
+        "unknown_id",
+        "communicate",
+        "answer_leak",
+    ] {
         assert!(
             stdout.contains(&format!("  {stage} ")),
             "{stage} missing from:\n{stdout}"
@@ -453,10 +517,12 @@ async fn a_first_attempt_that_forgets_its_brief_is_rejected_at_the_brief_stage_a
     use usersim::synth::Outcome;
     let server = mock(MockConfig::default()).await;
     let proposer = proposer(&server, 3).await;
-    // mock-synth forgets part of the brief on numbers 3 mod 7 that no other flaw takes.
+    // mock-synth forgets part of the brief on numbers 3 mod 7 that no other
+    // flaw takes (a hard task's first attempt may leak its answer first, at
+    // the earlier answer_leak stage: 108's does not).
     let cases = [
         (
-            3,
+            108,
             ProposalBrief {
                 difficulty: Some("hard".into()),
                 ..Default::default()
@@ -592,6 +658,7 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
         "state",
         "unknown_id",
         "communicate",
+        "answer_leak",
         "committee",
     ] {
         assert!(

@@ -504,7 +504,13 @@ async fn synthesize_over_a_nemo_gym_server_reads_its_state_with_the_servers_own_
     let bad = json!([{"name": "increment_counter", "arguments": {"count": "two"}}]);
     let known = "Your counter starts at 3.";
     let rows = Rows {
-        read: counter_row(json!(["read-only"]), known, read.clone(), json!(["3"])),
+        // The user asks for the value, so they may not know it (answer_leak).
+        read: counter_row(
+            json!(["read-only"]),
+            "You keep a counter here.",
+            read.clone(),
+            json!(["3"]),
+        ),
         write: counter_row(json!([]), known, add_two, json!(["5"])),
         reads_before_write: 0,
         failing: (counter_row(json!([]), known, bad, json!([])), "HTTP 422"),

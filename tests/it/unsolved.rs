@@ -379,10 +379,13 @@ async fn a_synthesized_scenario_with_a_failed_item_is_undecided_until_its_retry_
     store.close().await;
 
     let job_text = job.to_string();
-    ok(
+    // The job ends with its failed item: exit 1.
+    let resumed = usersim(
         dir.path(),
         &["run", "--resume", &job_text, "--database", &url, "--quiet"],
     );
+    assert_eq!(resumed.status.code(), Some(1), "{}", text(&resumed.stdout));
+    assert!(text(&resumed.stdout).contains("1 items failed"));
     let synthesized = stats(dir.path(), job, &url)["synthesized"].clone();
     assert!(
         !ids(&synthesized["unsolved_ids"]).contains(UNPASSABLE),

@@ -30,20 +30,15 @@ use crate::env::{
     ToolSpec,
 };
 use crate::llm::{ChatModel, ChatRequest, Role};
+use crate::prompt::shipped::TOOL_SIMULATOR_TEMPLATE;
 use crate::prompt::PromptRegistry;
 use crate::verify::{communicate, Component, ComponentScore, Criteria, Verification};
 
 use check::{check_result, LoggedCall};
 use specs::{SimulatedTool, ToolSpecs};
 
-/// The template's name and its shipped text (built in, so it works from any
-/// directory).
+/// The template's name (its text is built in, so it works from any directory).
 pub const TEMPLATE: &str = "tool_simulator";
-const TEMPLATE_PATH: &str = "prompts/tool_simulator.tera";
-const TEMPLATE_TEXT: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/prompts/tool_simulator.tera"
-));
 
 /// What every session shares.
 struct Shared {
@@ -70,13 +65,14 @@ impl SimulatedEnvironment {
         let text = std::fs::read_to_string(path)
             .map_err(|e| error(format!("cannot read the tool specs: {e}")))?;
         let specs = ToolSpecs::parse(&text).map_err(error)?;
+        let built_in = TOOL_SIMULATOR_TEMPLATE;
         let prompts = PromptRegistry::from_texts(vec![(
             TEMPLATE.to_string(),
-            TEMPLATE_PATH.into(),
-            TEMPLATE_TEXT.to_string(),
+            built_in.label(),
+            built_in.text.to_string(),
         )])
         .map_err(|problems| EnvError::ToolSpecs {
-            path: TEMPLATE_PATH.to_string(),
+            path: built_in.label().display().to_string(),
             message: problems
                 .iter()
                 .map(|p| p.message.clone())

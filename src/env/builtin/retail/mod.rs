@@ -146,6 +146,11 @@ impl Environment for RetailEnvironment {
         POLICY_TEXT
     }
 
+    /// The policy says "Make one tool call at a time".
+    fn allows_parallel_tool_calls(&self) -> bool {
+        false
+    }
+
     fn tools(&self) -> &[ToolSpec] {
         &self.shared.tools
     }
