@@ -5,6 +5,7 @@
 mod context;
 mod error;
 mod registry;
+mod sandbox;
 
 pub use context::{
     policy_context, user_simulator_context, with_user_tools, OUT_OF_SCOPE_TOKEN, STOP_TOKEN,
@@ -12,6 +13,7 @@ pub use context::{
 };
 pub use error::PromptError;
 pub use registry::{shipped_templates, PromptRegistry};
+pub use sandbox::sandboxed_tera;
 
 /// Name of the template that is the simulated user's system prompt.
 pub const USER_SIMULATOR: &str = "user_simulator";
