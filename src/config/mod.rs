@@ -4,6 +4,7 @@
 pub mod azure;
 pub mod dedup;
 pub mod document;
+pub mod egress;
 pub mod endpoint;
 pub mod environment;
 pub mod file;
@@ -19,6 +20,7 @@ pub mod synth;
 pub mod synth_committee;
 pub mod synth_diversity;
 
+pub use egress::EgressAllowlist;
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
     MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,

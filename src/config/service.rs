@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::document::{child, Source};
+use super::egress::EgressAllowlist;
 use super::endpoint::{check_endpoint, read_endpoint, EndpointFile};
 use super::problem::Problem;
 
@@ -31,6 +32,8 @@ pub struct Boundary {
     /// Canonical (symlinks resolved).
     data_root: PathBuf,
     pub operators: OperatorEndpoints,
+    /// The URLs a submitted config may name (`serve --allow-url`); empty: any.
+    pub egress: EgressAllowlist,
 }
 
 impl Boundary {
@@ -41,7 +44,21 @@ impl Boundary {
         Boundary {
             data_root: data_root.canonicalize().unwrap_or(data_root),
             operators,
+            egress: EgressAllowlist::default(),
         }
+    }
+
+    /// This boundary, reaching out only to the URLs `egress` allows.
+    pub fn with_egress(self, egress: EgressAllowlist) -> Boundary {
+        Boundary { egress, ..self }
+    }
+
+    /// A problem at `field` when the service may not connect to `url`.
+    pub fn check_url(&self, label: &Path, field: &str, url: &str) -> Option<Problem> {
+        self.egress
+            .check(url)
+            .err()
+            .map(|why| Problem::at_field(label, field, why))
     }
 
     pub fn data_root(&self) -> &Path {
