@@ -12,6 +12,7 @@ mod judging;
 mod metrics;
 mod openapi;
 mod prometheus;
+mod relative_paths;
 mod runs;
 mod synthesis;
 mod ui;
@@ -163,6 +164,10 @@ pub fn router(state: AppState) -> Router {
             REQUEST_TIMEOUT,
         ))
         .layer(axum::middleware::from_fn(json_errors::json_errors))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            relative_paths::relative_paths,
+        ))
         .with_state(state)
 }
 
