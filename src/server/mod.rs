@@ -12,6 +12,7 @@ mod judging;
 mod metrics;
 mod openapi;
 mod prometheus;
+mod query_values;
 mod relative_paths;
 mod runs;
 mod synthesis;
@@ -147,8 +148,9 @@ pub fn check_bind(addr: SocketAddr, token: Option<&str>) -> Result<(), ServeErro
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
+    let api = api::router().layer(axum::middleware::from_fn(query_values::refuse_blank_values));
     let protected = Router::new()
-        .merge(api::router())
+        .merge(api)
         .merge(ui::router())
         .route("/metrics", get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
