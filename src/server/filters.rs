@@ -11,6 +11,7 @@ use crate::export::{self, ExportError, JudgmentIndex, MinJudge};
 use crate::store::browse::{filtered_page, ConversationFilter, Page};
 use crate::store::Store;
 
+use super::query_values::{refuse_unparsed, Number};
 use super::ApiError;
 
 /// What problems with a query string name as their file.
@@ -111,7 +112,6 @@ impl RawConversationsQuery {
     /// [`RawConversationsQuery::check`] only): a number that does not parse
     /// is a 400 naming its parameter.
     pub fn refuse_unparsed(&self) -> Result<(), ApiError> {
-        use super::query_values::{refuse_unparsed, Number};
         refuse_unparsed(&[
             (
                 "after",
@@ -401,13 +401,10 @@ impl ExportQuery {
     pub fn kind(&self) -> Result<ExportKind, ApiError> {
         // The bounds are read again by `filter`; checked here so that a bad one
         // is refused before the job is looked up.
-        {
-            use super::query_values::{refuse_unparsed, Number};
-            refuse_unparsed(&[
-                ("min_reward", &self.min_reward, Number::Real, A_REWARD),
-                ("max_reward", &self.max_reward, Number::Real, A_REWARD),
-            ])?;
-        }
+        refuse_unparsed(&[
+            ("min_reward", &self.min_reward, Number::Real, A_REWARD),
+            ("max_reward", &self.max_reward, Number::Real, A_REWARD),
+        ])?;
         let mut problems = Vec::new();
         reward_bound("min_reward", &self.min_reward, &mut problems);
         reward_bound("max_reward", &self.max_reward, &mut problems);
