@@ -238,6 +238,12 @@ enum Command {
         /// server; submitted configs name them with `operator = "NAME"`.
         #[arg(long, value_name = "FILE")]
         endpoints: Option<PathBuf>,
+        /// Egress allowlist (repeatable): every URL a submitted config names
+        /// (endpoints, MCP and NeMo Gym servers) must match one of these
+        /// SCHEME://HOST[:PORT][/PATH] patterns (`*.NAME` for subdomains,
+        /// `:*` for any port). Default: any URL. Operator endpoints are exempt.
+        #[arg(long = "allow-url", value_name = "PATTERN")]
+        allow_url: Vec<String>,
     },
     /// Serve the mock OpenAI-compatible model server (a test double).
     MockLlm {
@@ -377,10 +383,12 @@ pub async fn main() -> i32 {
             token,
             data_root,
             endpoints,
+            allow_url,
         } => {
             let boundary = serve::ServeBoundary {
                 data_root,
                 endpoints,
+                allow_url,
             };
             serve::serve(&database, &bind, token, boundary).await
         }

@@ -1,5 +1,5 @@
 //! `usersim serve --database URL --bind ADDR [--token TOKEN] [--data-root DIR]
-//! [--endpoints FILE]`
+//! [--endpoints FILE] [--allow-url PATTERN]...`
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::config::{Boundary, OperatorEndpoints};
+use crate::config::{Boundary, EgressAllowlist, OperatorEndpoints};
 use crate::server::{self, AppState};
 use crate::store;
 
@@ -17,6 +17,8 @@ use super::{report_problems, EXIT_INVALID};
 pub struct ServeBoundary {
     pub data_root: PathBuf,
     pub endpoints: Option<PathBuf>,
+    /// `--allow-url` patterns; none: any URL.
+    pub allow_url: Vec<String>,
 }
 
 pub async fn serve(
@@ -53,7 +55,16 @@ pub async fn serve(
             }
         },
     };
-    let boundary = Boundary::new(boundary.data_root, operators);
+    let egress = match EgressAllowlist::parse(&boundary.allow_url) {
+        Ok(egress) => egress,
+        Err(errors) => {
+            for error in errors {
+                eprintln!("error: {error}");
+            }
+            return Ok(EXIT_INVALID);
+        }
+    };
+    let boundary = Boundary::new(boundary.data_root, operators).with_egress(egress);
     let store = store::open(database).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -61,11 +72,13 @@ pub async fn serve(
     let local = listener.local_addr()?;
     let data_root = boundary.data_root().display().to_string();
     let operators = boundary.operators.names();
+    let egress = boundary.egress.describe();
     let mut state = AppState::new(store, database, token);
     state.boundary = Arc::new(boundary);
     eprintln!(
         "usersim serving on http://{local} (database {database}; data root {data_root}; operator \
-         endpoints: {operators}; auth {}); Ctrl-C or SIGTERM stops it",
+         endpoints: {operators}; submitted configs may reach {egress}; auth {}); Ctrl-C or \
+         SIGTERM stops it",
         if state.token.is_some() {
             "bearer token"
         } else {

@@ -458,6 +458,9 @@ pub fn check_endpoint(
                 problems,
             );
             let target = if base_url.starts_with("http://") || base_url.starts_with("https://") {
+                if let Trust::Submitted(boundary) = trust {
+                    problems.extend(boundary.check_url(file, &field("base_url"), base_url));
+                }
                 Some(Target::Url(base_url.trim_end_matches('/').to_string()))
             } else {
                 problems.push(Problem::at_field(

@@ -245,7 +245,7 @@ pub fn read_environment<'t>(
         }
         "nemo_gym" => {
             let keys: NemoGymKeys = source.typed(field, node, problems)?;
-            nemo_gym(&source.file, keys, problems).map(EnvironmentFile::NemoGym)
+            nemo_gym(&source.file, keys, trust, problems).map(EnvironmentFile::NemoGym)
         }
         "simulated" => {
             let keys: SimulatedKeys = source.typed(field, node, problems)?;
@@ -285,7 +285,12 @@ pub fn read_environment<'t>(
 }
 
 /// A NeMo Gym server's keys, checked.
-fn nemo_gym(path: &Path, keys: NemoGymKeys, problems: &mut Vec<Problem>) -> Option<NemoGymConfig> {
+fn nemo_gym(
+    path: &Path,
+    keys: NemoGymKeys,
+    trust: Trust<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<NemoGymConfig> {
     let before = problems.len();
     let Some(url) = keys.base_url else {
         problems.push(Problem::at_field(
@@ -297,6 +302,9 @@ fn nemo_gym(path: &Path, keys: NemoGymKeys, problems: &mut Vec<Problem>) -> Opti
         return None;
     };
     let base_url = if url.starts_with("http://") || url.starts_with("https://") {
+        if let Trust::Submitted(boundary) = trust {
+            problems.extend(boundary.check_url(path, "environment.base_url", &url));
+        }
         url.trim_end_matches('/').to_string()
     } else {
         problems.push(Problem::at_field(

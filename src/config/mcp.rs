@@ -196,6 +196,9 @@ pub fn read_mcp(
                     }
                 }
                 if url.starts_with("http://") || url.starts_with("https://") {
+                    if let Trust::Submitted(boundary) = trust {
+                        problems.extend(boundary.check_url(path, "environment.url", &url));
+                    }
                     Some(McpTransport::Http { url })
                 } else {
                     problems.push(at(

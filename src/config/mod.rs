@@ -4,6 +4,7 @@
 pub mod azure;
 pub mod dedup;
 pub mod document;
+pub mod egress;
 pub mod endpoint;
 pub mod environment;
 pub mod file;
@@ -20,6 +21,7 @@ pub mod synth_committee;
 pub mod synth_diversity;
 pub mod verify;
 
+pub use egress::EgressAllowlist;
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
     MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,

@@ -5,6 +5,7 @@
 mod context;
 mod error;
 mod registry;
+mod sandbox;
 pub mod shipped;
 
 pub use context::{
@@ -13,6 +14,7 @@ pub use context::{
 };
 pub use error::PromptError;
 pub use registry::PromptRegistry;
+pub use sandbox::sandboxed_tera;
 pub use shipped::ShippedTemplate;
 
 /// Name of the template that is the simulated user's system prompt.

@@ -9,6 +9,7 @@ use crate::config::problem::Problem;
 
 use super::context::{sample_persona, sample_policy_context, sample_scenario};
 use super::error::{cause_chain, PromptError};
+use super::sandbox::{outside_calls, sandboxed_tera};
 use super::shipped::{POLICY_TEMPLATE, USER_SIMULATOR_TEMPLATE};
 use super::{user_simulator_context, POLICY, STOP_TOKEN, USER_SIMULATOR};
 
@@ -89,8 +90,21 @@ impl PromptRegistry {
                     continue;
                 }
             };
-            if let Err(err) = Template::new(&name, Some(path.display().to_string()), &text) {
-                problems.push(syntax_problem(&path, &name, &err));
+            let template = match Template::new(&name, Some(path.display().to_string()), &text) {
+                Ok(template) => template,
+                Err(err) => {
+                    problems.push(syntax_problem(&path, &name, &err));
+                    continue;
+                }
+            };
+            let outside = outside_calls(&template, &text);
+            if !outside.is_empty() {
+                problems.extend(outside.iter().map(|call| {
+                    let location = call
+                        .position
+                        .map(|(line, column)| format!("line {line}, column {column}"));
+                    Problem::new(&path, location, call.message(&name))
+                }));
                 continue;
             }
             files.insert(name.clone(), path);
@@ -100,7 +114,7 @@ impl PromptRegistry {
             return Err(problems);
         }
 
-        let mut tera = Tera::default();
+        let mut tera = sandboxed_tera();
         // Prompts are plain text: never HTML-escape `<`, `&` or quotes in them.
         tera.autoescape_on(vec![]);
         if let Err(err) = tera.add_raw_templates(sources) {
@@ -317,6 +331,37 @@ mod tests {
         assert!(problems[0].message.contains("`user_simulator`"));
         assert!(problems[0].message.contains("expected"), "{problems:?}");
         assert!(!problems[0].message.contains('\n'));
+    }
+
+    #[test]
+    fn a_template_that_reads_the_environment_is_a_problem_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = write(
+            dir.path(),
+            "user.tera",
+            "End with {{ stop_token }}.\n{% if false %}{{ get_env(name=\"USERSIM_API_TOKEN\") }}{% endif %}\n",
+        );
+        let policy = write(dir.path(), "policy.tera", "{{ domain_policy }}");
+        let problems = PromptRegistry::load(&[
+            ("user_simulator".into(), user.clone()),
+            ("policy".into(), policy),
+        ])
+        .unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].file, user);
+        assert_eq!(problems[0].location.as_deref(), Some("line 2, column 18"));
+        assert!(
+            problems[0].message.contains("calls `get_env`"),
+            "{problems:?}"
+        );
+        // Judges, the tool simulator and synthesis parse their templates here too.
+        let judge = PromptRegistry::from_texts(vec![(
+            "judge".into(),
+            "judges/leaky.tera".into(),
+            "{{ now() }}".into(),
+        )])
+        .unwrap_err();
+        assert_eq!(judge[0].to_string(), "judges/leaky.tera: line 1, column 4: template `judge` calls `now`, which templates may not call: a template sees only the variables usersim passes it (no environment, files, clock or randomness); the functions it may call are range and throw");
     }
 
     #[test]

@@ -160,9 +160,13 @@ impl StatsQuery {
             return Ok(crate::report::DEFAULT_KS.to_vec());
         };
         text.split(',')
-            .map(|k| match k.trim().parse::<u64>() {
-                Ok(k) if (1..=1_000).contains(&k) => Ok(k),
-                _ => Err(ApiError::Invalid(vec![Problem::at_field(
+            .map(|k| match k.trim().parse::<i64>() {
+                Ok(k) if (1..=1_000).contains(&k) => Ok(k.unsigned_abs()),
+                Err(_) => Err(ApiError::BadRequest(format!(
+                    "query parameter `k`: '{k}' is not a number; give whole numbers from 1 to \
+                     1,000, comma-separated (e.g. k=1,2,4), or leave `k` out"
+                ))),
+                Ok(_) => Err(ApiError::Invalid(vec![Problem::at_field(
                     "query",
                     "k",
                     format!("'{k}' is not a k of pass^k: give whole numbers from 1 to 1,000, comma-separated (e.g. k=1,2,4)"),
@@ -268,6 +272,7 @@ async fn list_conversations(
     UrlPath(id): UrlPath<i64>,
     Query(query): Query<RawConversationsQuery>,
 ) -> Result<Response, ApiError> {
+    query.refuse_unparsed()?;
     let query = query.check()?;
     views::job_row(state.store.as_ref(), id).await?;
     let page = filters::conversations_page(state.store.as_ref(), id, &query).await?;

@@ -44,13 +44,15 @@ pub async fn require_token(
     response
 }
 
+/// The credentials of `Authorization: Bearer TOKEN`; the scheme's name is
+/// case-insensitive (RFC 7235 §2.1), so `bearer` and `BEARER` are Bearer too.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .strip_prefix("Bearer ")
-        .map(str::trim)
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 fn cookie(headers: &HeaderMap) -> Option<&str> {
@@ -110,6 +112,21 @@ mod tests {
             Some("s/x y")
         );
         assert_eq!(query_token(Some("a=1")), None);
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        let token = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            bearer(&headers).map(str::to_string)
+        };
+        for value in ["Bearer t0k", "bearer t0k", "BEARER  t0k ", "bEaReR\tt0k"] {
+            assert_eq!(token(value).as_deref(), Some("t0k"), "{value}");
+        }
+        for value in ["Basic t0k", "Bearer", "Bearer ", "Bearert0k", "t0k"] {
+            assert_eq!(token(value), None, "{value}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::export::{self, ExportError, JudgmentIndex, MinJudge};
 use crate::store::browse::{filtered_page, ConversationFilter, Page};
 use crate::store::Store;
 
+use super::query_values::{refuse_unparsed, Number};
 use super::ApiError;
 
 /// What problems with a query string name as their file.
@@ -103,7 +104,32 @@ pub(super) fn whole_number<T: std::str::FromStr + PartialOrd + std::fmt::Display
     }
 }
 
+/// What the API's 400 for a reward that is not a number says would do.
+const A_REWARD: &str = "a reward such as 0.5 or 1";
+
 impl RawConversationsQuery {
+    /// The API's first check (the web UI reads the same query with
+    /// [`RawConversationsQuery::check`] only): a number that does not parse
+    /// is a 400 naming its parameter.
+    pub fn refuse_unparsed(&self) -> Result<(), ApiError> {
+        refuse_unparsed(&[
+            (
+                "after",
+                &self.after,
+                Number::Whole,
+                "a conversation id (the `next` of the previous page)",
+            ),
+            (
+                "limit",
+                &self.limit,
+                Number::Whole,
+                "a page size from 1 to 500",
+            ),
+            ("min_reward", &self.min_reward, Number::Real, A_REWARD),
+            ("max_reward", &self.max_reward, Number::Real, A_REWARD),
+        ])
+    }
+
     /// The query checked; every malformed value is one problem naming its
     /// field.
     pub fn check(&self) -> Result<ConversationsQuery, ApiError> {
@@ -375,6 +401,10 @@ impl ExportQuery {
     pub fn kind(&self) -> Result<ExportKind, ApiError> {
         // The bounds are read again by `filter`; checked here so that a bad one
         // is refused before the job is looked up.
+        refuse_unparsed(&[
+            ("min_reward", &self.min_reward, Number::Real, A_REWARD),
+            ("max_reward", &self.max_reward, Number::Real, A_REWARD),
+        ])?;
         let mut problems = Vec::new();
         reward_bound("min_reward", &self.min_reward, &mut problems);
         reward_bound("max_reward", &self.max_reward, &mut problems);

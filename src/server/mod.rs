@@ -12,6 +12,8 @@ mod judging;
 mod metrics;
 mod openapi;
 mod prometheus;
+mod query_values;
+mod relative_paths;
 mod runs;
 mod synthesis;
 mod ui;
@@ -146,8 +148,9 @@ pub fn check_bind(addr: SocketAddr, token: Option<&str>) -> Result<(), ServeErro
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
+    let api = api::router().layer(axum::middleware::from_fn(query_values::refuse_blank_values));
     let protected = Router::new()
-        .merge(api::router())
+        .merge(api)
         .merge(ui::router())
         .route("/metrics", get(metrics::metrics))
         .layer(axum::middleware::from_fn_with_state(
@@ -163,6 +166,10 @@ pub fn router(state: AppState) -> Router {
             REQUEST_TIMEOUT,
         ))
         .layer(axum::middleware::from_fn(json_errors::json_errors))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            relative_paths::relative_paths,
+        ))
         .with_state(state)
 }
 

@@ -16,9 +16,25 @@ fn int64() -> Value {
     json!({"type": "integer", "format": "int64", "minimum": i64::MIN, "maximum": i64::MAX})
 }
 
+/// A query parameter of the JSON API. A blank value is never one: it is a
+/// 400 (leave the parameter out instead), so a text parameter holds at least
+/// one character that is not a space.
 fn query(name: &str, kind: &str, description: &str) -> Value {
+    let schema = if kind == "string" {
+        json!({"type": kind, "pattern": "\\S"})
+    } else {
+        json!({"type": kind})
+    };
     json!({"name": name, "in": "query", "required": false, "description": description,
-           "schema": {"type": kind}})
+           "schema": schema})
+}
+
+/// `k` of pass^k: whole numbers, comma-separated. One that does not read is
+/// a 400; one outside 1 to 1,000 a 422.
+fn ks_param() -> Value {
+    json!({"name": "k", "in": "query", "required": false,
+           "description": "The k of pass^k, comma-separated (default 1,2,4); each from 1 to 1,000",
+           "schema": {"type": "string", "pattern": "^ *-?[0-9]{1,18} *(, *-?[0-9]{1,18} *)*$"}})
 }
 
 /// A query value that is one of `values` (or blank, as a form leaves it).
@@ -78,11 +94,16 @@ fn shared_errors(path: &str, operation: &mut Value) {
         add("401", error("No or wrong token"));
     }
     if has_parameters {
-        let mut unparsed = error(
-            "A path or query value that does not parse: an id outside 64-bit integers, an \
-             empty or non-numeric number, a boolean other than true or false; a web UI page \
-             answers a query string that does not read (a key given twice) with an HTML page",
-        );
+        let mut unparsed = error(if ui {
+            "A path or query value that does not parse: an id outside 64-bit integers; a web UI \
+             page answers a query string that does not read (a key given twice) with an HTML \
+             page (its forms' blank fields mean \"any\")"
+        } else {
+            "A path or query value that does not parse, named in `error`: an id outside 64-bit \
+             integers, a number that is not one, a boolean other than true or false, or any \
+             query value left empty (leave a parameter out instead); a value that parses but is \
+             out of range is a 422"
+        });
         if ui {
             unparsed["content"]["text/html"] = json!({});
         }
@@ -208,7 +229,7 @@ fn paths_and_schemas() -> Value {
             }},
             "/v1/jobs/{id}/stats": {"get": {
                 "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
-                "parameters": [id_param("Job"), query("k", "string", "The k of pass^k, comma-separated (default 1,2,4)")],
+                "parameters": [id_param("Job"), ks_param()],
                 "responses": {"200": {"description": "The report", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A bad k, named by its field", "Problems")}
             }},
@@ -216,7 +237,7 @@ fn paths_and_schemas() -> Value {
                 "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `usersim compare-users A B --json`",
                 "parameters": [{"name": "a", "in": "query", "required": false, "schema": int64(), "description": "The baseline job"},
                                {"name": "b", "in": "query", "required": false, "schema": int64(), "description": "The job compared with it (differences are B − A)"},
-                               query("k", "string", "The k of pass^k, comma-separated (default 1,2,4)")],
+                               ks_param()],
                 "responses": {"200": {"description": "The comparison", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A job missing, or a bad k, named by its field", "Problems")}
             }},

@@ -58,7 +58,9 @@ pub struct JobDetail {
     #[serde(flatten)]
     pub job: JobView,
     pub summary: SummaryView,
-    /// The stored config (TOML, paths absolute).
+    /// The stored config (TOML for a generation job, JSON for judging and
+    /// synthesis jobs); the service shows paths inside its data root relative
+    /// to it (`relative_paths`).
     pub config: String,
 }
 

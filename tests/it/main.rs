@@ -40,6 +40,7 @@ mod real_model;
 mod resume;
 mod rewards;
 mod server_api;
+mod service_boundary;
 mod simulated_tools;
 mod stats_export;
 mod store_story;

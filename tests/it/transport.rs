@@ -58,6 +58,7 @@ on_both_paths!(
     a_body_larger_than_the_cap_is_refused_unread,
     a_server_that_never_answers_times_out,
     concurrent_calls_open_a_connection_each_and_reuse_them_afterwards,
+    a_redirect_is_an_error_and_is_not_followed,
 );
 
 /// A self-signed certificate for 127.0.0.1: the server's TLS config and the
@@ -279,6 +280,26 @@ impl Scripted {
     fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
+}
+
+/// A redirect would resend the prompt (and key) to wherever it points, past
+/// the service's egress allowlist: it is the endpoint's error, not followed.
+async fn a_redirect_is_an_error_and_is_not_followed(path: Path) {
+    let elsewhere = Scripted::start(Path::Http1, vec![Answer::Bytes(ok_with_length())]).await;
+    let redirect = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: {}/chat/completions\r\n\
+         Content-Length: 0\r\n\r\n",
+        elsewhere.url
+    );
+    let server = Scripted::start(path, vec![Answer::Bytes(redirect.into_bytes())]).await;
+    let error = server
+        .endpoint(0)
+        .complete(with_scenario())
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("307"), "{error}");
+    assert_eq!(server.received().len(), 1);
+    assert_eq!(elsewhere.received().len(), 0, "the redirect was followed");
 }
 
 fn with_scenario() -> ChatRequest {

@@ -143,6 +143,8 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
             let http = reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
                 .timeout(config.timeout)
+                // A redirect could lead past the service's egress allowlist.
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
             let transport = StreamableHttpClientTransport::with_client(

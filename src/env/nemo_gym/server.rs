@@ -94,6 +94,8 @@ fn shared_client() -> Result<reqwest::Client, String> {
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .http1_only()
+        // A redirect could lead past the service's egress allowlist.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     Ok(CLIENT.get_or_init(|| client).clone())

@@ -26,7 +26,10 @@ fn build(http2: bool, ca_pem: Option<&str>) -> Result<reqwest::Client, LlmError>
     install_crypto_provider();
     let builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
-        .retry(reqwest::retry::never());
+        .retry(reqwest::retry::never())
+        // A redirect could lead past the service's egress allowlist, and
+        // would resend the prompt (and the key) to wherever it points.
+        .redirect(reqwest::redirect::Policy::none());
     let builder = if http2 {
         builder.http2_prior_knowledge()
     } else {

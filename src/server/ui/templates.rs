@@ -35,7 +35,8 @@ const TEMPLATES: [(&str, &str); 11] = [
 ];
 
 static PAGES: LazyLock<Result<Tera, String>> = LazyLock::new(|| {
-    let mut tera = Tera::default();
+    // The pages are ours, but get no more than a prompt does: no environment.
+    let mut tera = crate::prompt::sandboxed_tera();
     tera.add_raw_templates(TEMPLATES)
         .map_err(|e| error_chain(&e))?;
     Ok(tera)
