@@ -32,6 +32,7 @@ mod judge_mock;
 mod judging;
 mod limits;
 mod llm_client;
+mod machine_traces;
 mod mcp;
 mod mock_faults;
 mod nemo_gym;
