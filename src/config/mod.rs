@@ -6,6 +6,7 @@ pub mod dedup;
 pub mod document;
 pub mod endpoint;
 pub mod environment;
+pub mod environment_name;
 pub mod file;
 pub mod job;
 pub mod load;
@@ -21,7 +22,7 @@ pub mod synth_diversity;
 
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
-    MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
+    MockConfig, MockFault, NemoGymConfig, Opener, Prices, SimulatedConfig, Target, UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};

@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use crate::config::EnvironmentConfig;
 pub use crate::llm::message::{Caller, Message, ToolCall, ToolSpec};
 use crate::llm::ChatModel;
+use crate::verify::probes::ProbeOutput;
 use crate::verify::{Criteria, Verification};
 
 /// Open the environment a job config names (a `simulated` one without the
@@ -36,8 +37,8 @@ pub async fn open_environment_with(
     match config {
         EnvironmentConfig::Builtin(name) => builtin::open_builtin(name),
         EnvironmentConfig::NemoGym(c) => Ok(Arc::new(nemo_gym::NemoGymEnvironment::new(c)?)),
-        EnvironmentConfig::Simulated(c) => Ok(Arc::new(simulated::SimulatedEnvironment::load(
-            &c.tools,
+        EnvironmentConfig::Simulated(c) => Ok(Arc::new(simulated::SimulatedEnvironment::open(
+            c,
             tools_model.cloned(),
         )?)),
         EnvironmentConfig::Mcp(c) => Ok(Arc::new(mcp::McpEnvironment::start(c).await?)),
@@ -118,6 +119,12 @@ pub trait Environment: Send + Sync {
     fn user_tools(&self) -> &[ToolSpec] {
         &[]
     }
+    /// The tools a scenario's probes may call (`validate` checks each
+    /// probe's): the policy's, unless the environment gives probes a list of
+    /// their own (an MCP server's `probe_tools`).
+    fn probe_tools(&self) -> Vec<&str> {
+        self.tools().iter().map(|t| t.name.as_str()).collect()
+    }
     /// Whether `usersim validate` replays the scenarios' gold actions on a
     /// fresh session. An environment whose tools are played by a model
     /// (`simulated`) has nothing to replay before a job runs.
@@ -164,6 +171,19 @@ pub trait Session: Send {
                 call.name
             ))),
         }
+    }
+    /// Make a scenario's probe call after the conversation (see
+    /// `verify::probes`): by default the call as the policy would make it,
+    /// its output as the policy would read it. An MCP session lets probes
+    /// call their own list of tools and keeps a result's text and structured
+    /// content apart.
+    async fn probe(&mut self, call: &ToolCall) -> Result<ProbeOutput, EnvError> {
+        let output = self.call(call).await?;
+        Ok(ProbeOutput {
+            content: output.content,
+            structured: None,
+            is_error: output.is_error,
+        })
     }
     /// Score the conversation: `messages` is the policy's view of the transcript.
     async fn verify(

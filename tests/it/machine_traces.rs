@@ -135,6 +135,9 @@ impl Place {
         for d in [&work, &tmp, &work.join("examples"), &work.join("out")] {
             std::fs::create_dir_all(d).unwrap();
         }
+        // As in the repository, where the examples run from: a job without a
+        // template of its own reads the default from `prompts/`.
+        common::copy_into(&repo().join("prompts"), &work.join("prompts"));
         Place {
             work: work.canonicalize().unwrap(),
             tmp: tmp.canonicalize().unwrap(),
@@ -163,7 +166,10 @@ impl Place {
         let text = text
             .replace("\"../out/", "\"OUT_FOLDER/")
             .replace("\"../", &format!("\"{repo}/"))
-            .replace("OUT_FOLDER/", &format!("{}/", self.work.join("out").display()));
+            .replace(
+                "OUT_FOLDER/",
+                &format!("{}/", self.work.join("out").display()),
+            );
         let path = self.work.join("examples").join(name);
         std::fs::write(&path, text).unwrap();
         path
@@ -247,7 +253,11 @@ fn traces_in(file: &Path, known: &[String]) -> Vec<String> {
                 .filter(|k| s.contains(k.as_str()))
                 .map(|k| format!("'{k}'"))
                 .collect();
-            why.extend(absolute.captures_iter(s).map(|c| format!("path '{}'", &c[1])));
+            why.extend(
+                absolute
+                    .captures_iter(s)
+                    .map(|c| format!("path '{}'", &c[1])),
+            );
             why.extend(pid.find_iter(s).map(|m| format!("'{}'", m.as_str())));
             if !why.is_empty() {
                 let name = file.file_name().unwrap().to_string_lossy();
@@ -269,19 +279,23 @@ fn traces_in(file: &Path, known: &[String]) -> Vec<String> {
 fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
     let shipped = std::fs::read_to_string(repo().join("examples").join(example.file)).unwrap();
     let text = (example.adapt)(shipped);
-    let stem = example.file.trim_end_matches(".toml");
-    let database = format!("sqlite://{}", place.work.join(format!("{stem}.db")).display());
+    let name = example.file.trim_end_matches(".toml");
+    let stem = name.to_string();
+    let database = format!(
+        "sqlite://{}",
+        place.work.join(format!("{stem}.db")).display()
+    );
     let text = swap(
         text,
         "database = \"sqlite://usersim.db\"",
         &format!("database = \"{database}\""),
     );
-    let a = place.config(example.file, &text);
+    let a = place.config(&format!("{stem}.toml"), &text);
     let b_text = swap(
         swap(
             text,
-            &format!("name = \"{stem}\""),
-            &format!("name = \"{stem}-b\""),
+            &format!("name = \"{name}\""),
+            &format!("name = \"{name}-b\""),
         ),
         "model = \"mock-policy\"",
         "model = \"mock-policy+perfect\"",
@@ -323,10 +337,10 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for format in formats {
         let words: Vec<&str> = format.split(' ').collect();
-        let out = place
-            .work
-            .join("out")
-            .join(format!("{stem}.{}.jsonl", words.join("_").replace("--", "")));
+        let out = place.work.join("out").join(format!(
+            "{stem}.{}.jsonl",
+            words.join("_").replace("--", "")
+        ));
         let mut args = vec![
             "export",
             "--job",
@@ -360,7 +374,7 @@ fn written(place: &Place) -> Vec<PathBuf> {
 #[test]
 fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_process_id() {
     let place = Place::new();
-    let mut ran = Vec::new();
+    let mut ran: Vec<String> = Vec::new();
     let mut rows = 0usize;
     for example in EXAMPLES {
         let missing: Vec<&&str> = example.needs.iter().filter(|v| env(v).is_empty()).collect();
@@ -378,7 +392,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
             assert!(n > 0 || is_pairs, "{name}: no rows");
             rows += n;
         }
-        ran.push(example.file);
+        ran.push(example.file.to_string());
     }
 
     // The synthesis examples (their output is training data too: scenarios),
@@ -401,7 +415,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         formats: &["scenarios"],
     };
     run_and_export(&place, &solve);
-    ran.push("synthesize-retail.toml, solve-synthesized.toml");
+    ran.push("synthesize-retail.toml, solve-synthesized.toml".into());
     if env("USERSIM_MCP_MEMORY").is_empty() {
         println!("SKIPPED: examples/synthesize-mcp-memory.toml: USERSIM_MCP_MEMORY not set");
     } else {
@@ -415,7 +429,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         );
         let synth = place.config("synthesize-mcp-memory.toml", &memory);
         place.usersim(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
-        ran.push("synthesize-mcp-memory.toml");
+        ran.push("synthesize-mcp-memory.toml".into());
     }
 
     let known = place.machine_strings();
@@ -433,12 +447,20 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         files.len(),
         ran.join(", ")
     );
-    assert!(pairs > 0, "no DPO pair was exported, so the dpo rows went unchecked");
+    assert!(
+        pairs > 0,
+        "no DPO pair was exported, so the dpo rows went unchecked"
+    );
     assert!(
         found.is_empty(),
         "{} strings give the machine away:\n{}",
         found.len(),
-        found.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+        found
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     let left = place.left_in_tmp();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
@@ -457,13 +479,15 @@ fn the_scan_finds_paths_temp_folders_and_process_ids_and_passes_urls_and_prose()
     ];
     std::fs::write(&file, rows.join("\n")).unwrap();
     let found = traces_in(&file, &["/tmp/".to_string()]);
-    let lines: Vec<&str> = found
-        .iter()
-        .map(|f| f.split(' ').next().unwrap())
-        .collect();
+    let lines: Vec<&str> = found.iter().map(|f| f.split(' ').next().unwrap()).collect();
     assert_eq!(
         lines,
-        ["rows.jsonl:1", "rows.jsonl:2", "rows.jsonl:3", "rows.jsonl:4"],
+        [
+            "rows.jsonl:1",
+            "rows.jsonl:2",
+            "rows.jsonl:3",
+            "rows.jsonl:4"
+        ],
         "{found:#?}"
     );
     assert!(

@@ -34,6 +34,7 @@ mod limits;
 mod llm_client;
 mod machine_traces;
 mod mcp;
+mod mcp_folders;
 mod mock_faults;
 mod nemo_gym;
 mod progress;

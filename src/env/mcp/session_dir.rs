@@ -2,6 +2,12 @@
 //! or environment): made empty when the session opens, removed when it ends,
 //! so a server that keeps state in files (server-memory's
 //! `MEMORY_FILE_PATH`) starts from nothing in every conversation.
+//!
+//! Its absolute path (the system's temporary folder, this process's id) is
+//! the machine's, not the conversation's: whatever the server says that the
+//! policy reads or an error keeps names the folder `.` instead
+//! ([`SessionDir::hide`]), as if the server ran in it, which it does with
+//! `cwd = "{session_dir}"`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +41,16 @@ impl SessionDir {
     pub fn fill(&self, text: &str) -> String {
         text.replace(SESSION_DIR, &self.path.display().to_string())
     }
+
+    /// `text` with this folder's absolute path made relative: `FOLDER/x`
+    /// becomes `./x`, `FOLDER` alone `.`.
+    pub fn hide(&self, text: &str) -> String {
+        let path = self.path.display().to_string();
+        if !text.contains(&path) {
+            return text.to_string();
+        }
+        text.replace(&format!("{path}/"), "./").replace(&path, ".")
+    }
 }
 
 impl Drop for SessionDir {
@@ -58,6 +74,14 @@ mod tests {
         let filled = a.fill("{session_dir}/memory.jsonl");
         assert_eq!(Path::new(&filled), a.path().join("memory.jsonl"));
         std::fs::write(&filled, "x").unwrap();
+        let said = format!(
+            "ENOENT: no such file, open '{filled}'; allowed: {}",
+            a.path().display()
+        );
+        assert_eq!(
+            a.hide(&said),
+            "ENOENT: no such file, open './memory.jsonl'; allowed: ."
+        );
         let path = a.path().to_path_buf();
         drop(a);
         assert!(!path.exists());

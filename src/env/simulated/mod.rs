@@ -25,6 +25,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::config::SimulatedConfig;
 use crate::env::{
     Caller, EnvError, EnvUsage, Environment, InitialState, Message, Session, ToolCall, ToolOutput,
     ToolSpec,
@@ -60,9 +61,23 @@ pub struct SimulatedEnvironment {
 }
 
 impl SimulatedEnvironment {
-    /// Read and check the tool specs at `path`; `model` plays the tools (none
-    /// to only check them, as `usersim validate` does).
+    /// Read and check the tool specs at `path`, named by the file's stem;
+    /// `model` plays the tools (none to only check them, as `usersim
+    /// validate` does).
     pub fn load(path: &Path, model: Option<Arc<dyn ChatModel>>) -> Result<Self, EnvError> {
+        let config = SimulatedConfig {
+            tools: path.to_path_buf(),
+            name: None,
+        };
+        Self::open(&config, model)
+    }
+
+    /// [`SimulatedEnvironment::load`] of a job's `[environment]`, with its name.
+    pub fn open(
+        config: &SimulatedConfig,
+        model: Option<Arc<dyn ChatModel>>,
+    ) -> Result<Self, EnvError> {
+        let path = config.tools.as_path();
         let error = |message: String| EnvError::ToolSpecs {
             path: path.display().to_string(),
             message,
@@ -86,7 +101,7 @@ impl SimulatedEnvironment {
         let specs_of = |tools: &[SimulatedTool]| tools.iter().map(|t| t.spec.clone()).collect();
         Ok(SimulatedEnvironment {
             shared: Arc::new(Shared {
-                name: format!("simulated:{}", path.display()),
+                name: config.label(),
                 policy_tools: specs_of(&specs.tools),
                 user_tools: specs_of(&specs.user_tools),
                 specs,
