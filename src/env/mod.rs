@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::config::EnvironmentConfig;
+use crate::config::{EnvironmentConfig, Problem};
 pub use crate::llm::message::{Caller, Message, ToolCall, ToolSpec};
 use crate::llm::ChatModel;
 use crate::verify::probes::ProbeOutput;
@@ -90,9 +90,10 @@ pub enum EnvError {
     /// the conversation fails as `env_error`, never scored.
     #[error("resources server {url}: {message}")]
     Remote { url: String, message: String },
-    /// The tool specs of a `simulated` environment are unusable.
-    #[error("{path}: {message}")]
-    ToolSpecs { path: String, message: String },
+    /// The tool specs of a `simulated` environment are unusable: every
+    /// problem of the file, each naming its tool and field.
+    #[error("{path}: {}", problems.join("; "))]
+    ToolSpecs { path: String, problems: Vec<String> },
     /// The model playing a `simulated` tool failed, or gave a bad result
     /// twice: the item fails (retryable), never a tool error the policy sees.
     #[error("simulated tool '{tool}': {message}")]
@@ -104,6 +105,20 @@ pub enum EnvError {
     /// says what this environment lacks and what would make it sampleable.
     #[error("environment '{environment}' cannot be sampled for scenario synthesis: {reason}")]
     NotSampleable { environment: String, reason: String },
+}
+
+impl EnvError {
+    /// The error as problems of the config's `field` in `file`: one for each
+    /// problem of a tools file, so `validate` lists them all; one otherwise.
+    pub fn problems_at(&self, file: &std::path::Path, field: &str) -> Vec<Problem> {
+        match self {
+            EnvError::ToolSpecs { path, problems } if !problems.is_empty() => problems
+                .iter()
+                .map(|problem| Problem::at_field(file, field, format!("{path}: {problem}")))
+                .collect(),
+            other => vec![Problem::at_field(file, field, other.to_string())],
+        }
+    }
 }
 
 /// Resource tools with per-conversation state.
@@ -118,6 +133,20 @@ pub trait Environment: Send + Sync {
     /// (dual control: the user's device). Never offered to the policy.
     fn user_tools(&self) -> &[ToolSpec] {
         &[]
+    }
+    /// What is wrong with a gold action's `arguments` for `tool` by the
+    /// tool's own parameters schema, which `validate` reports; `None` when
+    /// they fit, or when the environment does not check arguments before a
+    /// call (a real server answers a bad call itself, and the gold actions'
+    /// replay on a fresh session finds that).
+    fn argument_problem(
+        &self,
+        caller: Caller,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Option<String> {
+        let _ = (caller, tool, arguments);
+        None
     }
     /// The tools a scenario's probes may call (`validate` checks each
     /// probe's): the policy's, unless the environment gives probes a list of

@@ -78,12 +78,12 @@ impl SimulatedEnvironment {
         model: Option<Arc<dyn ChatModel>>,
     ) -> Result<Self, EnvError> {
         let path = config.tools.as_path();
-        let error = |message: String| EnvError::ToolSpecs {
+        let error = |problems: Vec<String>| EnvError::ToolSpecs {
             path: path.display().to_string(),
-            message,
+            problems,
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|e| error(format!("cannot read the tool specs: {e}")))?;
+            .map_err(|e| error(vec![format!("cannot read the tool specs: {e}")]))?;
         let specs = ToolSpecs::parse(&text).map_err(error)?;
         let prompts = PromptRegistry::from_texts(vec![(
             TEMPLATE.to_string(),
@@ -92,11 +92,7 @@ impl SimulatedEnvironment {
         )])
         .map_err(|problems| EnvError::ToolSpecs {
             path: TEMPLATE_PATH.to_string(),
-            message: problems
-                .iter()
-                .map(|p| p.message.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
+            problems: problems.iter().map(|p| p.message.clone()).collect(),
         })?;
         let specs_of = |tools: &[SimulatedTool]| tools.iter().map(|t| t.spec.clone()).collect();
         Ok(SimulatedEnvironment {
@@ -132,6 +128,32 @@ impl Environment for SimulatedEnvironment {
 
     fn replays_gold_actions(&self) -> bool {
         false
+    }
+
+    /// Checked against the tool's `parameters`, as a call is in a
+    /// conversation: a gold action that breaks it could never be made, and
+    /// every conversation would score 0 on `db`.
+    fn argument_problem(&self, caller: Caller, tool: &str, arguments: &Value) -> Option<String> {
+        let tools = match caller {
+            Caller::Policy => &self.shared.specs.tools,
+            Caller::User => &self.shared.specs.user_tools,
+        };
+        let tool = tools.iter().find(|t| t.spec.name == tool)?;
+        let arguments = match arguments {
+            Value::Null => json!({}),
+            other => other.clone(),
+        };
+        self.shared
+            .specs
+            .check_arguments(tool, &arguments)
+            .err()
+            .map(|why| {
+                format!(
+                    "the arguments break the parameters schema of {} in the tools file: {why}; \
+                     fix them to what the tool takes, or no conversation can make this call",
+                    tool.spec.name
+                )
+            })
     }
 
     /// No records: what the generator is told instead (it writes the facts).
