@@ -228,7 +228,7 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
 
 /// Why `initialize` did not succeed.
 enum Failure {
-    Handshake(ClientInitializeError),
+    Handshake(Box<ClientInitializeError>),
     Timeout(Duration),
 }
 
@@ -252,7 +252,7 @@ where
 {
     match tokio::time::timeout(timeout, client_info().serve(transport)).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(Failure::Handshake(e)),
+        Ok(Err(e)) => Err(Failure::Handshake(Box::new(e))),
         Err(_) => Err(Failure::Timeout(timeout)),
     }
 }
