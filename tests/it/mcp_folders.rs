@@ -174,9 +174,18 @@ fn validate_leaves_no_session_folder_behind() {
         ),
         3,
     );
+    // Left by a usersim killed outright (its process is gone), and by one
+    // still running (this one): the first is swept, the second kept.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let stale = format!("usersim-mcp-{}-0", gone.id());
+    let alive = format!("usersim-mcp-{}-0", std::process::id());
+    for left in [&stale, &alive] {
+        std::fs::create_dir_all(tmp.join(left).join("x")).unwrap();
+    }
     let (code, said) = usersim(dir.path(), &tmp, &["validate", config.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{said}");
-    assert_eq!(session_folders(&tmp), Vec::<String>::new(), "{said}");
+    assert_eq!(session_folders(&tmp), vec![alive], "{said}");
 }
 
 /// The memory server behind a pipe that passes it the first three messages

@@ -58,6 +58,7 @@ pub struct McpEnvironment {
 impl McpEnvironment {
     /// Start the server once and list its tools.
     pub async fn start(config: &McpConfig) -> Result<McpEnvironment, EnvError> {
+        session_dir::sweep_stale();
         let label = config.label();
         let fail = |message: String| EnvError::Mcp {
             server: label.clone(),
