@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
+use super::environment_name::name_problem;
 use super::file::{DatasetFile, DatasetFormat, UserMode};
 use super::job::{EnvironmentConfig, MissingTool, NemoGymConfig, SimulatedConfig};
 use super::mcp::{read_mcp, McpConfig, McpKeys, McpSnapshot};
@@ -43,8 +44,12 @@ pub enum EnvironmentFile {
     /// A NeMo Gym resources server.
     NemoGym(NemoGymConfig),
     /// Tool specs played by the `tools` role's model; `tools` as written,
-    /// made absolute when the config's paths are resolved.
-    Simulated { tools: PathBuf },
+    /// made absolute when the config's paths are resolved; `name` as shown
+    /// to the policy (`None`: the file's stem).
+    Simulated {
+        tools: PathBuf,
+        name: Option<String>,
+    },
     /// An MCP server.
     Mcp(McpConfig),
 }
@@ -58,6 +63,9 @@ struct SimulatedKeys {
     /// The tool specs (JSON, relative to the config): OpenAI function tools,
     /// each optionally with an `output_schema`, and optional `user_tools`.
     tools: Option<PathBuf>,
+    /// What the policy's prompt calls it (default: the tools file's stem).
+    #[serde(default)]
+    name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,9 +138,12 @@ impl EnvironmentFile {
         match self {
             EnvironmentFile::Builtin { name } => EnvironmentConfig::Builtin(name.clone()),
             EnvironmentFile::NemoGym(c) => EnvironmentConfig::NemoGym(c.clone()),
-            EnvironmentFile::Simulated { tools } => EnvironmentConfig::Simulated(SimulatedConfig {
-                tools: tools.clone(),
-            }),
+            EnvironmentFile::Simulated { tools, name } => {
+                EnvironmentConfig::Simulated(SimulatedConfig {
+                    tools: tools.clone(),
+                    name: name.clone(),
+                })
+            }
             EnvironmentFile::Mcp(c) => EnvironmentConfig::Mcp(c.clone()),
         }
     }
@@ -164,9 +175,9 @@ impl EnvironmentFile {
                 on_missing_tool: (c.on_missing_tool != MissingTool::default())
                     .then_some(c.on_missing_tool),
             },
-            EnvironmentFile::Simulated { tools } => EnvironmentSnapshot {
+            EnvironmentFile::Simulated { tools, name } => EnvironmentSnapshot {
                 kind: Some("simulated".into()),
-                name: None,
+                name: name.clone(),
                 base_url: None,
                 timeout_secs: None,
                 max_retries: None,
@@ -178,7 +189,7 @@ impl EnvironmentFile {
             },
             EnvironmentFile::Mcp(c) => EnvironmentSnapshot {
                 kind: Some("mcp".into()),
-                name: None,
+                name: c.name.clone(),
                 base_url: None,
                 timeout_secs: Some(c.timeout.as_secs_f64()),
                 max_retries: None,
@@ -259,7 +270,13 @@ pub fn read_environment<'t>(
                 ));
                 return None;
             };
-            Some(EnvironmentFile::Simulated { tools })
+            if let Some(name) = &keys.name {
+                problems.extend(name_problem(&source.file, name));
+            }
+            Some(EnvironmentFile::Simulated {
+                tools,
+                name: keys.name,
+            })
         }
         "mcp" => {
             let keys: McpKeys = source.typed(field, node, problems)?;

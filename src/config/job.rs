@@ -147,10 +147,23 @@ pub enum EnvironmentConfig {
     Mcp(super::mcp::McpConfig),
 }
 
-/// A `simulated` environment: its tool specs file (absolute).
+/// A `simulated` environment: its tool specs file (absolute) and the name
+/// it is shown by (`None`: the file's stem).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimulatedConfig {
     pub tools: PathBuf,
+    pub name: Option<String>,
+}
+
+impl SimulatedConfig {
+    /// `simulated:NAME`, as the policy's prompt and the exports show it.
+    pub fn label(&self) -> String {
+        let name = match &self.name {
+            Some(name) => name.clone(),
+            None => super::environment_name::name_of_file(&self.tools),
+        };
+        format!("simulated:{name}")
+    }
 }
 
 impl EnvironmentConfig {
@@ -159,7 +172,7 @@ impl EnvironmentConfig {
         match self {
             EnvironmentConfig::Builtin(name) => name.clone(),
             EnvironmentConfig::NemoGym(c) => format!("nemo_gym:{}", c.base_url),
-            EnvironmentConfig::Simulated(c) => format!("simulated:{}", c.tools.display()),
+            EnvironmentConfig::Simulated(c) => c.label(),
             EnvironmentConfig::Mcp(c) => c.label(),
         }
     }

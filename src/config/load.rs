@@ -379,7 +379,7 @@ fn resolve_paths(
         written.policy.as_ref().and_then(|p| p.template.as_deref()),
     );
     let mut environment_ok = true;
-    if let Some(EnvironmentFile::Simulated { tools }) = written.environment.as_mut() {
+    if let Some(EnvironmentFile::Simulated { tools, .. }) = written.environment.as_mut() {
         match resolver.existing("environment.tools", tools, Want::File, problems) {
             Some(resolved) => *tools = resolved,
             None => environment_ok = false,

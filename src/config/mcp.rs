@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::environment_name::name_problem;
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
@@ -33,15 +34,24 @@ pub struct McpKeys {
     /// The server's streamable-HTTP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
     #[serde(default)]
     pub url: Option<String>,
-    /// The folder the server runs in (default: the config's folder).
+    /// The folder the server runs in (default: the config's folder;
+    /// `"{session_dir}"`: the conversation's own folder).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Environment variables of the server process.
     #[serde(default)]
     pub env: Option<BTreeMap<String, String>>,
+    /// What the policy's prompt calls the environment (default: the name the
+    /// server gives itself in `initialize`).
+    #[serde(default)]
+    pub name: Option<String>,
     /// The tools offered to the policy (default: every tool the server lists).
     #[serde(default)]
     pub allowed_tools: Option<Vec<String>>,
+    /// The tools a scenario's probes may call (default: the policy's tools and
+    /// the `state_probes`' tools).
+    #[serde(default)]
+    pub probe_tools: Option<Vec<String>>,
     /// Server processes alive at once (default 8, range 1 to 1,000).
     #[serde(default)]
     pub max_processes: Option<u64>,
@@ -69,7 +79,8 @@ pub enum McpTransport {
         /// The program (resolved: absolute, or a name found on `PATH`) and its
         /// arguments, `{session_dir}` not yet replaced.
         command: Vec<String>,
-        /// The folder the process starts in.
+        /// The folder the process starts in; `{session_dir}` (as a path):
+        /// the conversation's own folder.
         cwd: PathBuf,
         env: BTreeMap<String, String>,
     },
@@ -81,8 +92,12 @@ pub enum McpTransport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpConfig {
     pub transport: McpTransport,
+    /// What the policy's prompt calls it; `None`: the server's own name.
+    pub name: Option<String>,
     /// `None`: every tool the server lists.
     pub allowed_tools: Option<Vec<String>>,
+    /// `None`: the policy's tools and the `state_probes`' tools.
+    pub probe_tools: Option<Vec<String>>,
     pub max_processes: usize,
     pub timeout: Duration,
     pub startup_timeout: Duration,
@@ -105,6 +120,8 @@ pub struct McpSnapshot {
     pub env: Option<BTreeMap<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_tools: Option<Vec<String>>,
     pub max_processes: u64,
     pub startup_timeout_secs: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -114,7 +131,9 @@ pub struct McpSnapshot {
 }
 
 impl McpConfig {
-    /// As shown to people: `mcp:PROGRAM` or `mcp:URL`.
+    /// As errors about the server show it to the person who wrote the
+    /// config: `mcp:PROGRAM ARGS` or `mcp:URL` (never to the policy, which
+    /// sees the environment's name).
     pub fn label(&self) -> String {
         match &self.transport {
             McpTransport::Stdio { command, .. } => {
@@ -135,6 +154,7 @@ impl McpConfig {
     pub fn snapshot(&self) -> McpSnapshot {
         let mut snapshot = McpSnapshot {
             allowed_tools: self.allowed_tools.clone(),
+            probe_tools: self.probe_tools.clone(),
             max_processes: self.max_processes as u64,
             startup_timeout_secs: self.startup_timeout.as_secs_f64(),
             state_probes: self.state_probes.clone(),
@@ -222,20 +242,29 @@ pub fn read_mcp(
                     ));
                     None
                 } else {
+                    let in_session = keys.cwd.as_deref() == Some(Path::new(SESSION_DIR));
                     let cwd = match keys.cwd {
+                        _ if in_session => PathBuf::from(SESSION_DIR),
                         Some(dir) if dir.is_absolute() => dir,
                         Some(dir) => base.join(dir),
                         None => base.to_path_buf(),
                     };
-                    if !cwd.is_dir() {
+                    if !in_session && !cwd.is_dir() {
                         problems.push(at(
                             "environment.cwd",
-                            format!("{} is not a folder", cwd.display()),
+                            format!(
+                                "{} is not a folder; give the server's folder, or \
+                                 \"{SESSION_DIR}\" to run it in the conversation's own",
+                                cwd.display()
+                            ),
                         ));
                     }
                     let env = keys.env.unwrap_or_default();
                     check_placeholders(path, &command, &env, problems);
-                    resolve_command(path, command, &cwd, problems)
+                    // A relative program is found from the config's folder
+                    // when the server runs in the session's.
+                    let from = if in_session { base } else { cwd.as_path() };
+                    resolve_command(path, command, from, problems)
                         .map(|command| McpTransport::Stdio { command, cwd, env })
                 }
             }
@@ -249,6 +278,20 @@ pub fn read_mcp(
                     .into(),
             ));
         }
+    }
+    if let Some(tools) = &keys.probe_tools {
+        if tools.is_empty() {
+            problems.push(at(
+                "environment.probe_tools",
+                "is empty, so no probe could call anything; list the tools probes may call \
+                 (e.g. [\"read_graph\", \"open_nodes\"]), or leave it out for the policy's \
+                 tools and the state_probes' tools"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(name) = &keys.name {
+        problems.extend(name_problem(path, name));
     }
     let max_processes = keys.max_processes.unwrap_or(DEFAULT_MAX_PROCESSES);
     problems.extend(ranges::MCP_MAX_PROCESSES.problem(
@@ -283,7 +326,9 @@ pub fn read_mcp(
     let transport = transport?;
     (problems.len() == before).then(|| McpConfig {
         transport,
+        name: keys.name,
         allowed_tools: keys.allowed_tools,
+        probe_tools: keys.probe_tools,
         max_processes: usize::try_from(max_processes).unwrap_or(usize::MAX),
         timeout: Duration::from_secs_f64(timeout_secs),
         startup_timeout: Duration::from_secs_f64(startup_secs),

@@ -7,6 +7,7 @@ pub mod document;
 pub mod egress;
 pub mod endpoint;
 pub mod environment;
+pub mod environment_name;
 pub mod file;
 pub mod job;
 pub mod load;
@@ -24,7 +25,8 @@ pub mod verify;
 pub use egress::EgressAllowlist;
 pub use job::{
     AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
-    MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices, Target, UserMode,
+    MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices, SimulatedConfig, Target,
+    UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};

@@ -298,10 +298,11 @@ pub fn from_toml(
     );
     // A simulated environment's tool specs, relative to SYNTH.toml.
     let environment = environment.map(|e| match e {
-        EnvironmentFile::Simulated { tools } => EnvironmentFile::Simulated {
+        EnvironmentFile::Simulated { tools, name } => EnvironmentFile::Simulated {
             tools: resolver
                 .existing("environment.tools", &tools, Want::File, &mut problems)
                 .unwrap_or(tools),
+            name,
         },
         other => other,
     });

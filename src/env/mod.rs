@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::config::EnvironmentConfig;
+use crate::config::{EnvironmentConfig, Problem};
 pub use crate::llm::message::{Caller, Message, ToolCall, ToolSpec};
 use crate::llm::ChatModel;
+use crate::verify::probes::ProbeOutput;
 use crate::verify::{Criteria, Verification};
 
 /// Open the environment a job config names (a `simulated` one without the
@@ -38,8 +39,8 @@ pub async fn open_environment_with(
         EnvironmentConfig::NemoGym(c) => {
             Ok(Arc::new(nemo_gym::NemoGymEnvironment::connect(c).await?))
         }
-        EnvironmentConfig::Simulated(c) => Ok(Arc::new(simulated::SimulatedEnvironment::load(
-            &c.tools,
+        EnvironmentConfig::Simulated(c) => Ok(Arc::new(simulated::SimulatedEnvironment::open(
+            c,
             tools_model.cloned(),
         )?)),
         EnvironmentConfig::Mcp(c) => Ok(Arc::new(mcp::McpEnvironment::start(c).await?)),
@@ -91,9 +92,10 @@ pub enum EnvError {
     /// the conversation fails as `env_error`, never scored.
     #[error("resources server {url}: {message}")]
     Remote { url: String, message: String },
-    /// The tool specs of a `simulated` environment are unusable.
-    #[error("{path}: {message}")]
-    ToolSpecs { path: String, message: String },
+    /// The tool specs of a `simulated` environment are unusable: every
+    /// problem of the file, each naming its tool and field.
+    #[error("{path}: {}", problems.join("; "))]
+    ToolSpecs { path: String, problems: Vec<String> },
     /// The model playing a `simulated` tool failed, or gave a bad result
     /// twice: the item fails (retryable), never a tool error the policy sees.
     #[error("simulated tool '{tool}': {message}")]
@@ -105,6 +107,20 @@ pub enum EnvError {
     /// says what this environment lacks and what would make it sampleable.
     #[error("environment '{environment}' cannot be sampled for scenario synthesis: {reason}")]
     NotSampleable { environment: String, reason: String },
+}
+
+impl EnvError {
+    /// The error as problems of the config's `field` in `file`: one for each
+    /// problem of a tools file, so `validate` lists them all; one otherwise.
+    pub fn problems_at(&self, file: &std::path::Path, field: &str) -> Vec<Problem> {
+        match self {
+            EnvError::ToolSpecs { path, problems } if !problems.is_empty() => problems
+                .iter()
+                .map(|problem| Problem::at_field(file, field, format!("{path}: {problem}")))
+                .collect(),
+            other => vec![Problem::at_field(file, field, other.to_string())],
+        }
+    }
 }
 
 /// Resource tools with per-conversation state.
@@ -126,6 +142,26 @@ pub trait Environment: Send + Sync {
     /// (dual control: the user's device). Never offered to the policy.
     fn user_tools(&self) -> &[ToolSpec] {
         &[]
+    }
+    /// What is wrong with a gold action's `arguments` for `tool` by the
+    /// tool's own parameters schema, which `validate` reports; `None` when
+    /// they fit, or when the environment does not check arguments before a
+    /// call (a real server answers a bad call itself, and the gold actions'
+    /// replay on a fresh session finds that).
+    fn argument_problem(
+        &self,
+        caller: Caller,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Option<String> {
+        let _ = (caller, tool, arguments);
+        None
+    }
+    /// The tools a scenario's probes may call (`validate` checks each
+    /// probe's): the policy's, unless the environment gives probes a list of
+    /// their own (an MCP server's `probe_tools`).
+    fn probe_tools(&self) -> Vec<&str> {
+        self.tools().iter().map(|t| t.name.as_str()).collect()
     }
     /// Whether `usersim validate` replays the scenarios' gold actions on a
     /// fresh session. An environment whose tools are played by a model
@@ -173,6 +209,19 @@ pub trait Session: Send {
                 call.name
             ))),
         }
+    }
+    /// Make a scenario's probe call after the conversation (see
+    /// `verify::probes`): by default the call as the policy would make it,
+    /// its output as the policy would read it. An MCP session lets probes
+    /// call their own list of tools and keeps a result's text and structured
+    /// content apart.
+    async fn probe(&mut self, call: &ToolCall) -> Result<ProbeOutput, EnvError> {
+        let output = self.call(call).await?;
+        Ok(ProbeOutput {
+            content: output.content,
+            structured: None,
+            is_error: output.is_error,
+        })
     }
     /// Score the conversation: `messages` is the policy's view of the transcript.
     async fn verify(

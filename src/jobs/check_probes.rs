@@ -1,7 +1,7 @@
-//! `validate`'s checks of a scenario's probes: each names a tool the
-//! policy's environment has (an MCP server's tools are listed by starting it
-//! once), gives an expectation that can be checked, and a scenario that
-//! names `probes` in its reward basis has some.
+//! `validate`'s checks of a scenario's probes: each names a tool probes may
+//! call (the environment's `probe_tools`: an MCP server's are checked against
+//! its `tools/list` by starting it once), gives an expectation that can be
+//! checked, and a scenario that names `probes` in its reward basis has some.
 
 use std::path::Path;
 
@@ -20,11 +20,7 @@ pub fn probe_problems(
         let criteria = &scenario.evaluation;
         let tools: Vec<&str> = match &scenario.tools {
             Some(own) => own.iter().map(|t| t.name.as_str()).collect(),
-            None => environment
-                .tools()
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect(),
+            None => environment.probe_tools(),
         };
         if criteria.reward_basis.contains(&Component::Probes) && criteria.probes.is_empty() {
             problems.push(Problem::at_field(
@@ -42,7 +38,7 @@ pub fn probe_problems(
                     file,
                     &format!("{at}.tool"),
                     format!(
-                        "'{}' is not a tool of {}; its tools are: {}",
+                        "'{}' is not a tool probes may call in {}; they may call: {}",
                         probe.tool,
                         environment.name(),
                         tools.join(", ")

@@ -97,11 +97,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let environment = match open_environment(&job.environment).await {
         Ok(env) => Some(env),
         Err(e) => {
-            problems.push(Problem::at_field(
-                &job.source,
-                job.environment.field(),
-                e.to_string(),
-            ));
+            problems.extend(e.problems_at(&job.source, job.environment.field()));
             None
         }
     };
@@ -271,14 +267,19 @@ fn parallel_tool_calls(job: &Job, environment: &dyn Environment) -> Result<bool,
     }
 }
 
-/// Every gold action must name one of the environment's tools and succeed when
-/// replayed on a fresh session; otherwise no policy could ever earn the reward.
+/// Every gold action must name one of the environment's tools, fit its
+/// parameters schema where the environment checks one, and succeed when
+/// replayed on a fresh session; otherwise no policy could ever earn the
+/// reward. A problem names the scenario's line in `file` when it is a
+/// scenarios JSONL file.
 pub async fn check_gold_actions(
     file: &Path,
     scenarios: &[Scenario],
     environment: &dyn Environment,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
+    // Read only when there is a problem to place.
+    let lines = std::sync::OnceLock::new();
     let names =
         |tools: &[ToolSpec]| -> Vec<String> { tools.iter().map(|t| t.name.clone()).collect() };
     let policy_tools = names(environment.tools());
@@ -286,7 +287,14 @@ pub async fn check_gold_actions(
     // A scenario with its own tools (a NeMo Gym row) is verified by its own
     // resources server, which knows its gold calls better than usersim does.
     for scenario in scenarios.iter().filter(|s| s.tools.is_none()) {
-        let at = |i: usize| format!("scenario '{}', evaluation.actions[{i}]", scenario.id);
+        let at = |i: usize| {
+            let line = lines
+                .get_or_init(|| crate::persona::load::scenario_lines(file))
+                .get(&scenario.id)
+                .map(|line| format!("line {line}, "))
+                .unwrap_or_default();
+            format!("{line}scenario '{}', evaluation.actions[{i}]", scenario.id)
+        };
         let mut known = true;
         for (i, action) in scenario.evaluation.actions.iter().enumerate() {
             let (tools, whose) = match action.caller {
@@ -314,6 +322,11 @@ pub async fn check_gold_actions(
                         whose.trim_start_matches("a ")
                     ),
                 ));
+            } else if let Some(why) =
+                environment.argument_problem(action.caller, &action.name, &action.arguments)
+            {
+                known = false;
+                problems.push(Problem::at_field(file, &at(i), why));
             }
         }
         if !known || !environment.replays_gold_actions() {

@@ -88,6 +88,26 @@ pub fn load_personas(path: &Path) -> Result<Vec<Persona>, Vec<Problem>> {
     }
 }
 
+/// The line of each scenario of a scenarios JSONL file, by id, for problems
+/// found after loading (e.g. a gold action a tool's schema refuses); empty
+/// when the file cannot be read.
+pub fn scenario_lines(path: &Path) -> HashMap<String, usize> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return HashMap::new();
+    };
+    jsonl_lines(&text)
+        .filter_map(|(line, json)| {
+            serde_json::from_str::<Id>(json)
+                .ok()
+                .map(|record| (record.id, line))
+        })
+        .collect()
+}
+
 /// Load scenarios from a JSONL file: one scenario per line, blank lines skipped.
 pub fn load_scenarios(path: &Path) -> Result<Vec<Scenario>, Vec<Problem>> {
     let mut problems = Vec::new();

@@ -269,8 +269,9 @@ pub async fn run_episode(
     })
 }
 
-/// Make each probe's call on the conversation's session. A tool error is an
-/// output (the probe fails); the environment failing fails the episode.
+/// Make each probe's call on the conversation's session ([`Session::probe`]).
+/// A tool error is an output (the probe fails); the environment failing
+/// fails the episode.
 async fn run_probes(
     session: &mut dyn Session,
     probes: &[Probe],
@@ -282,11 +283,7 @@ async fn run_probes(
             name: probe.tool.clone(),
             arguments: probe.arguments.to_string(),
         };
-        let output = session.call(&call).await?;
-        outputs.push(ProbeOutput {
-            content: output.content,
-            is_error: output.is_error,
-        });
+        outputs.push(session.probe(&call).await?);
     }
     Ok(outputs)
 }

@@ -7,7 +7,13 @@
 //! Comparisons: `expect` is JSON the output must contain (a subset match:
 //! objects by key, every expected array element found in the actual array, in
 //! any order; numbers as numbers), `expect_regex` a regular expression the
-//! output text must match. A probe may give both; it passes when all hold.
+//! output's text must match. A probe may give both; it passes when all hold.
+//!
+//! What each compares ([`ProbeOutput`]): the text is the tool output as the
+//! policy would read it, except for an MCP server, whose text is the result's
+//! `text` content blocks joined by newlines; `expect` reads the result's
+//! structured content when it has one (MCP's `structuredContent`), else the
+//! text as JSON.
 //! The environment's session makes the calls (the episode engine runs them);
 //! this module only checks the outputs.
 
@@ -41,7 +47,11 @@ fn empty_object() -> Value {
 /// What a probe's call answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeOutput {
+    /// The text `expect_regex` matches.
     pub content: String,
+    /// The structured value `expect` reads, when the output has one apart
+    /// from its text; `None`: `expect` reads the text as JSON.
+    pub structured: Option<Value>,
     pub is_error: bool,
 }
 
@@ -85,16 +95,19 @@ impl Probe {
             }
         }
         if let Some(expected) = &self.expect {
-            let actual: Value = serde_json::from_str(&output.content).map_err(|e| {
-                format!(
-                    "the output is not JSON ({e}), so \"expect\" cannot match it: {}",
-                    excerpt(&output.content)
-                )
-            })?;
+            let actual: Value = match &output.structured {
+                Some(structured) => structured.clone(),
+                None => serde_json::from_str(&output.content).map_err(|e| {
+                    format!(
+                        "the output is not JSON ({e}), so \"expect\" cannot match it: {}",
+                        excerpt(&output.content)
+                    )
+                })?,
+            };
             if !contains(&actual, expected) {
                 return Err(format!(
                     "the output does not contain {expected}: {}",
-                    excerpt(&output.content)
+                    excerpt(&actual.to_string())
                 ));
             }
         }
@@ -171,6 +184,7 @@ mod tests {
     fn ok(text: &str) -> ProbeOutput {
         ProbeOutput {
             content: text.into(),
+            structured: None,
             is_error: false,
         }
     }
@@ -208,9 +222,24 @@ mod tests {
         assert!(why.contains("does not match"), "{why}");
         let failed = ProbeOutput {
             content: "Error: no such entity".into(),
+            structured: None,
             is_error: true,
         };
         assert!(p.check(&failed).unwrap_err().contains("the call failed"));
+    }
+
+    #[test]
+    fn the_regex_matches_the_text_and_expect_the_structured_content() {
+        let out = ProbeOutput {
+            content: "done".into(),
+            structured: Some(json!({"content": "done", "said": "a \"quote\""})),
+            is_error: false,
+        };
+        let p = probe(json!({"tool": "t", "expect_regex": "^done$",
+                             "expect": {"said": "a \"quote\""}}));
+        assert_eq!(p.check(&out), Ok(()));
+        let p = probe(json!({"tool": "t", "expect_regex": "content"}));
+        assert!(p.check(&out).unwrap_err().contains("does not match"));
     }
 
     #[test]

@@ -216,7 +216,9 @@ pub(crate) fn memory_config(program: &str, max_processes: usize) -> McpConfig {
             )]
             .into(),
         },
+        name: None,
         allowed_tools: None,
+        probe_tools: None,
         max_processes,
         timeout: Duration::from_secs(30),
         startup_timeout: Duration::from_secs(60),
@@ -474,4 +476,166 @@ async fn everything_server_over_streamable_http_keeps_state_per_session_for_prob
     }
     println!("everything server over streamable HTTP: {ones} with reward 1, {zeros} with 0");
     assert!(ones > 0 && zeros > 0, "{ones} ones, {zeros} zeros");
+}
+
+// A `url` that is not an MCP server: nothing of its reply comes back -------
+
+/// An HTTP service that answers every request with `status`, `content_type`
+/// and `body` (an internal service a token holder should not read).
+async fn plain_http(status: u16, content_type: &'static str, body: String) -> String {
+    use axum::http::{header, StatusCode};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let status = StatusCode::from_u16(status).unwrap();
+    let router = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move { (status, [(header::CONTENT_TYPE, content_type)], body) }
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+#[tokio::test]
+async fn a_submitted_mcp_url_that_is_not_mcp_is_refused_without_its_reply() {
+    let service = crate::common::Service::start("t").await;
+    let secret = "sk-internal-4f9a1c2e7b";
+    let replies: Vec<(u16, &'static str, String)> = vec![
+        // The case found: a JSON body that is not JSON-RPC was quoted whole.
+        (200, "application/json", format!("{{\"api_key\": \"{secret}\"}}")),
+        // JSON-RPC, but not an answer to `initialize`.
+        (
+            200,
+            "application/json",
+            format!("{{\"jsonrpc\": \"2.0\", \"id\": 0, \"result\": {{\"key\": \"{secret}\"}}}}"),
+        ),
+        (
+            200,
+            "application/json",
+            format!("{{\"jsonrpc\": \"2.0\", \"id\": 0, \"error\": {{\"code\": -32000, \"message\": \"{secret}\"}}}}"),
+        ),
+        (200, "text/html", format!("<html><body>{secret}</body></html>")),
+        (200, "text/event-stream", format!("data: {{\"key\": \"{secret}\"}}\n\n")),
+        (500, "application/json", format!("{{\"error\": \"{secret}\"}}")),
+        (404, "text/plain", format!("no such page; the key is {secret}")),
+    ];
+    for (status, content_type, body) in replies {
+        let url = plain_http(status, content_type, body.clone()).await;
+        let config = service.job("not-mcp", 1, "").replace(
+            "[environment]\nname = \"builtin:retail\"\n",
+            &format!("[environment]\nkind = \"mcp\"\nurl = \"{url}\"\nstartup_timeout_secs = 5\n"),
+        );
+        assert!(
+            config.contains("kind = \"mcp\""),
+            "the job changed: {config}"
+        );
+        let response = service
+            .post("/v1/jobs")
+            .header("content-type", "application/toml")
+            .body(config)
+            .send()
+            .await
+            .unwrap();
+        let code = response.status().as_u16();
+        let said = response.text().await.unwrap();
+        let case = format!("{status} {content_type} {body}");
+        assert_eq!(code, 422, "{case}: {said}");
+        assert!(
+            !said.contains(secret),
+            "{case}: the reply came back: {said}"
+        );
+        assert!(
+            !said.contains("api_key") && !said.contains("<html>"),
+            "{case}: {said}"
+        );
+        assert!(said.contains("environment.url"), "{case}: {said}");
+        assert!(
+            said.contains("did not complete the MCP handshake"),
+            "{case}: {said}"
+        );
+        if status >= 500 {
+            assert!(said.contains(&format!("HTTP {status}")), "{case}: {said}");
+        }
+    }
+}
+
+// Probes: their own tools, and the text they match -------------------------
+
+/// A scenario of the memory server's: the agent stores Dana's allergy; the
+/// probes read her node back with `open_nodes`, which the policy is not
+/// offered, and match its text (pretty-printed JSON: `"name": "Dana Reyes"`,
+/// with the space after the colon that the structured content's compact
+/// JSON does not have) and its structured content.
+fn probed_scenario() -> serde_json::Value {
+    let all =
+        std::fs::read_to_string(common::repo().join("data/mcp-memory/scenarios.jsonl")).unwrap();
+    let mut scenario: serde_json::Value =
+        serde_json::from_str(all.lines().next().unwrap()).unwrap();
+    assert_eq!(scenario["id"], "mcp-memory-001-allergy", "the data changed");
+    scenario["evaluation"]["probes"] = serde_json::json!([
+        {"tool": "open_nodes", "arguments": {"names": ["Dana Reyes"]},
+         "expect_regex": "^\\{\\n  \"entities\": \\[\\n    \\{\\n      \"name\": \"Dana Reyes\""},
+        {"tool": "open_nodes", "arguments": {"names": ["Dana Reyes"]},
+         "expect": {"entities": [{"name": "Dana Reyes"}]}}
+    ]);
+    scenario["evaluation"]["reward_basis"] = serde_json::json!(["probes"]);
+    scenario
+}
+
+#[tokio::test]
+async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
+    let test = "probes_call_their_own_tools_and_match_the_texts_the_server_wrote";
+    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios.jsonl");
+    std::fs::write(&scenarios, format!("{}\n", probed_scenario())).unwrap();
+    // The policy may only write; probes read with open_nodes.
+    let environment = format!(
+        "{}\nallowed_tools = [\"create_entities\", \"add_observations\"]\n\
+         probe_tools = [\"open_nodes\"]",
+        memory_environment(&memory)
+    );
+    let config = job(dir.path(), "probed", &environment, &scenarios, 6);
+    let (store, report) = run(&config).await;
+    assert_eq!(report.counts.failed, 0, "{report:?}");
+    let all = conversations(store.as_ref(), report.job.id).await;
+    assert_eq!(all.len(), 6);
+    let mut ones = 0;
+    for c in &all {
+        let key = &c.conversation.item_key;
+        let offered = c.conversation.tools.to_string();
+        assert!(!offered.contains("open_nodes"), "{key}: offered {offered}");
+        let detail = probes_detail(c);
+        let stored = calls(c).iter().any(|n| n == "create_entities");
+        match c.conversation.reward {
+            Some(1.0) => {
+                ones += 1;
+                assert!(stored, "{key}: rewarded without storing: {detail}");
+            }
+            Some(0.0) => {
+                assert!(!stored, "{key}: stored but not rewarded: {detail}");
+            }
+            other => panic!("{key}: reward {other:?} ({detail})"),
+        }
+    }
+    assert!(ones > 0, "no conversation passed the probes");
+
+    // A probe tool the server does not list is a validate error naming it.
+    let environment = format!(
+        "{}\nprobe_tools = [\"open_nodez\"]",
+        memory_environment(&memory)
+    );
+    let config = job(dir.path(), "typo", &environment, &scenarios, 1);
+    let job = usersim::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
+    let problems = match jobs::setup::prepare(&job).await {
+        Err(problems) => problems,
+        Ok(_) => panic!("an unknown probe tool passed validate"),
+    };
+    let said: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert!(
+        said.iter()
+            .any(|p| p.contains("probe_tools names open_nodez") && p.contains("open_nodes")),
+        "{said:?}"
+    );
 }

@@ -1,7 +1,12 @@
 //! Reaching an MCP server for one session: a fresh process over stdio, or a
 //! fresh session over streamable HTTP; `initialize` answered within the
 //! startup timeout. What a process wrote on stderr is kept (its end), so a
-//! server that exits at start says why.
+//! server that exits at start says why. A server at a `url` is described in
+//! usersim's own words only ([`super::remote_error`]): never its reply.
+//!
+//! Over stdio, usersim spawns the process itself and hands rmcp its stdout
+//! and stdin, so that the process and its folder belong to the session
+//! ([`ServerProcess`]) and end with it on every path.
 //!
 //! Over HTTP, rmcp's streamable-HTTP client runs on a reqwest client built
 //! here: the clippy `disallowed-types` fence (clippy.toml) lets it through
@@ -14,15 +19,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::RunningService;
+use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
 
+use crate::config::mcp::SESSION_DIR;
 use crate::config::{McpConfig, McpTransport};
 
+use super::process::ServerProcess;
+use super::remote_error::initialize_failure;
 use super::session_dir::SessionDir;
 
 /// The client side of one MCP session.
@@ -34,9 +42,41 @@ const STDERR_KEPT: usize = 2_000;
 /// One open session with a server, and what belongs to it.
 pub struct Connection {
     pub client: Client,
-    /// The conversation's own folder (stdio only), removed after the process.
-    pub dir: Option<SessionDir>,
+    /// The process and the conversation's own folder (stdio only).
+    pub process: Option<ServerProcess>,
     pub stderr: Option<StderrTail>,
+}
+
+impl Connection {
+    /// `text` as the policy or an error may show it: the session folder's
+    /// absolute path made `.` (see [`SessionDir::hide`]).
+    pub fn hide(&self, text: &str) -> String {
+        match &self.process {
+            Some(process) => process.dir().hide(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// The end of what the process wrote on stderr (`; it wrote on stderr:
+    /// …`), its folder hidden; empty over HTTP.
+    pub fn said(&self) -> String {
+        let said = self.stderr.as_ref().map(|s| s.said()).unwrap_or_default();
+        self.hide(&said)
+    }
+
+    /// Close the session: the client first (the server's input closed, so
+    /// it can exit), then the process ended and its folder removed.
+    pub async fn close(self) {
+        let Connection {
+            client, process, ..
+        } = self;
+        if let Err(e) = client.cancel().await {
+            tracing::debug!("closing an MCP session: {e}");
+        }
+        if let Some(process) = process {
+            process.end().await;
+        }
+    }
 }
 
 /// The end of what a server process wrote on stderr.
@@ -104,28 +144,39 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
             let Some((program, args)) = command.split_first() else {
                 return Err("the command is empty".into());
             };
+            let cwd = if cwd.as_os_str() == SESSION_DIR {
+                dir.path()
+            } else {
+                cwd.as_path()
+            };
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args.iter().map(|a| dir.fill(a)))
                 .current_dir(cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .kill_on_drop(true);
             for (key, value) in env {
                 cmd.env(key, dir.fill(value));
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
+            let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start '{program}': {e}"))?;
-            let (tail, reader) = match stderr {
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(format!("'{program}' started without its stdin and stdout"));
+            };
+            let (tail, reader) = match child.stderr.take() {
                 Some(stderr) => {
                     let (tail, reader) = StderrTail::follow(stderr);
                     (tail, Some(reader))
                 }
                 None => (StderrTail::default(), None),
             };
-            match initialize(transport, config.startup_timeout).await {
+            let process = ServerProcess::new(child, dir);
+            match initialize((stdout, stdin), config.startup_timeout).await {
                 Ok(client) => Ok(Connection {
                     client,
-                    dir: Some(dir),
+                    process: Some(process),
                     stderr: Some(tail),
                 }),
                 Err(why) => {
@@ -133,7 +184,15 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
                     if let Some(reader) = reader {
                         let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
                     }
-                    Err(format!("'{}' {why}{}", command.join(" "), tail.said()))
+                    let why = match why {
+                        Failure::Handshake(e) => format!(
+                            "did not complete the MCP handshake (exited at start, or does not \
+                             speak MCP): {e}"
+                        ),
+                        timeout => timeout.to_string(),
+                    };
+                    let said = process.dir().hide(&tail.said());
+                    Err(format!("'{}' {why}{said}", command.join(" ")))
                 }
             }
         }
@@ -153,29 +212,49 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
             );
             let client = initialize(transport, config.startup_timeout)
                 .await
-                .map_err(|why| format!("{url} {why}"))?;
+                .map_err(|why| match why {
+                    Failure::Handshake(e) => format!(
+                        "{url} did not complete the MCP handshake: it {}",
+                        initialize_failure(&e)
+                    ),
+                    timeout => format!("{url} {timeout}"),
+                })?;
             Ok(Connection {
                 client,
-                dir: None,
+                process: None,
                 stderr: None,
             })
         }
     }
 }
 
-async fn initialize<T, E, A>(transport: T, timeout: Duration) -> Result<Client, String>
+/// Why `initialize` did not succeed.
+enum Failure {
+    Handshake(Box<ClientInitializeError>),
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Handshake(e) => write!(f, "did not complete the MCP handshake: {e}"),
+            Failure::Timeout(timeout) => write!(
+                f,
+                "did not answer `initialize` within {} s (startup_timeout_secs)",
+                timeout.as_secs_f64()
+            ),
+        }
+    }
+}
+
+async fn initialize<T, E, A>(transport: T, timeout: Duration) -> Result<Client, Failure>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     match tokio::time::timeout(timeout, client_info().serve(transport)).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(format!(
-            "did not complete the MCP handshake (exited at start, or does not speak MCP): {e}"
-        )),
-        Err(_) => Err(format!(
-            "did not answer `initialize` within {} s (startup_timeout_secs)",
-            timeout.as_secs_f64()
-        )),
+        Ok(Err(e)) => Err(Failure::Handshake(Box::new(e))),
+        Err(_) => Err(Failure::Timeout(timeout)),
     }
 }

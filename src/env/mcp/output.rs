@@ -1,10 +1,12 @@
 //! MCP values as usersim's: a server's tool as a [`ToolSpec`], a
-//! `tools/call` result as a [`ToolOutput`].
+//! `tools/call` result as a [`ToolOutput`] (what the policy reads) or a
+//! [`ProbeOutput`] (what a probe checks).
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, Tool};
 use serde_json::Value;
 
 use crate::env::{ToolOutput, ToolSpec};
+use crate::verify::probes::ProbeOutput;
 
 /// A tool the server lists, as offered to the policy.
 pub fn tool_spec(tool: &Tool) -> ToolSpec {
@@ -38,6 +40,35 @@ pub fn tool_output(result: &CallToolResult) -> ToolOutput {
         ToolOutput::error(text)
     } else {
         ToolOutput::ok(text)
+    }
+}
+
+/// What a probe checks: `expect_regex` the result's text (its `content`
+/// blocks of type `text`, joined by newlines; no block of another kind), and
+/// `expect` its `structuredContent` when it has some (else that text read as
+/// JSON). `isError` makes it a failed call.
+pub fn probe_output(result: &CallToolResult) -> ProbeOutput {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let is_error = result.is_error == Some(true);
+    ProbeOutput {
+        content: if is_error {
+            format!("Error: {text}")
+        } else {
+            text
+        },
+        structured: result
+            .structured_content
+            .clone()
+            .filter(|structured| !structured.is_null()),
+        is_error,
     }
 }
 
@@ -76,6 +107,22 @@ mod tests {
         let r = result(json!({"content": [{"type": "text", "text": "{\"n\": 1}"}],
                               "structuredContent": {"n": 1}}));
         assert_eq!(tool_output(&r).content, r#"{"n":1}"#);
+    }
+
+    #[test]
+    fn a_probe_reads_the_text_blocks_and_the_structured_content_apart() {
+        let r = result(json!({
+            "content": [{"type": "text", "text": "done"},
+                        {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                        {"type": "text", "text": "said \"yes\""}],
+            "structuredContent": {"content": "done"}
+        }));
+        let out = probe_output(&r);
+        assert_eq!(out.content, "done\nsaid \"yes\"");
+        assert_eq!(out.structured, Some(json!({"content": "done"})));
+        assert!(!out.is_error);
+        // What the policy reads is still the structured content.
+        assert_eq!(tool_output(&r).content, r#"{"content":"done"}"#);
     }
 
     #[test]

@@ -25,6 +25,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use crate::config::SimulatedConfig;
 use crate::env::{
     Caller, EnvError, EnvUsage, Environment, InitialState, Message, Session, ToolCall, ToolOutput,
     ToolSpec,
@@ -55,15 +56,29 @@ pub struct SimulatedEnvironment {
 }
 
 impl SimulatedEnvironment {
-    /// Read and check the tool specs at `path`; `model` plays the tools (none
-    /// to only check them, as `usersim validate` does).
+    /// Read and check the tool specs at `path`, named by the file's stem;
+    /// `model` plays the tools (none to only check them, as `usersim
+    /// validate` does).
     pub fn load(path: &Path, model: Option<Arc<dyn ChatModel>>) -> Result<Self, EnvError> {
-        let error = |message: String| EnvError::ToolSpecs {
+        let config = SimulatedConfig {
+            tools: path.to_path_buf(),
+            name: None,
+        };
+        Self::open(&config, model)
+    }
+
+    /// [`SimulatedEnvironment::load`] of a job's `[environment]`, with its name.
+    pub fn open(
+        config: &SimulatedConfig,
+        model: Option<Arc<dyn ChatModel>>,
+    ) -> Result<Self, EnvError> {
+        let path = config.tools.as_path();
+        let error = |problems: Vec<String>| EnvError::ToolSpecs {
             path: path.display().to_string(),
-            message,
+            problems,
         };
         let text = std::fs::read_to_string(path)
-            .map_err(|e| error(format!("cannot read the tool specs: {e}")))?;
+            .map_err(|e| error(vec![format!("cannot read the tool specs: {e}")]))?;
         let specs = ToolSpecs::parse(&text).map_err(error)?;
         let built_in = TOOL_SIMULATOR_TEMPLATE;
         let prompts = PromptRegistry::from_texts(vec![(
@@ -73,16 +88,12 @@ impl SimulatedEnvironment {
         )])
         .map_err(|problems| EnvError::ToolSpecs {
             path: built_in.label().display().to_string(),
-            message: problems
-                .iter()
-                .map(|p| p.message.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
+            problems: problems.iter().map(|p| p.message.clone()).collect(),
         })?;
         let specs_of = |tools: &[SimulatedTool]| tools.iter().map(|t| t.spec.clone()).collect();
         Ok(SimulatedEnvironment {
             shared: Arc::new(Shared {
-                name: format!("simulated:{}", path.display()),
+                name: config.label(),
                 policy_tools: specs_of(&specs.tools),
                 user_tools: specs_of(&specs.user_tools),
                 specs,
@@ -113,6 +124,32 @@ impl Environment for SimulatedEnvironment {
 
     fn replays_gold_actions(&self) -> bool {
         false
+    }
+
+    /// Checked against the tool's `parameters`, as a call is in a
+    /// conversation: a gold action that breaks it could never be made, and
+    /// every conversation would score 0 on `db`.
+    fn argument_problem(&self, caller: Caller, tool: &str, arguments: &Value) -> Option<String> {
+        let tools = match caller {
+            Caller::Policy => &self.shared.specs.tools,
+            Caller::User => &self.shared.specs.user_tools,
+        };
+        let tool = tools.iter().find(|t| t.spec.name == tool)?;
+        let arguments = match arguments {
+            Value::Null => json!({}),
+            other => other.clone(),
+        };
+        self.shared
+            .specs
+            .check_arguments(tool, &arguments)
+            .err()
+            .map(|why| {
+                format!(
+                    "the arguments break the parameters schema of {} in the tools file: {why}; \
+                     fix them to what the tool takes, or no conversation can make this call",
+                    tool.spec.name
+                )
+            })
     }
 
     /// No records: what the generator is told instead (it writes the facts).

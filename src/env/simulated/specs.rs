@@ -2,7 +2,8 @@
 //! optionally with an `output_schema` and `read_only`, as a list or as
 //! `{"policy": "...", "tools": [...], "user_tools": [...]}`. Every schema is
 //! checked against the JSON Schema metaschema (boon), with no reference
-//! resolved outside the file.
+//! resolved outside the file; every problem of the file is reported at
+//! once, each naming its tool and field.
 
 use std::sync::Arc;
 
@@ -42,66 +43,88 @@ impl boon::UrlLoader for NoRemoteRefs {
 }
 
 impl ToolSpecs {
-    /// Parse and check `text` (the file's contents); an error names the tool
-    /// (`tools[2] 'get_order'`), the field, and what is wrong.
-    pub fn parse(text: &str) -> Result<ToolSpecs, String> {
+    /// Parse and check `text` (the file's contents); each error names the
+    /// tool (`tools[2] 'get_order'`), the field, and what is wrong, and every
+    /// tool is checked, not only up to the first error.
+    pub fn parse(text: &str) -> Result<ToolSpecs, Vec<String>> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
-            format!("is not valid JSON ({e}); write a list of OpenAI function tools")
+            vec![format!(
+                "is not valid JSON ({e}); write a list of OpenAI function tools"
+            )]
         })?;
         let (policy_text, tools, user_tools) = match value {
             Value::Array(tools) => (None, tools, Vec::new()),
             Value::Object(mut map) => {
-                for key in map.keys() {
-                    if !["policy", "tools", "user_tools"].contains(&key.as_str()) {
-                        return Err(format!(
+                let mut errors: Vec<String> = map
+                    .keys()
+                    .filter(|key| !["policy", "tools", "user_tools"].contains(&key.as_str()))
+                    .map(|key| {
+                        format!(
                             "has an unknown key '{key}'; the keys are policy, tools and user_tools"
-                        ));
+                        )
+                    })
+                    .collect();
+                let mut list = |key: &str| match map.remove(key) {
+                    None => Vec::new(),
+                    Some(Value::Array(list)) => list,
+                    Some(_) => {
+                        errors.push(format!("{key} is not a list of tools"));
+                        Vec::new()
                     }
-                }
-                let list = |v: Option<Value>, key: &str| match v {
-                    None => Ok(Vec::new()),
-                    Some(Value::Array(list)) => Ok(list),
-                    Some(_) => Err(format!("{key} is not a list of tools")),
                 };
+                let (tools, user_tools) = (list("tools"), list("user_tools"));
                 let policy = match map.remove("policy") {
                     None => None,
                     Some(Value::String(text)) => Some(text),
-                    Some(_) => return Err("policy is not a string".to_string()),
+                    Some(_) => {
+                        errors.push("policy is not a string".to_string());
+                        None
+                    }
                 };
-                (
-                    policy,
-                    list(map.remove("tools"), "tools")?,
-                    list(map.remove("user_tools"), "user_tools")?,
-                )
+                if !errors.is_empty() {
+                    return Err(errors);
+                }
+                (policy, tools, user_tools)
             }
-            _ => return Err("is neither a list of tools nor an object with tools".to_string()),
+            _ => {
+                return Err(vec![
+                    "is neither a list of tools nor an object with tools".to_string()
+                ])
+            }
         };
         if tools.is_empty() {
-            return Err("has no tools; list at least one OpenAI function tool".to_string());
+            return Err(vec![
+                "has no tools; list at least one OpenAI function tool".to_string()
+            ]);
         }
         let mut compiler = boon::Compiler::new();
         compiler.set_default_draft(boon::Draft::V2020_12);
         compiler.use_loader(Box::new(NoRemoteRefs));
         let mut schemas = boon::Schemas::new();
         let mut seen = std::collections::HashSet::new();
-        let mut read = |side: &str, list: Vec<Value>| -> Result<Vec<SimulatedTool>, String> {
-            list.into_iter()
-                .enumerate()
-                .map(|(i, entry)| {
-                    let tool =
-                        read_tool(&format!("{side}[{i}]"), entry, &mut compiler, &mut schemas)?;
-                    if !seen.insert(tool.spec.name.clone()) {
-                        return Err(format!(
-                            "{side}[{i}]: the name '{}' is used twice; tool names must be unique",
-                            tool.spec.name
-                        ));
-                    }
-                    Ok(tool)
-                })
-                .collect()
+        let mut errors = Vec::new();
+        let mut read = |side: &str, list: Vec<Value>| -> Vec<SimulatedTool> {
+            let mut read = Vec::new();
+            for (i, entry) in list.into_iter().enumerate() {
+                let at = format!("{side}[{i}]");
+                let twice = name_of(&entry).filter(|name| !seen.insert(name.to_string()));
+                if let Some(name) = twice {
+                    errors.push(format!(
+                        "{at}: the name '{name}' is used twice; tool names must be unique"
+                    ));
+                }
+                match read_tool(&at, entry, &mut compiler, &mut schemas) {
+                    Ok(tool) => read.push(tool),
+                    Err(problems) => errors.extend(problems),
+                }
+            }
+            read
         };
-        let tools = read("tools", tools)?;
-        let user_tools = read("user_tools", user_tools)?;
+        let tools = read("tools", tools);
+        let user_tools = read("user_tools", user_tools);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         Ok(ToolSpecs {
             policy_text: policy_text.unwrap_or_else(|| DEFAULT_POLICY.to_string()),
             tools,
@@ -140,19 +163,30 @@ fn schema_error(e: &boon::ValidationError<'_, '_>) -> String {
     }
 }
 
+/// The name an entry gives its tool (OpenAI's nested form or the flat one).
+fn name_of(entry: &Value) -> Option<String> {
+    entry
+        .get("function")
+        .and_then(|f| f.get("name"))
+        .or_else(|| entry.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// One tool of the file; every problem it has.
 fn read_tool(
     at: &str,
     entry: Value,
     compiler: &mut boon::Compiler,
     schemas: &mut boon::Schemas,
-) -> Result<SimulatedTool, String> {
+) -> Result<SimulatedTool, Vec<String>> {
     let Value::Object(mut entry) = entry else {
-        return Err(format!("{at} is not an object; write {{\"type\": \"function\", \"function\": {{\"name\": ..., \"parameters\": ...}}}}"));
+        return Err(vec![format!("{at} is not an object; write {{\"type\": \"function\", \"function\": {{\"name\": ..., \"parameters\": ...}}}}")]);
     };
     // OpenAI's form nests the function; the flat form is accepted too.
     let mut function = match entry.remove("function") {
         Some(Value::Object(f)) => f,
-        Some(_) => return Err(format!("{at}.function is not an object")),
+        Some(_) => return Err(vec![format!("{at}.function is not an object")]),
         None => entry.clone(),
     };
     let take = |key: &str,
@@ -162,41 +196,57 @@ fn read_tool(
     };
     let name = match take("name", &mut function, &mut entry) {
         Some(Value::String(name)) if !name.trim().is_empty() => name,
-        _ => return Err(format!("{at} has no name; give each tool a \"name\"")),
+        _ => return Err(vec![format!("{at} has no name; give each tool a \"name\"")]),
     };
     let at = format!("{at} '{name}'");
+    let mut problems = Vec::new();
     let description = match take("description", &mut function, &mut entry) {
         None => String::new(),
         Some(Value::String(d)) => d,
-        Some(_) => return Err(format!("{at}: description is not a string")),
+        Some(_) => {
+            problems.push(format!("{at}: description is not a string"));
+            String::new()
+        }
     };
     let parameters = take("parameters", &mut function, &mut entry)
         .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
-    if !parameters.is_object() {
-        return Err(format!("{at}: parameters is not a JSON Schema object"));
-    }
     let output_schema = take("output_schema", &mut function, &mut entry);
     let read_only = match take("read_only", &mut function, &mut entry) {
         None => false,
         Some(Value::Bool(b)) => b,
-        Some(_) => return Err(format!("{at}: read_only is not true or false")),
+        Some(_) => {
+            problems.push(format!("{at}: read_only is not true or false"));
+            false
+        }
     };
-    let parameters_index = compile(&at, "parameters", &parameters, compiler, schemas)?;
+    let parameters_index = if parameters.is_object() {
+        compile(&at, "parameters", &parameters, compiler, schemas)
+            .map_err(|e| problems.push(e))
+            .ok()
+    } else {
+        problems.push(format!("{at}: parameters is not a JSON Schema object"));
+        None
+    };
     let output = match &output_schema {
         None => None,
-        Some(schema) => Some(compile(&at, "output_schema", schema, compiler, schemas)?),
+        Some(schema) => compile(&at, "output_schema", schema, compiler, schemas)
+            .map_err(|e| problems.push(e))
+            .ok(),
     };
-    Ok(SimulatedTool {
-        spec: ToolSpec {
-            name,
-            description,
-            parameters,
-        },
-        output_schema,
-        read_only,
-        parameters: parameters_index,
-        output,
-    })
+    match parameters_index {
+        Some(parameters_index) if problems.is_empty() => Ok(SimulatedTool {
+            spec: ToolSpec {
+                name,
+                description,
+                parameters,
+            },
+            output_schema,
+            read_only,
+            parameters: parameters_index,
+            output,
+        }),
+        _ => Err(problems),
+    }
 }
 
 fn compile(
@@ -261,8 +311,12 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(err.contains("tools[1] 'broken'"), "{err}");
-        assert!(err.contains("parameters is not valid JSON Schema"), "{err}");
+        assert_eq!(err.len(), 1, "{err:?}");
+        assert!(err[0].contains("tools[1] 'broken'"), "{err:?}");
+        assert!(
+            err[0].contains("parameters is not valid JSON Schema"),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -270,14 +324,42 @@ mod tests {
         let err =
             ToolSpecs::parse(r#"[{"name": "a", "parameters": {"$ref": "file:///etc/passwd"}}]"#)
                 .err()
-                .unwrap();
+                .unwrap()
+                .join("; ");
         assert!(
             err.contains("outside the tool specs file") || err.contains("not valid"),
             "{err}"
         );
         let err = ToolSpecs::parse(r#"{"tools": [{"name": "a"}], "user_tools": [{"name": "a"}]}"#)
             .err()
-            .unwrap();
+            .unwrap()
+            .join("; ");
         assert!(err.contains("used twice"), "{err}");
+    }
+
+    #[test]
+    fn every_problem_of_the_file_is_reported_at_once() {
+        let err = ToolSpecs::parse(
+            r#"[{"name": "a", "parameters": {"type": "objekt"}, "output_schema": {"minItems": -1}},
+                {"name": "b", "read_only": "yes"},
+                {"description": "no name"},
+                {"name": "c", "parameters": {"type": "object"}},
+                {"name": "c"}]"#,
+        )
+        .err()
+        .unwrap();
+        let at: Vec<&str> = err.iter().map(|e| e.split(':').next().unwrap()).collect();
+        assert_eq!(
+            at,
+            [
+                "tools[0] 'a'",
+                "tools[0] 'a'",
+                "tools[1] 'b'",
+                "tools[2] has no name; give each tool a \"name\"",
+                "tools[4]"
+            ],
+            "{err:#?}"
+        );
+        assert!(err[1].contains("output_schema"), "{err:#?}");
     }
 }
