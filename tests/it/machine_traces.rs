@@ -73,7 +73,7 @@ const EXAMPLES: &[Example] = &[
         file: "phone.toml",
         needs: &[],
         adapt: unchanged,
-        formats: &["openai --user-tools"],
+        formats: &["hf --user-tools"],
     },
     Example {
         file: "qa-mcqa.toml",
