@@ -18,6 +18,7 @@ use async_openai::middleware::HttpRequestFactory;
 
 use super::framing::MAX_BODY_BYTES;
 use super::Reply;
+use crate::error_chain::{error_chain_with, Repeats};
 use crate::llm::rate_headers::RateHeaders;
 use crate::llm::LlmError;
 
@@ -137,14 +138,7 @@ async fn read_capped(status: u16, mut response: reqwest::Response) -> Result<Vec
 
 /// The error and its causes, in one line.
 fn chain(e: &reqwest::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    message
+    error_chain_with(e, Repeats::Written)
 }
 
 /// hyper's error in the chain of `e`, if any.

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use tera::{Context, Tera};
 
+use crate::error_chain::{error_chain_with, Repeats};
 use crate::server::ApiError;
 
 /// (name, text) of every template; the names end in `.html` (autoescaped)
@@ -38,30 +39,27 @@ static PAGES: LazyLock<Result<Tera, String>> = LazyLock::new(|| {
     // The pages are ours, but get no more than a prompt does: no environment.
     let mut tera = crate::prompt::sandboxed_tera();
     tera.add_raw_templates(TEMPLATES)
-        .map_err(|e| error_chain(&e))?;
+        .map_err(|e| error_chain_with(&e, Repeats::Written))?;
     Ok(tera)
 });
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
 
 /// Page `name` with `page`'s fields as its variables.
 pub fn render(name: &str, page: &impl Serialize) -> Result<String, ApiError> {
     let tera = PAGES
         .as_ref()
         .map_err(|e| ApiError::Internal(format!("the UI's templates do not parse: {e}")))?;
-    let context = Context::from_serialize(page)
-        .map_err(|e| ApiError::Internal(format!("page {name}: {}", error_chain(&e))))?;
-    tera.render(name, &context)
-        .map_err(|e| ApiError::Internal(format!("page {name}: {}", error_chain(&e))))
+    let context = Context::from_serialize(page).map_err(|e| {
+        ApiError::Internal(format!(
+            "page {name}: {}",
+            error_chain_with(&e, Repeats::Written)
+        ))
+    })?;
+    tera.render(name, &context).map_err(|e| {
+        ApiError::Internal(format!(
+            "page {name}: {}",
+            error_chain_with(&e, Repeats::Written)
+        ))
+    })
 }
 
 #[cfg(test)]
