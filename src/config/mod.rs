@@ -18,8 +18,6 @@ pub mod ranges;
 pub mod service;
 pub mod state_calls;
 pub mod synth;
-pub mod synth_committee;
-pub mod synth_diversity;
 pub mod verify;
 
 pub use egress::EgressAllowlist;
@@ -35,5 +33,3 @@ pub use service::{Boundary, OperatorEndpoints, Trust};
 
 #[cfg(test)]
 mod snapshot_golden;
-#[cfg(test)]
-mod synth_committee_tests;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::synth_diversity::{MULTI_INTENT_TAG, REFUSAL_TAG, TRANSFER_TAG};
+use crate::config::synth::diversity::{MULTI_INTENT_TAG, REFUSAL_TAG, TRANSFER_TAG};
 
 /// How the task a blueprint describes is meant to end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

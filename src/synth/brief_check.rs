@@ -26,7 +26,7 @@
 
 use serde_json::Value;
 
-use crate::config::synth_diversity::{
+use crate::config::synth::diversity::{
     is_transfer_tool, MULTI_INTENT_TAG, REFUSAL_TAG, TRANSFER_TAG,
 };
 use crate::env::{Environment, InitialState, ToolCall};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::synth_committee::{CommitteeRule, VoteRule};
+use crate::config::synth::committee::{CommitteeRule, VoteRule};
 use crate::judge::{self, Judge, JudgeError, JudgeInputs, JudgeRun, JudgeStatus};
 use crate::llm::{ChatModel, Usage};
 use crate::persona::scenario::Scenario;

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 
 use super::committee::*;
 use super::execute::ExecutedCall;
-use crate::config::synth_committee::{CommitteeRule, VoteRule};
+use crate::config::synth::committee::{CommitteeRule, VoteRule};
 use crate::env::{ToolCall, ToolOutput};
 use crate::judge::render::render_prompt;
 use crate::judge::{Builtin, Judge, JudgeInputs, JudgeStatus, Order};

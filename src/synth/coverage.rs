@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::config::synth_diversity::{
+use crate::config::synth::diversity::{
     is_transfer_tool, DiversityConfig, ToolMinimum, MULTI_INTENT_TAG, REFUSAL_TAG, TRANSFER_TAG,
 };
 use crate::persona::scenario::Scenario;

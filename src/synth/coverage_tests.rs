@@ -1,7 +1,7 @@
 //! Coverage counted over the hand-written retail scenarios, whose mix is
 //! known: 27 scenarios, 2 transfers, 6 hard, 4 returns.
 
-use crate::config::synth_diversity::{ShareTarget, ToolTarget};
+use crate::config::synth::diversity::{ShareTarget, ToolTarget};
 
 use super::*;
 

@@ -23,7 +23,7 @@
 //!   circle: a brief gets one tag when the shares sum to at most 1, and
 //!   overlapping arcs give some briefs two when they sum to more.
 
-use crate::config::synth_diversity::DiversityConfig;
+use crate::config::synth::diversity::DiversityConfig;
 
 use super::brief::{Outcome, ProposalBrief};
 use super::dedup::splitmix64;

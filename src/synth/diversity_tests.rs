@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use crate::config::synth_diversity::{DiversityConfig, ShareTarget, ToolMinimum, ToolTarget};
+use crate::config::synth::diversity::{DiversityConfig, ShareTarget, ToolMinimum, ToolTarget};
 
 use super::*;
 

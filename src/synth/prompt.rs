@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::config::synth_diversity::is_transfer_tool;
+use crate::config::synth::diversity::is_transfer_tool;
 use crate::config::Problem;
 use crate::env::ToolSpec;
 use crate::persona::scenario::Scenario;

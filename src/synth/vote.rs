@@ -2,7 +2,7 @@
 //! concise reason a rejection gives the generator (the failing criteria and
 //! the reviewers who named them).
 
-use crate::config::synth_committee::{CommitteeRule, VoteRule};
+use crate::config::synth::committee::{CommitteeRule, VoteRule};
 
 use super::committee::Review;
 

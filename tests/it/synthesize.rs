@@ -263,7 +263,7 @@ fn mock_committee(
     model: &str,
     n: usize,
 ) -> Arc<usersim::synth::committee::Committee> {
-    use usersim::config::synth_committee::{CommitteeRule, VoteRule};
+    use usersim::config::synth::committee::{CommitteeRule, VoteRule};
     use usersim::judge::{Builtin, Judge};
     let config = endpoint_config("reviewer", &server.base_url(), model);
     let endpoint: Arc<dyn usersim::llm::ChatModel> =

@@ -4,9 +4,13 @@
 //! table read with the positions of its keys (`read`), each value checked in
 //! its own function (`check`), paths resolved (`paths`), every problem
 //! collected before any is returned; `file` is the config as written, `types`
-//! the config checked, `stored` the form a synthesis job stores.
+//! the config checked, `stored` the form a synthesis job stores. The review
+//! committee (`committee`) and the brief's targets (`diversity`) are its
+//! tables with readers of their own.
 
 mod check;
+pub mod committee;
+pub mod diversity;
 mod file;
 mod paths;
 mod read;
@@ -26,9 +30,9 @@ use super::job::EndpointConfig;
 use super::paths::Resolver;
 use super::problem::Problem;
 use super::service::Trust;
-use super::synth_committee::{read_committee, CommitteeConfig, CommitteeInputs};
-use super::synth_diversity::DiversityConfig;
 use super::MockConfig;
+use committee::{read_committee, CommitteeConfig, CommitteeInputs};
+use diversity::DiversityConfig;
 use file::SynthHead;
 use paths::HeadPaths;
 use read::Tables;
@@ -150,5 +154,7 @@ fn read_all<'t>(
     }
 }
 
+#[cfg(test)]
+mod committee_tests;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
+use super::diversity::{read_diversity, DiversityConfig};
 use super::file::{SynthHead, SynthRoles, TABLES};
 use crate::config::dedup::DedupConfig;
 use crate::config::document::{fields_of, unknown_key_message, Node, Source};
@@ -16,7 +17,6 @@ use crate::config::file::MockFile;
 use crate::config::load::mock_config;
 use crate::config::problem::Problem;
 use crate::config::service::Trust;
-use crate::config::synth_diversity::{read_diversity, DiversityConfig};
 use crate::config::MockConfig;
 
 /// The tables of SYNTH.toml, taken out of the document; the keys left are its head.

@@ -13,8 +13,8 @@ use crate::config::problem::Problem;
 use crate::config::ranges;
 use crate::config::{EnvironmentConfig, MockConfig};
 
-use crate::config::synth_committee::CommitteeConfig;
-use crate::config::synth_diversity::DiversityConfig;
+use super::committee::CommitteeConfig;
+use super::diversity::DiversityConfig;
 
 /// A synthesis run's config, checked, paths absolute.
 #[derive(Debug, Clone)]

@@ -28,9 +28,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
-use super::document::{child, Node, Source};
-use super::problem::Problem;
-use super::ranges::{Real, SYNTH_DIVERSITY_NAMES, SYNTH_MIN_SHARE, SYNTH_SHARE, SYNTH_TOOL_COUNT};
+use crate::config::document::{child, Node, Source};
+use crate::config::problem::Problem;
+use crate::config::ranges::{
+    Real, SYNTH_DIVERSITY_NAMES, SYNTH_MIN_SHARE, SYNTH_SHARE, SYNTH_TOOL_COUNT,
+};
 
 /// The tag of a scenario whose request the policy forbids.
 pub const REFUSAL_TAG: &str = "refusal";
@@ -474,5 +476,5 @@ fn tools<'t>(
 }
 
 #[cfg(test)]
-#[path = "synth_diversity_tests.rs"]
+#[path = "diversity_tests.rs"]
 mod tests;

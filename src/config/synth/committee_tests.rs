@@ -1,8 +1,8 @@
 use std::path::Path;
 
-use super::synth::{from_toml, SynthConfig};
-use super::synth_committee::{CommitteeRule, DEFAULT_MIN_MEAN, DEFAULT_PASS_SCORE};
-use super::{Problem, Trust};
+use super::committee::{CommitteeRule, DEFAULT_MIN_MEAN, DEFAULT_PASS_SCORE};
+use super::{from_toml, SynthConfig};
+use crate::config::{Problem, Trust};
 
 const HEAD: &str = r#"name = "s"
 target = 5

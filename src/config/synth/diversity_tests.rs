@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use super::super::service::Trust;
-use super::super::synth::{from_toml, SynthConfig};
 use super::*;
+use crate::config::service::Trust;
+use crate::config::synth::{from_toml, SynthConfig};
 
 const HEAD: &str = r#"name = "s"
 target = 200
