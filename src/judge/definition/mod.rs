@@ -1,14 +1,16 @@
 //! The validated judge: a template, a mode, a parser, and how calls are combined.
 //! Built from a [`JudgeFile`] with every problem reported at its field, in the
 //! shape of `config::load`: the template resolved and read (`template`,
-//! `paths`), the parser and range (`parser`), each other field checked in its
-//! own function (`check`), every problem collected (`problems`) before any
-//! is returned.
+//! `paths`), the parser (`parser`, `labels`) and score range (`range`), each
+//! other field checked in its own function (`check`), every problem
+//! collected (`problems`) before any is returned.
 
 mod check;
+mod labels;
 mod parser;
 mod paths;
 mod problems;
+mod range;
 mod template;
 mod types;
 
@@ -92,7 +94,7 @@ impl Judge {
         }));
         let template = template::judge_template(file, base, trust, &mut problems);
         let parser = parser::judge_parser(file, mode, &mut problems);
-        let range = parser::judge_range(file, parser.as_ref(), &mut problems);
+        let range = range::judge_range(file, parser.as_ref(), &mut problems);
         let (swap_check, on_inconsistent) = check::orders(&file.keys);
         let samples = check::samples(common, &mut problems);
         let aggregate = check::aggregate(common.aggregate, mode, &mut problems);
