@@ -13,6 +13,7 @@ pub mod closed_stdout;
 mod compare_users;
 mod conversations;
 mod export;
+mod export_said;
 mod filters;
 mod jobs;
 mod judge;
