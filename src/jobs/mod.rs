@@ -4,7 +4,6 @@
 //! [`ProgressSink`] the edge renders.
 
 pub mod breaker;
-pub mod check_probes;
 pub mod commit;
 pub mod context;
 pub mod generate;
