@@ -16,21 +16,25 @@ use crate::config::{EndpointConfig, Job, Problem};
 use crate::judge::hash::sha256_hex;
 use crate::judge::{
     judges_of_job, load_judges_file, load_judges_text, resolved_persona, run as run_judge,
-    unknown_endpoints, JudgeCall, JudgeInputs, JudgeStatus, Mode, Order, Other, Verdict,
+    unknown_endpoints, JudgeInputs, JudgeStatus, Mode, Other,
 };
 use crate::judge::{Judge, JudgeOutcome};
-use crate::llm::{ChatModel, Usage};
+use crate::llm::ChatModel;
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
 use crate::store::{
-    self, ItemRow, JobKind, JobRow, JobStatus, JudgeCallRow, NewItem, NewJob, NewJudgeCall,
-    NewJudgment, Store, StoredConversation,
+    self, ItemRow, JobKind, JobRow, JobStatus, NewItem, NewJob, NewJudgment, Store,
+    StoredConversation,
 };
 
 use super::context::Context;
+use super::error::RunError;
+use super::judge_calls::{from_call, to_call};
 use super::models::{connect_endpoints, Connected};
-use super::runner::{stored_job, RunError, RunOptions};
-use super::work::{owner_name, work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
+use super::options::RunOptions;
+pub use super::report::JudgingReport;
+use super::stored::{find_or_create, stored_job, ByName};
+use super::work::{owner_name, work, ItemRunner, Outcome, WorkOptions, WorkSettings};
 
 /// Where a judging job's judges come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,20 +72,6 @@ pub struct JudgingSpec {
     /// Only conversations with at least this reward (A's, when pairwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_reward: Option<f64>,
-}
-
-/// How a judging run went.
-#[derive(Debug)]
-pub struct JudgingReport {
-    pub job: JobRow,
-    pub resumed: bool,
-    pub end: WorkEnd,
-    pub counts: store::ItemCounts,
-    /// Per judge: judgments (ok, unparseable, failed) over the target.
-    pub outcomes: BTreeMap<String, [u64; 3]>,
-    /// Model calls made by this run (cached calls are not counted).
-    pub calls_made: u64,
-    pub elapsed: Duration,
 }
 
 /// Everything a judging job needs, loaded.
@@ -348,26 +338,16 @@ async fn submit_loaded(
 ) -> Result<(JobRow, bool, Loaded), RunError> {
     let loaded = load(store, spec).await?;
     let hash = spec_hash(&loaded, spec);
-    let existing = if new_job {
-        None
-    } else {
-        store.find_job_by_config_hash(&hash).await?
-    };
-    let resumed = existing.is_some();
-    let row = match existing {
-        Some(row) => row,
-        None => {
-            store
-                .create_job(&NewJob {
-                    name: format!("{name}-{}", &hash[..8]),
-                    kind: JobKind::Judging,
-                    config_snapshot: serde_json::to_string_pretty(spec)
-                        .map_err(|e| store::StoreError::Corrupt(e.to_string()))?,
-                    config_hash: hash,
-                })
-                .await?
-        }
-    };
+    let (row, resumed) = find_or_create(store, &hash, ByName::Ignored, new_job, || {
+        Ok(NewJob {
+            name: format!("{name}-{}", &hash[..8]),
+            kind: JobKind::Judging,
+            config_snapshot: serde_json::to_string_pretty(spec)
+                .map_err(|e| store::StoreError::Corrupt(e.to_string()))?,
+            config_hash: hash.clone(),
+        })
+    })
+    .await?;
     let items = plan(store, &loaded, spec).await?;
     store.add_items(row.id, &items).await?;
     Ok((row, resumed, loaded))
@@ -576,47 +556,6 @@ impl Judging {
             )),
             Err(e) => Err(Outcome::failed("store", e.to_string())),
         }
-    }
-}
-
-fn to_call(row: JudgeCallRow) -> Option<JudgeCall> {
-    let c = row.call;
-    Some(JudgeCall {
-        order: Order::parse(&c.order)?,
-        sample: u32::try_from(c.sample).ok()?,
-        prompt_hash: c.prompt_hash,
-        model: c.model,
-        raw_output: c.raw_output,
-        parsed: c
-            .parsed
-            .and_then(|v| serde_json::from_value::<Verdict>(v).ok()),
-        status: JudgeStatus::parse(&c.status)?,
-        error: c.error,
-        usage: Usage {
-            prompt_tokens: c.prompt_tokens.max(0) as u64,
-            completion_tokens: c.completion_tokens.max(0) as u64,
-        },
-        latency_ms: c.latency_ms.max(0) as u64,
-    })
-}
-
-/// A judge call as the store keeps it.
-pub(super) fn from_call(call: &JudgeCall) -> NewJudgeCall {
-    NewJudgeCall {
-        order: call.order.as_str().to_string(),
-        sample: i64::from(call.sample),
-        prompt_hash: call.prompt_hash.clone(),
-        model: call.model.clone(),
-        raw_output: call.raw_output.clone(),
-        parsed: call
-            .parsed
-            .as_ref()
-            .and_then(|v| serde_json::to_value(v).ok()),
-        status: call.status.as_str().to_string(),
-        error: call.error.clone(),
-        prompt_tokens: call.usage.prompt_tokens as i64,
-        completion_tokens: call.usage.completion_tokens as i64,
-        latency_ms: call.latency_ms as i64,
     }
 }
 

@@ -2,132 +2,22 @@
 //! this process, and report. The same pieces serve `usersim run`, `run --resume`,
 //! `usersim submit` and `usersim worker`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::{self, Job, Problem};
-use crate::store::{ItemCounts, JobKind, JobRow, JobStatus, JobSummary, NewJob, Store, StoreError};
+use crate::config::{Job, Problem};
+use crate::store::{JobKind, JobRow, JobStatus, NewJob, Store};
 
 use super::context::Context;
+use super::error::RunError;
 use super::generate::work_generation;
-use super::judging::JudgingReport;
-use super::models::{connect_models, ModelsError};
+use super::models::connect_models;
+use super::options::{Mode, RunOptions};
 use super::plan::plan_items;
-use super::progress::{Notice, ProgressSink};
+use super::progress::Notice;
+use super::report::{JobReport, RunReport};
 use super::setup::{prepare, Prepared};
-use super::synthesis::SynthesisReport;
+use super::stored::{find_or_create, stored_job, ByName};
 use super::work::{owner_name, WorkEnd, WorkOptions};
-
-#[derive(Clone, Default)]
-pub struct RunOptions {
-    /// Overrides the config's concurrency.
-    pub concurrency: Option<usize>,
-    /// Put failed items back to pending first.
-    pub retry_failed: bool,
-    /// Start a new job even if one with this name (or this config) exists.
-    pub new_job: bool,
-    /// Where progress and notices go; none for no progress.
-    pub progress: Option<Arc<dyn ProgressSink>>,
-    /// Stop the run (as Ctrl-C does) once this turns true.
-    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
-}
-
-/// Who works the job: `usersim run` (or the service), or `usersim worker`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum Mode {
-    /// Wait for items others hold until the job is done, then run the
-    /// job's own judges.
-    #[default]
-    Run,
-    /// One of many workers: leave the job's judges to `usersim run` or
-    /// `usersim judge`, and wait for items others hold only when told to.
-    Worker { wait_for_others: bool },
-}
-
-impl std::fmt::Debug for RunOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunOptions")
-            .field("concurrency", &self.concurrency)
-            .field("retry_failed", &self.retry_failed)
-            .field("new_job", &self.new_job)
-            .field("progress", &self.progress.is_some())
-            .field("stop", &self.stop.is_some())
-            .finish()
-    }
-}
-
-impl RunOptions {
-    /// Tell the sink, or the log when there is none (the service).
-    pub(super) fn notice(&self, notice: Notice) {
-        match &self.progress {
-            Some(sink) => sink.notice(&notice),
-            None => tracing::info!(%notice),
-        }
-    }
-}
-
-#[derive(Debug)]
-pub struct RunReport {
-    pub job: JobRow,
-    /// Whether the job existed before this run.
-    pub resumed: bool,
-    pub end: WorkEnd,
-    pub counts: ItemCounts,
-    pub summary: JobSummary,
-    pub elapsed: Duration,
-    /// The job's own `[[judges]]`, run over its conversations once the
-    /// generation finished; `None` when it has no judges or did not finish.
-    pub judging: Option<JudgingReport>,
-}
-
-/// How working a stored job went, by its kind.
-#[derive(Debug)]
-pub enum JobReport {
-    Generation(Box<RunReport>),
-    Judging(Box<JudgingReport>),
-    Synthesis(Box<SynthesisReport>),
-}
-
-impl JobReport {
-    pub fn end(&self) -> &WorkEnd {
-        match self {
-            JobReport::Generation(r) => &r.end,
-            JobReport::Judging(r) => &r.end,
-            JobReport::Synthesis(r) => &r.end,
-        }
-    }
-
-    /// The job row after the work, and its item counts.
-    pub fn job(&self) -> (&JobRow, &ItemCounts) {
-        match self {
-            JobReport::Generation(r) => (&r.job, &r.counts),
-            JobReport::Judging(r) => (&r.job, &r.counts),
-            JobReport::Synthesis(r) => (&r.job, &r.counts),
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("the job's inputs have problems")]
-    Invalid(Vec<Problem>),
-    #[error(
-        "job '{name}' (id {id}) already exists with a different config or dataset (stored hash {stored}…, now {now}…). \
-         Run with --new-job to start a new job from this config, or `usersim run --resume {id}` to finish the old one as it was"
-    )]
-    ConfigChanged {
-        name: String,
-        id: i64,
-        stored: String,
-        now: String,
-    },
-    #[error("job {0} is not in the database")]
-    NoSuchJob(i64),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Models(#[from] ModelsError),
-}
 
 /// The job row for `job`: the existing one with the same config hash (resume),
 /// or a new one. A different config under an existing job's name is refused
@@ -138,38 +28,21 @@ pub async fn submit(
     prepared: &Prepared,
     new_job: bool,
 ) -> Result<(JobRow, bool), RunError> {
-    let existing = if new_job {
-        None
-    } else {
-        match store.find_job_by_config_hash(&prepared.config_hash).await? {
-            Some(row) => Some(row),
-            None => {
-                if let Some(other) = store.find_job_by_name(&job.name).await? {
-                    return Err(RunError::ConfigChanged {
-                        name: job.name.clone(),
-                        id: other.id,
-                        stored: other.config_hash.chars().take(12).collect(),
-                        now: prepared.config_hash.chars().take(12).collect(),
-                    });
-                }
-                None
-            }
-        }
-    };
-    let (row, resumed) = match existing {
-        Some(row) => (row, true),
-        None => {
-            let row = store
-                .create_job(&NewJob {
-                    name: job.name.clone(),
-                    kind: JobKind::Generation,
-                    config_snapshot: job.snapshot.clone(),
-                    config_hash: prepared.config_hash.clone(),
-                })
-                .await?;
-            (row, false)
-        }
-    };
+    let (row, resumed) = find_or_create(
+        store,
+        &prepared.config_hash,
+        ByName::Refused(&job.name),
+        new_job,
+        || {
+            Ok(NewJob {
+                name: job.name.clone(),
+                kind: JobKind::Generation,
+                config_snapshot: job.snapshot.clone(),
+                config_hash: prepared.config_hash.clone(),
+            })
+        },
+    )
+    .await?;
     let items = plan_items(
         job.seed,
         &prepared.scenarios,
@@ -256,15 +129,6 @@ pub(super) async fn work_stored_as(
             super::synthesis::resume_synthesis(ctx, row, options, mode).await?,
         ))),
     }
-}
-
-/// The job a stored generation job's row describes.
-pub fn stored_job(row: &JobRow) -> Result<Job, RunError> {
-    config::load::from_snapshot(
-        &format!("job {} (stored config)", row.id),
-        &row.config_snapshot,
-    )
-    .map_err(RunError::Invalid)
 }
 
 /// The deterministic user checks a stored generation job's config lists in

@@ -6,8 +6,10 @@ use std::time::Duration;
 use crate::store::JobStatus;
 
 use super::context::Context;
+use super::error::RunError;
+use super::options::{Mode, RunOptions};
 use super::progress::Notice;
-use super::runner::{work_stored_as, Mode, RunError, RunOptions};
+use super::runner::work_stored_as;
 use super::work::WorkEnd;
 
 /// Work open jobs in the store, or just `only_job`, until nothing is left
