@@ -230,7 +230,7 @@ async fn export_from(
     }
     let mut drop_user_flags = args.drop_user_flag;
     if !args.keep_user_flagged {
-        for flag in crate::jobs::runner::drop_flagged_user_checks(&row) {
+        for flag in crate::jobs::generation::drop_flagged_user_checks(&row) {
             if !drop_user_flags.contains(&flag) {
                 eprintln!("dropping conversations the '{flag}' check flagged (the job's [user_simulator] drop_flagged; --keep-user-flagged keeps them)");
                 drop_user_flags.push(flag);

@@ -508,7 +508,7 @@ impl ExportQuery {
             return Err(ApiError::Invalid(problems));
         }
         if !self.keep_user_flagged {
-            for flag in crate::jobs::runner::drop_flagged_user_checks(row) {
+            for flag in crate::jobs::generation::drop_flagged_user_checks(row) {
                 if !drop_user_flags.contains(&flag) {
                     drop_user_flags.push(flag);
                 }

@@ -93,7 +93,7 @@ pub async fn judge_generation_job(
 }
 
 /// Rebuild a stored judging job and work it here (resume, workers, the
-/// service): see `runner::work_stored`.
+/// service): see `jobs::work_stored`.
 pub(in crate::jobs) async fn resume_judging(
     ctx: &Context,
     row: JobRow,

@@ -112,7 +112,7 @@ async fn submit_prepared(
 }
 
 /// Rebuild a stored synthesis job and work it here (resume, workers, the
-/// service): see `runner::work_stored`.
+/// service): see `jobs::work_stored`.
 pub(super) async fn resume_synthesis(
     ctx: &Context,
     row: JobRow,

@@ -17,7 +17,7 @@ use crate::prompt::{
     policy_context, shipped_templates, PromptRegistry, ShippedTemplate, POLICY, USER_SIMULATOR,
 };
 
-use super::hash::{config_hash, Input};
+use super::super::hash::{config_hash, Input};
 
 /// A job's inputs, loaded and checked.
 pub struct Prepared {

@@ -4,7 +4,7 @@
 use crate::persona::{Persona, Scenario};
 use crate::store::NewItem;
 
-use super::seed::item_seed;
+use super::super::seed::item_seed;
 
 pub fn item_key(scenario: &str, persona: &str, sample: u32) -> String {
     format!("{scenario}/{persona}/{sample}")
