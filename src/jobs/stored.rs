@@ -75,3 +75,70 @@ pub(super) async fn find_or_create(
     let row = store.create_job(&create()?).await?;
     Ok((row, false))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::JobKind;
+
+    fn new_job(name: &str, hash: &str) -> NewJob {
+        NewJob {
+            name: name.into(),
+            kind: JobKind::Generation,
+            config_snapshot: String::new(),
+            config_hash: hash.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_is_found_by_its_hash_and_its_name_is_checked_as_each_kind_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("jobs.db").display());
+        let store = crate::store::open(&url).await.unwrap();
+        let store = store.as_ref();
+        let create = |name: &'static str, hash: &'static str| move || Ok(new_job(name, hash));
+
+        let (first, existed) =
+            find_or_create(store, "h1", ByName::Refused("a"), false, create("a", "h1"))
+                .await
+                .unwrap();
+        assert!(!existed);
+        let (again, existed) = find_or_create(store, "h1", ByName::Refused("a"), false, || {
+            panic!("a job found is not made again")
+        })
+        .await
+        .unwrap();
+        assert!(existed);
+        assert_eq!(again.id, first.id);
+
+        let refused =
+            find_or_create(store, "h2", ByName::Refused("a"), false, create("a", "h2")).await;
+        assert!(
+            matches!(&refused, Err(RunError::ConfigChanged { id, .. }) if *id == first.id),
+            "{refused:?}"
+        );
+        let refused = find_or_create(
+            store,
+            "h2",
+            ByName::RefusedUnlessSameHash("a"),
+            false,
+            create("a", "h2"),
+        )
+        .await;
+        assert!(matches!(refused, Err(RunError::ConfigChanged { .. })));
+
+        let (other, existed) =
+            find_or_create(store, "h2", ByName::Ignored, false, create("a-h2", "h2"))
+                .await
+                .unwrap();
+        assert!(!existed);
+        assert_ne!(other.id, first.id);
+
+        let (fresh, existed) =
+            find_or_create(store, "h1", ByName::Refused("a"), true, create("a", "h1"))
+                .await
+                .unwrap();
+        assert!(!existed, "new_job makes a new job even with a stored hash");
+        assert_ne!(fresh.id, first.id);
+    }
+}
