@@ -628,7 +628,7 @@ async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
     );
     let config = job(dir.path(), "typo", &environment, &scenarios, 1);
     let job = usersim::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
-    let problems = match jobs::setup::prepare(&job).await {
+    let problems = match jobs::generation::prepare(&job).await {
         Err(problems) => problems,
         Ok(_) => panic!("an unknown probe tool passed validate"),
     };

@@ -14,10 +14,10 @@ use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
 use crate::sim::{run_episode, Episode, EpisodeSpec, PolicyAgent, Termination, UserSimulator};
 use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, StoreError, UsageRow};
 
-use super::models::Models;
+use super::super::models::Models;
+use super::super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 use super::reward_judges::RewardJudges;
 use super::setup::Prepared;
-use super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 
 /// What a generation job's items need, shared by all of its tasks.
 pub struct Generation {
