@@ -12,8 +12,8 @@ use crate::export::sink::{Output, Outputs};
 use crate::export::target::ExportTarget;
 use crate::export::writing::{self, Written};
 use crate::export::MinJudge;
-use crate::fidelity::UserFlag;
 use crate::store::{self, Store};
+use crate::user_checks::UserFlag;
 
 use super::export_said::{print_notices, progress_line, refuse, said};
 use super::{DEFAULT_DATABASE, EXIT_INVALID};

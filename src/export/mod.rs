@@ -37,8 +37,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::fidelity::{UserChecks, UserFlag};
 use crate::store::{Store, StoreError, StoredConversation};
+use crate::user_checks::{UserChecks, UserFlag};
 
 pub use judgments::{newest_judgments, ok_verdict, CorruptJudgment, JudgmentIndex};
 

@@ -5,9 +5,9 @@
 //! checked for judgments. What was added is said as [`Notice`]s, which the
 //! command line prints and the service leaves out.
 
-use crate::fidelity::UserFlag;
 use crate::store::browse::ConversationFilter;
 use crate::store::{JobRow, Store, StoreError};
+use crate::user_checks::UserFlag;
 
 use super::request::{CheckedRequest, ExportKind, ExportRequest, FilterRequest, RequestError};
 use super::split::Split;

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use crate::fidelity::UserFlag;
 use crate::store::StoreError;
+use crate::user_checks::UserFlag;
 
 use super::dpo::DpoShape;
 use super::paths::ExportPaths;

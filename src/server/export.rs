@@ -17,8 +17,8 @@ use crate::export::request::{
 use crate::export::sink::{Output, Outputs};
 use crate::export::writing::{self, WriteError};
 use crate::export::{self, ExportError, MinJudge};
-use crate::fidelity::UserFlag;
 use crate::store::Store;
+use crate::user_checks::UserFlag;
 
 use super::filters::{given, names, reward_bound, A_REWARD, QUERY_LABEL};
 use super::query_values::{refuse_unparsed, Number};
