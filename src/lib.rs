@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export` → `env, verify, fidelity, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
 
 pub mod bench;
 pub mod cli;
@@ -10,7 +10,6 @@ pub mod config;
 pub mod env;
 pub mod error_chain;
 pub mod export;
-pub mod fidelity;
 pub mod jobs;
 pub mod judge;
 pub mod llm;
@@ -22,4 +21,5 @@ pub mod server;
 pub mod sim;
 pub mod store;
 pub mod synth;
+pub mod user_checks;
 pub mod verify;

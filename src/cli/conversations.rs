@@ -1,8 +1,10 @@
 //! `usersim conversations --job ID [filters]`: a job's conversations, one
 //! line each, with the export's filters.
 
+use crate::export::prepare::{judgments_for, unsolved_for};
 use crate::store::{self, browse::filtered_page};
 
+use super::export_said::{print_notices, refuse};
 use super::filters::{self, FilterArgs};
 use super::jobs::columns;
 use super::{DEFAULT_DATABASE, EXIT_NOT_FOUND};
@@ -33,10 +35,21 @@ pub async fn conversations(args: ConversationsArgs) -> anyhow::Result<i32> {
     };
     let conversation_filter = args.filters.conversation_filter();
     let mut judge_filter = args.filters.judge_filter(&row);
-    judge_filter.unsolved =
-        filters::unsolved_for(store.as_ref(), &row, args.filters.keep_unsolved).await?;
-    let Some(judgments) = filters::judgments_for(store.as_ref(), job, &judge_filter).await? else {
-        return Ok(super::EXIT_INVALID);
+    let mut notices = Vec::new();
+    judge_filter.unsolved = unsolved_for(
+        store.as_ref(),
+        &row,
+        args.filters.keep_unsolved,
+        &mut notices,
+    )
+    .await?;
+    print_notices(&notices);
+    let mut notices = Vec::new();
+    let judgments = judgments_for(store.as_ref(), job, &judge_filter, &mut notices).await;
+    print_notices(&notices);
+    let judgments = match judgments {
+        Ok(judgments) => judgments,
+        Err(e) => return refuse(e, database),
     };
     let keep = |c: &store::StoredConversation| {
         filters::keeps(&conversation_filter, &judge_filter, &judgments, c)

@@ -6,11 +6,13 @@
 //! what the API and the web UI do (except that, as with the job's
 //! `drop_flagged` judges, the CLI leaves out unsolved scenarios by default).
 
-use crate::export::unsolved::synthesized_outcomes;
+use crate::export::prepare::add_job_flagged_judges;
 use crate::export::{self, JudgmentIndex, MinJudge, UnsolvedScenarios};
 use crate::sim::termination::Termination;
 use crate::store::browse::ConversationFilter;
-use crate::store::{JobRow, Store, StoredConversation};
+use crate::store::{JobRow, StoredConversation};
+
+use super::export_said::print_notices;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct FilterArgs {
@@ -77,12 +79,9 @@ impl FilterArgs {
     pub fn judge_filter(&self, row: &JobRow) -> export::Filter {
         let mut drop_flagged = self.drop_flagged.clone();
         if !self.keep_flagged {
-            for name in crate::jobs::judging::drop_flagged_judges(row) {
-                if !drop_flagged.contains(&name) {
-                    eprintln!("dropping conversations judge '{name}' flagged (the job's drop_flagged; --keep-flagged keeps them)");
-                    drop_flagged.push(name);
-                }
-            }
+            let mut notices = Vec::new();
+            add_job_flagged_judges(row, &mut drop_flagged, &mut notices);
+            print_notices(&notices);
         }
         export::Filter {
             min_reward: None,
@@ -93,58 +92,6 @@ impl FilterArgs {
             unsolved: UnsolvedScenarios::default(),
         }
     }
-}
-
-/// The unsolved synthesized scenarios of job `row`, whose conversations are
-/// left out unless `keep` (`--keep-unsolved`); each said on stderr, as
-/// `--drop-flagged`'s judges are.
-pub async fn unsolved_for(
-    store: &dyn Store,
-    row: &JobRow,
-    keep: bool,
-) -> anyhow::Result<UnsolvedScenarios> {
-    if keep {
-        return Ok(UnsolvedScenarios::default());
-    }
-    let outcomes = synthesized_outcomes(store, row).await?;
-    if let Some(reason) = &outcomes.unreadable {
-        eprintln!("warning: cannot tell which of job {}'s scenarios are synthesized, so no conversation is left out as unsolved: {reason}", row.id);
-    }
-    let unsolved = outcomes.unsolved();
-    if !unsolved.is_empty() {
-        eprintln!(
-            "dropping the conversations of {} unsolved synthesized scenario{} (none of their attempts passed; `usersim stats --job {}` lists them; --keep-unsolved keeps them)",
-            unsolved.len(),
-            if unsolved.len() == 1 { "" } else { "s" },
-            row.id
-        );
-    }
-    Ok(unsolved)
-}
-
-/// The judgments `filter` needs, or `None` (said on stderr) when a
-/// `--min-judge` judge has no judgments of the job, so nothing could be kept.
-pub async fn judgments_for(
-    store: &dyn Store,
-    job: i64,
-    filter: &export::Filter,
-) -> anyhow::Result<Option<JudgmentIndex>> {
-    if !filter.needs_judgments() {
-        return Ok(Some(JudgmentIndex::default()));
-    }
-    let rows = store.judgments_of_job(job).await?;
-    let unjudged = filter.judges_without_judgments(&export::judge_names(&rows));
-    let listed = unjudged.listed(job);
-    for judge in &unjudged.drop_flagged {
-        eprintln!("warning: --drop-flagged {judge}: no judgments by '{judge}', so it drops nothing; {listed}");
-    }
-    for judge in &unjudged.min_judge {
-        eprintln!("--min-judge {judge}=…: no judgments by '{judge}', so no conversation would be kept; {listed}");
-    }
-    if !unjudged.min_judge.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(JudgmentIndex::build(rows)?))
 }
 
 /// Whether a conversation passes both kinds of conditions.

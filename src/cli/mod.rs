@@ -13,6 +13,7 @@ pub mod closed_stdout;
 mod compare_users;
 mod conversations;
 mod export;
+mod export_said;
 mod filters;
 mod jobs;
 mod judge;
@@ -54,29 +55,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a generation job here (resumes it if the same job already exists).
-    Run {
-        /// The job config (TOML); or use --resume ID.
-        #[arg(required_unless_present = "resume", conflicts_with = "resume")]
-        config: Option<PathBuf>,
-        /// Finish a stored job by id, from the config stored with it.
-        #[arg(long, value_name = "JOB_ID")]
-        resume: Option<i64>,
-        /// Database of the job to resume (a config names its own).
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
-        database: String,
-        /// Start a new job even if a job with this name or config exists.
-        #[arg(long, conflicts_with = "resume")]
-        new_job: bool,
-        /// Conversations in flight at once (overrides the config; 1 to 10,000).
-        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
-        concurrency: Option<usize>,
-        /// Retry the job's failed items.
-        #[arg(long)]
-        retry_failed: bool,
-        /// No progress output.
-        #[arg(long)]
-        quiet: bool,
-    },
+    Run(JobArgs),
     /// Benchmark a job against the mock model server: throughput vs ideal, overhead, memory.
     Bench {
         /// Mock model latency per call (0 to 600,000 ms).
@@ -162,29 +141,13 @@ enum Command {
     /// executing their gold actions, and write the accepted ones as a
     /// scenarios JSONL that `run` reads (SYNTH.toml names the output). A
     /// stored job: the same config resumes it.
-    Synthesize {
-        /// The synthesis config (TOML); or use --resume ID.
-        #[arg(required_unless_present = "resume", conflicts_with = "resume")]
-        config: Option<PathBuf>,
-        /// Finish a stored synthesis job by id, from the config stored with it.
-        #[arg(long, value_name = "JOB_ID")]
-        resume: Option<i64>,
-        /// Database of the job to resume (a config names its own).
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
-        database: String,
-        /// Start a new job even if a job with this name or config exists.
-        #[arg(long, conflicts_with = "resume")]
-        new_job: bool,
-        /// Proposals in flight at once (default: the config's; 1 to 10,000).
-        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
-        concurrency: Option<usize>,
-        /// Retry the job's failed proposals (generator calls that failed).
-        #[arg(long)]
-        retry_failed: bool,
-        /// No progress output.
-        #[arg(long)]
-        quiet: bool,
-    },
+    #[command(
+        mut_arg("config", |a| a.help("The synthesis config (TOML); or use --resume ID")),
+        mut_arg("resume", |a| a.help("Finish a stored synthesis job by id, from the config stored with it")),
+        mut_arg("concurrency", |a| a.help("Proposals in flight at once (default: the config's; 1 to 10,000)")),
+        mut_arg("retry_failed", |a| a.help("Retry the job's failed proposals (generator calls that failed)")),
+    )]
+    Synthesize(JobArgs),
     /// Send recorded NeMo Gym rollouts to /verify again and report how many
     /// recorded rewards are reproduced (exit 1 if any differs or fails).
     Verify {
@@ -259,32 +222,68 @@ enum Command {
     },
 }
 
+/// The arguments `run` and `synthesize` share: a config to run, or a stored
+/// job to resume. `synthesize` words four helps for proposals (see its
+/// `mut_arg`s); the flags and what they do are the same.
+#[derive(clap::Args)]
+struct JobArgs {
+    /// The job config (TOML); or use --resume ID.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    config: Option<PathBuf>,
+    /// Finish a stored job by id, from the config stored with it.
+    #[arg(long, value_name = "JOB_ID")]
+    resume: Option<i64>,
+    /// Database of the job to resume (a config names its own).
+    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    database: String,
+    /// Start a new job even if a job with this name or config exists.
+    #[arg(long, conflicts_with = "resume")]
+    new_job: bool,
+    /// Conversations in flight at once (overrides the config; 1 to 10,000).
+    #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+    concurrency: Option<usize>,
+    /// Retry the job's failed items.
+    #[arg(long)]
+    retry_failed: bool,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// What a [`JobArgs`] config starts.
+enum Start {
+    /// A generation job (`usersim run`).
+    Run,
+    /// A synthesis job (`usersim synthesize`).
+    Synthesize,
+}
+
+impl JobArgs {
+    /// Start the config's job, or resume the stored one (of either kind).
+    async fn start(self, start: Start) -> anyhow::Result<i32> {
+        let options = crate::jobs::RunOptions {
+            concurrency: self.concurrency,
+            retry_failed: self.retry_failed,
+            new_job: self.new_job,
+            progress: Some(progress::CliProgress::new(self.quiet, "")),
+            ..Default::default()
+        };
+        match (self.config, self.resume, start) {
+            (_, Some(id), _) => run::resume(&self.database, id, &options).await,
+            (Some(config), None, Start::Run) => run::run(&config, &options).await,
+            (Some(config), None, Start::Synthesize) => {
+                synthesize::synthesize(&config, &options).await
+            }
+            (None, None, _) => Ok(EXIT_INVALID),
+        }
+    }
+}
+
 /// Parse the arguments, run the command, and return the process exit code.
 pub async fn main() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run {
-            config,
-            resume,
-            database,
-            new_job,
-            concurrency,
-            retry_failed,
-            quiet,
-        } => {
-            let options = crate::jobs::RunOptions {
-                concurrency,
-                retry_failed,
-                new_job,
-                progress: Some(progress::CliProgress::new(quiet, "")),
-                ..Default::default()
-            };
-            match (config, resume) {
-                (_, Some(id)) => run::resume(&database, id, &options).await,
-                (Some(config), None) => run::run(&config, &options).await,
-                (None, None) => Ok(EXIT_INVALID),
-            }
-        }
+        Command::Run(args) => args.start(Start::Run).await,
         Command::Bench {
             latency_ms,
             concurrency,
@@ -342,28 +341,7 @@ pub async fn main() -> i32 {
             quiet,
         } => worker::worker(&database, job, concurrency, quiet).await,
         Command::Validate { config } => validate::validate(&config).await,
-        Command::Synthesize {
-            config,
-            resume,
-            database,
-            new_job,
-            concurrency,
-            retry_failed,
-            quiet,
-        } => {
-            let options = crate::jobs::RunOptions {
-                concurrency,
-                retry_failed,
-                new_job,
-                progress: Some(progress::CliProgress::new(quiet, "")),
-                ..Default::default()
-            };
-            match (config, resume) {
-                (_, Some(id)) => run::resume(&database, id, &options).await,
-                (Some(config), None) => synthesize::synthesize(&config, &options).await,
-                (None, None) => Ok(EXIT_INVALID),
-            }
-        }
+        Command::Synthesize(args) => args.start(Start::Synthesize).await,
         Command::Verify {
             environment,
             rollouts,

@@ -21,7 +21,7 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
     };
     // Every input is read and checked before the store is opened: invalid
     // input creates no database and changes no existing one.
-    let prepared = match jobs::setup::prepare(&job).await {
+    let prepared = match jobs::generation::prepare(&job).await {
         Ok(prepared) => prepared,
         Err(problems) => {
             report_problems(&problems);

@@ -17,7 +17,7 @@ pub async fn submit(path: &Path, new_job: bool) -> anyhow::Result<i32> {
         }
     };
     // Checked before the store is opened: invalid input creates no database.
-    let prepared = match jobs::setup::prepare(&job).await {
+    let prepared = match jobs::generation::prepare(&job).await {
         Ok(prepared) => prepared,
         Err(problems) => {
             report_problems(&problems);

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::config;
-use crate::jobs::setup::prepare;
+use crate::jobs::generation::prepare;
 
 use super::{report_problems, EXIT_INVALID};
 

@@ -76,6 +76,10 @@ struct NemoGymKeys {
     /// The resources server, e.g. `http://127.0.0.1:18402`.
     #[serde(default)]
     base_url: Option<String>,
+    /// What the policy's prompt and the exports call it (default: the
+    /// folder under `resources_servers/` the rows come from).
+    #[serde(default)]
+    name: Option<String>,
     /// Seconds one request may take (default 60, range (0, 3600]).
     #[serde(default)]
     timeout_secs: Option<f64>,
@@ -164,7 +168,9 @@ impl EnvironmentFile {
             },
             EnvironmentFile::NemoGym(c) => EnvironmentSnapshot {
                 kind: Some("nemo_gym".into()),
-                name: None,
+                // Only when written, so the snapshots (and hashes) of jobs
+                // written before it stay as they were.
+                name: c.name.clone(),
                 base_url: Some(c.base_url.clone()),
                 timeout_secs: Some(c.timeout.as_secs_f64()),
                 max_retries: Some(c.max_retries),
@@ -374,8 +380,13 @@ fn nemo_gym(
         )),
         _ => {}
     }
+    if let Some(name) = &keys.name {
+        problems.extend(name_problem(path, name));
+    }
     (problems.len() == before).then(|| NemoGymConfig {
         base_url,
+        name: keys.name,
+        default_name: super::environment_name::name_of_rows(None),
         timeout: Duration::from_secs_f64(timeout_secs),
         max_retries,
         state_probes,

@@ -49,6 +49,19 @@ pub fn name_of_file(path: &Path) -> String {
     name_from(&stem, "tools")
 }
 
+/// A NeMo Gym environment's default name: the folder under
+/// `resources_servers/` its rows come from, else `resources-server`.
+pub fn name_of_rows(rows: Option<&Path>) -> String {
+    let folder = rows.and_then(|rows| {
+        let parts: Vec<_> = rows.components().collect();
+        parts.windows(2).find_map(|pair| {
+            (pair[0].as_os_str() == "resources_servers")
+                .then(|| pair[1].as_os_str().to_string_lossy().into_owned())
+        })
+    });
+    name_from(folder.as_deref().unwrap_or(""), "resources-server")
+}
+
 /// A problem when a configured `environment.name` is not a name.
 pub fn name_problem(file: &Path, name: &str) -> Option<Problem> {
     let fine = !name.is_empty()
@@ -86,6 +99,17 @@ mod tests {
             "tools"
         );
         assert_eq!(name_from(&"a".repeat(100), "x").len(), 64);
+        assert_eq!(
+            name_of_rows(Some(Path::new(
+                "/srv/gym/resources_servers/mcqa/data/example.jsonl"
+            ))),
+            "mcqa"
+        );
+        assert_eq!(
+            name_of_rows(Some(Path::new("/home/ann/rows.jsonl"))),
+            "resources-server"
+        );
+        assert_eq!(name_of_rows(None), "resources-server");
     }
 
     #[test]

@@ -163,7 +163,7 @@ pub struct UserSimulatorFile {
 }
 
 /// The names of the deterministic checks of the simulated user, as
-/// `drop_flagged` takes them (the `fidelity` module's flags; a test there
+/// `drop_flagged` takes them (the `user_checks` module's flags; a test there
 /// holds the two lists together).
 pub const USER_FLAG_NAMES: [&str; 6] = [
     "premature_stop",

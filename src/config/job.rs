@@ -166,12 +166,22 @@ impl SimulatedConfig {
     }
 }
 
+impl NemoGymConfig {
+    /// `nemo_gym:NAME`, as the policy's prompt and the exports show it.
+    pub fn label(&self) -> String {
+        format!(
+            "nemo_gym:{}",
+            self.name.as_deref().unwrap_or(&self.default_name)
+        )
+    }
+}
+
 impl EnvironmentConfig {
     /// As shown to people and stored with conversations.
     pub fn label(&self) -> String {
         match self {
             EnvironmentConfig::Builtin(name) => name.clone(),
-            EnvironmentConfig::NemoGym(c) => format!("nemo_gym:{}", c.base_url),
+            EnvironmentConfig::NemoGym(c) => c.label(),
             EnvironmentConfig::Simulated(c) => c.label(),
             EnvironmentConfig::Mcp(c) => c.label(),
         }
@@ -193,6 +203,13 @@ impl EnvironmentConfig {
 pub struct NemoGymConfig {
     /// Without a trailing `/`.
     pub base_url: String,
+    /// `[environment] name`, as written (`None`: [`NemoGymConfig::default_name`]).
+    pub name: Option<String>,
+    /// The name shown without `name`: the resources server's folder when the
+    /// rows are NeMo Gym's own (`resources_servers/mcqa/data/…` → `mcqa`),
+    /// else `resources-server`. Never the URL: the policy's prompt and every
+    /// exported row carry the label, and a host and port are the machine's.
+    pub default_name: String,
     pub timeout: Duration,
     pub max_retries: u32,
     /// Tool calls that read a session's state (for scenario synthesis);

@@ -18,8 +18,8 @@ use super::file::{
     RolesFile, UserSimulatorFile,
 };
 use super::job::{
-    CircuitBreakerConfig, DatasetConfig, Job, MockConfig, MockFault, PolicyConfig,
-    UserSimulatorConfig,
+    CircuitBreakerConfig, DatasetConfig, EnvironmentConfig, Job, MockConfig, MockFault,
+    NemoGymConfig, PolicyConfig, UserSimulatorConfig,
 };
 use super::paths::{Resolver, Want};
 use super::problem::Problem;
@@ -515,7 +515,15 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             max_steps_per_turn: policy.max_steps_per_turn,
             parallel_tool_calls: policy.parallel_tool_calls,
         },
-        environment: environment.config(),
+        environment: match environment.config() {
+            EnvironmentConfig::NemoGym(c) => EnvironmentConfig::NemoGym(NemoGymConfig {
+                default_name: super::environment_name::name_of_rows(
+                    dataset.rows.as_ref().map(|_| paths.scenarios.as_path()),
+                ),
+                ..c
+            }),
+            other => other,
+        },
         dataset: DatasetConfig {
             format: dataset.format.unwrap_or(DatasetFormat::Scenarios),
             scenarios: paths.scenarios,

@@ -1,8 +1,8 @@
 //! The range of every number a user gives usersim, in one place: `validate`
-//! checks them (and so the service answers 422), the README's config
-//! reference lists them. A number outside its range could crash the binary
-//! (a duration of 1e20 s), wrap (a lease of 1.5e16 s in milliseconds), or
-//! exhaust the machine (a million tasks, four billion items).
+//! checks them (and so the service answers 422), the config reference
+//! (`docs/configuration.md`) lists them. A number outside its range could
+//! crash the binary (a duration of 1e20 s), wrap (a lease of 1.5e16 s in
+//! milliseconds), or exhaust the machine (a million tasks, four billion items).
 
 use std::fmt;
 

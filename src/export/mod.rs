@@ -7,6 +7,11 @@
 //! training formats end each row on the policy ([`trim`]) and carry the
 //! conversation's [`metadata`]; [`split`] sends each scenario to train or
 //! validation.
+//!
+//! The command line and the service ask for an export the same way: an
+//! [`request::ExportRequest`], checked ([`request`]), completed against the
+//! store ([`prepare`]) and written ([`writing`]) here, so both keep and drop
+//! the same conversations and refuse the same requests.
 
 pub mod dpo;
 pub mod features;
@@ -16,6 +21,9 @@ pub mod judgments;
 pub mod metadata;
 pub mod nemo_gym;
 pub mod openai;
+pub mod paths;
+pub mod prepare;
+pub mod request;
 pub mod scenarios;
 pub mod sharegpt;
 pub mod sink;
@@ -23,13 +31,14 @@ pub mod split;
 pub mod target;
 pub mod trim;
 pub mod unsolved;
+pub mod writing;
 
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::fidelity::{UserChecks, UserFlag};
 use crate::store::{Store, StoreError, StoredConversation};
+use crate::user_checks::{UserChecks, UserFlag};
 
 pub use judgments::{newest_judgments, ok_verdict, CorruptJudgment, JudgmentIndex};
 
@@ -582,8 +591,8 @@ pub async fn write(
     job_id: i64,
     format: Format,
     filter: &Filter,
-    sink: &mut dyn RowSink,
-    on_page: &mut dyn FnMut(ExportCounts),
+    sink: &mut (dyn RowSink + Send),
+    on_page: &mut (dyn FnMut(ExportCounts) + Send),
 ) -> Result<ExportCounts, ExportError> {
     write_from(
         Exporter::new(store, job_id, format, filter.clone()),
@@ -597,8 +606,8 @@ pub async fn write(
 /// tool calls).
 pub async fn write_from(
     mut exporter: Exporter<'_>,
-    sink: &mut dyn RowSink,
-    on_page: &mut dyn FnMut(ExportCounts),
+    sink: &mut (dyn RowSink + Send),
+    on_page: &mut (dyn FnMut(ExportCounts) + Send),
 ) -> Result<ExportCounts, ExportError> {
     while let Some(rows) = exporter.next_rows().await? {
         for row in &rows {

@@ -54,7 +54,7 @@ pub(super) fn nemo_gym_jobs_listed(jobs: &[i64]) -> String {
     }
 }
 
-/// Where a conversation keeps its verifier's record (see `jobs::generate`).
+/// Where a conversation keeps its verifier's record (see `jobs::generation::item`).
 pub const RECORD_KEY: &str = "verifier_record";
 
 pub fn line(c: &StoredConversation) -> Result<Value, ExportError> {

@@ -293,7 +293,7 @@ async fn work_job(
     }
     let mut first_error = None;
     let mut interrupted = false;
-    let interrupt = super::shutdown_signal();
+    let interrupt = super::shutdown::shutdown_signal();
     tokio::pin!(interrupt);
     let stop = stop_requested(options.stop.clone());
     tokio::pin!(stop);

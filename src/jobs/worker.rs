@@ -6,9 +6,11 @@ use std::time::Duration;
 use crate::store::JobStatus;
 
 use super::context::Context;
+use super::error::RunError;
+use super::options::{Mode, RunOptions};
 use super::progress::Notice;
-use super::runner::{work_stored_as, Mode, RunError, RunOptions};
 use super::work::WorkEnd;
+use super::work_stored_as;
 
 /// Work open jobs in the store, or just `only_job`, until nothing is left
 /// (with `only_job`) or forever, polling for new jobs, until Ctrl-C or
@@ -61,7 +63,7 @@ pub async fn serve_worker(
         if !worked {
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-                _ = super::shutdown_signal() => return Ok(WorkEnd::Interrupted { released: 0 }),
+                _ = super::shutdown::shutdown_signal() => return Ok(WorkEnd::Interrupted { released: 0 }),
             }
         }
     }

@@ -222,12 +222,8 @@ impl Endpoint {
         }
         // Not JSON, or not shaped like a chat completion: retried like any
         // transient failure.
-        let response = serde_json::from_slice::<WireResponse>(&body).map_err(|e| {
-            LlmError::Malformed(format!(
-                "the body is not a chat completion ({e}); it starts with {:?}",
-                String::from_utf8_lossy(&body[..body.len().min(120)])
-            ))
-        })?;
+        let response = serde_json::from_slice::<WireResponse>(&body)
+            .map_err(|e| super::error::not_a_completion(&e, &body))?;
         self.limits
             .settle(&admission, body_bytes, response.reported_usage());
         Ok(response)

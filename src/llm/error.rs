@@ -100,9 +100,14 @@ impl LlmError {
     }
 
     /// Classify a non-success HTTP status and its body (which may not be JSON).
+    /// The error keeps only what [`reply_summary`] takes from the body: a
+    /// submitted job may name any URL as its model server, and the error is
+    /// shown to whoever submitted it. The body itself goes to the log
+    /// (`USERSIM_LOG=usersim=debug`), which is the operator's.
     pub fn from_status(status: u16, body: &[u8], retry_after: Option<Duration>) -> Self {
-        let message = error_message(body);
-        if message.contains("insufficient_quota") {
+        tracing::debug!(status, reply = %body_excerpt(body), "a model server's error reply");
+        let (message, identifiers) = reply_summary(body);
+        if identifiers.iter().any(|i| i == "insufficient_quota") {
             return LlmError::QuotaExhausted(message);
         }
         match status {
@@ -117,33 +122,73 @@ impl LlmError {
     }
 }
 
-/// The most useful text of an error body: OpenAI-style `{"error": {"message": ..,
-/// "code": ..}}`, `{"error": "..."}`, `{"message": ...}`, or the raw text cut short.
-fn error_message(body: &[u8]) -> String {
-    const MAX: usize = 500;
-    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
-        let err = v.get("error").unwrap_or(&v);
-        let text = err
-            .get("message")
-            .and_then(|m| m.as_str())
-            .or_else(|| err.as_str())
-            .map(str::to_string);
-        let code = err
-            .get("code")
-            .or_else(|| err.get("type"))
-            .and_then(|c| c.as_str());
-        match (text, code) {
-            (Some(t), Some(c)) => return format!("{t} ({c})"),
-            (Some(t), None) => return t,
-            (None, Some(c)) => return c.to_string(),
-            (None, None) => {}
+/// What an error reply may say about itself in usersim's messages: OpenAI's
+/// `error.type` and `error.code` when they are identifiers
+/// (`invalid_request_error`, `context_length_exceeded`), else only what kind
+/// of body it was. Never the body's text: see [`LlmError::from_status`].
+/// Returns the message and the identifiers found.
+fn reply_summary(body: &[u8]) -> (String, Vec<String>) {
+    let text = String::from_utf8_lossy(body);
+    if text.trim().is_empty() {
+        return ("an empty body".to_string(), Vec::new());
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return ("a body that is not JSON".to_string(), Vec::new());
+    };
+    let error = value.get("error").unwrap_or(&value);
+    let mut identifiers: Vec<String> = Vec::new();
+    for key in ["type", "code"] {
+        if let Some(id) = error.get(key).and_then(|v| v.as_str()) {
+            if is_identifier(id) && !identifiers.iter().any(|known| known == id) {
+                identifiers.push(id.to_string());
+            }
         }
     }
+    if identifiers.is_empty() {
+        return (
+            "a JSON body without an OpenAI error type or code".to_string(),
+            identifiers,
+        );
+    }
+    (identifiers.join(" / "), identifiers)
+}
+
+/// A success reply whose body is not a chat completion, said without quoting
+/// the body: serde's own message can quote a value (`invalid type: string
+/// "…"`), so only its kind and position are kept, or the missing field's name.
+pub fn not_a_completion(e: &serde_json::Error, body: &[u8]) -> LlmError {
+    use serde_json::error::Category;
+    tracing::debug!(reply = %body_excerpt(body), "a model server's reply that is not a chat completion");
+    let what = match e.classify() {
+        Category::Data => match e.to_string().strip_prefix("missing field ") {
+            Some(rest) => format!("missing field {}", rest.split(' ').next().unwrap_or(rest)),
+            None => "a value of the wrong type".to_string(),
+        },
+        Category::Syntax => "not JSON".to_string(),
+        Category::Eof => "JSON cut short".to_string(),
+        Category::Io => "unreadable".to_string(),
+    };
+    LlmError::Malformed(format!(
+        "the body is not a chat completion ({what} at line {} column {}; the body is logged at \
+         debug level: USERSIM_LOG=usersim=debug)",
+        e.line(),
+        e.column()
+    ))
+}
+
+/// A short name a server's error vocabulary uses, and nothing else.
+fn is_identifier(text: &str) -> bool {
+    (1..=64).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The body as text, cut short, for the log.
+fn body_excerpt(body: &[u8]) -> String {
+    const MAX: usize = 500;
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    if text.is_empty() {
-        return "empty response body".to_string();
-    }
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
@@ -163,11 +208,29 @@ mod tests {
     }
 
     #[test]
-    fn non_json_error_bodies_are_kept_as_text() {
-        let e = LlmError::from_status(502, b"<html>Bad Gateway</html>", None);
+    fn an_error_keeps_no_text_of_the_body() {
+        let e = LlmError::from_status(502, b"<html>Bad Gateway at 10.0.0.7</html>", None);
         assert_eq!(e.class(), "server_error");
-        assert!(e.to_string().contains("Bad Gateway"));
+        assert_eq!(
+            e.to_string(),
+            "server error (HTTP 502): a body that is not JSON"
+        );
         assert!(e.is_retryable());
+        let e = LlmError::from_status(
+            400,
+            br#"{"error":{"message":"secret internal text","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+            None,
+        );
+        assert_eq!(
+            e.to_string(),
+            "request rejected (HTTP 400): invalid_request_error / context_length_exceeded"
+        );
+        let e = LlmError::from_status(404, br#"{"detail":"the admin page says hello"}"#, None);
+        assert!(!e.to_string().contains("hello"), "{e}");
+        let e = LlmError::from_status(400, br#"{"error":{"code":"not an id: secret"}}"#, None);
+        assert!(!e.to_string().contains("secret"), "{e}");
+        let e = LlmError::from_status(500, b"", None);
+        assert_eq!(e.to_string(), "server error (HTTP 500): an empty body");
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::fidelity::{Outcome, UserChecks, UserFlag};
 use crate::store::{ConversationRow, Store, StoreError};
+use crate::user_checks::{Outcome, UserChecks, UserFlag};
 
 use super::gather::pass_hat_k_report;
 use super::interval::Mean;
@@ -253,7 +253,7 @@ fn paired(values: impl Iterator<Item = (f64, f64)>) -> Option<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::{CheckResult, Evidence, CHECKS_VERSION};
+    use crate::user_checks::{CheckResult, Evidence, CHECKS_VERSION};
 
     fn row(id: i64, scenario: &str, reward: f64, premature: bool) -> ConversationRow {
         let evidence = if premature {

@@ -1,5 +1,5 @@
 //! The "simulated user" section of `usersim stats`: per flag of the
-//! deterministic checks (`fidelity`), the share of checked conversations it
+//! deterministic checks (`user_checks`), the share of checked conversations it
 //! fired on with a 95% Wilson interval; the share with any flag by persona
 //! and by scenario; and how a `user_fidelity` judge agrees with the checks
 //! where both looked at a conversation.
@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::export::{newest_judgments, ok_verdict, CorruptJudgment};
-use crate::fidelity::{Outcome, UserChecks, UserFlag};
 use crate::store::{ConversationRow, JobRow, JudgmentRow, StoreError};
+use crate::user_checks::{Outcome, UserChecks, UserFlag};
 
 use super::interval::Mean;
 

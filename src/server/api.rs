@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -15,10 +15,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::config::{self, Job, Problem, Trust};
-use crate::export::{self, dpo, ExportError, Exporter, Format};
 use crate::jobs;
 
-use super::filters::{self, ExportKind, ExportQuery, RawConversationsQuery};
+use super::filters::{self, RawConversationsQuery};
 use super::views::{self, ConversationEntry};
 use super::{openapi, ApiError, AppState};
 
@@ -29,7 +28,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
         .route("/v1/jobs/{id}/resume", post(resume_job))
         .route("/v1/jobs/{id}/conversations", get(list_conversations))
-        .route("/v1/jobs/{id}/export", get(export_job))
+        .route("/v1/jobs/{id}/export", get(super::export::export_job))
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/stats", get(job_stats))
         .route("/v1/compare-users", get(compare_users))
@@ -293,146 +292,6 @@ async fn get_conversation(
     UrlPath(id): UrlPath<i64>,
 ) -> Result<Response, ApiError> {
     Ok(Json(views::conversation_detail(state.store.as_ref(), id).await?).into_response())
-}
-
-/// Chunks queued between the exporter and the connection at most: the
-/// export's memory is this many store pages, however big the job.
-const EXPORT_CHUNKS_IN_FLIGHT: usize = 2;
-
-#[tracing::instrument(skip(state))]
-async fn export_job(
-    State(state): State<AppState>,
-    UrlPath(id): UrlPath<i64>,
-    Query(query): Query<ExportQuery>,
-) -> Result<Response, ApiError> {
-    let kind = query.kind()?;
-    let row = views::job_row(state.store.as_ref(), id).await?;
-    let body = match kind {
-        ExportKind::Lines(format) => {
-            if format == Format::NemoGym {
-                export::nemo_gym::check_job(state.store.as_ref(), &row)
-                    .await
-                    .map_err(|e| invalid_query("format", e))?;
-            }
-            let filter = query.filter(state.store.as_ref(), &row).await?;
-            stream_lines(state.store.clone(), id, format, filter)
-        }
-        ExportKind::Dpo { judge, shape } => {
-            let filter = query.filter(state.store.as_ref(), &row).await?;
-            dpo_pairs(state.store.as_ref(), id, &judge, shape, &filter).await?
-        }
-        ExportKind::Scenarios => {
-            synthesized_scenarios(state.store.as_ref(), &row, query.keep_unsolved).await?
-        }
-    };
-    let file = format!(
-        "attachment; filename=\"job{id}-{}.jsonl\"",
-        query.format_name()
-    );
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/jsonl".to_string()),
-            (header::CONTENT_DISPOSITION, file),
-        ],
-        body,
-    )
-        .into_response())
-}
-
-/// The export's lines, streamed as the exporter reads them page by page.
-fn stream_lines(
-    store: std::sync::Arc<dyn crate::store::Store>,
-    id: i64,
-    format: Format,
-    filter: export::Filter,
-) -> Body {
-    let (chunks, receiver) = tokio::sync::mpsc::channel(EXPORT_CHUNKS_IN_FLIGHT);
-    tokio::spawn(async move {
-        let mut exporter = Exporter::new(store.as_ref(), id, format, filter);
-        loop {
-            let next = exporter.next_chunk().await;
-            let end = !matches!(next, Ok(Some(_)));
-            let chunk = match next {
-                Ok(Some(chunk)) if chunk.is_empty() => continue,
-                Ok(Some(chunk)) => Ok(Bytes::from(chunk)),
-                Ok(None) => break,
-                Err(e) => {
-                    // The response has started: ending the body with an error
-                    // makes the client see a broken transfer, not a short file.
-                    tracing::error!(job = id, "export failed: {}", super::error::error_chain(&e));
-                    Err(std::io::Error::other("export failed"))
-                }
-            };
-            if chunks.send(chunk).await.is_err() || end {
-                break;
-            }
-        }
-    });
-    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|chunk| (chunk, receiver))
-    });
-    Body::from_stream(stream)
-}
-
-/// DPO pairs of `judge`, written whole before the response starts: the
-/// writer holds the job's judgments of that judge in memory anyway, and a
-/// judge without judgments is then a 422 instead of a broken transfer.
-async fn dpo_pairs(
-    store: &dyn crate::store::Store,
-    id: i64,
-    judge: &str,
-    shape: dpo::DpoShape,
-    filter: &export::Filter,
-) -> Result<Body, ApiError> {
-    let mut out = Vec::new();
-    let mut sink = export::sink::Outputs::One(export::sink::Output::new(&mut out, None));
-    let written = dpo::write(store, id, judge, shape, filter, &mut sink, &mut |_| {}).await;
-    drop(sink);
-    match written {
-        Ok(_) => Ok(Body::from(out)),
-        Err(e @ (ExportError::NoJudgments { .. } | ExportError::NotPairwise { .. })) => {
-            Err(invalid_query("judge", e))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// A 422 at the query field `field`, or the store's error as it is.
-fn invalid_query(field: &str, e: ExportError) -> ApiError {
-    match e {
-        ExportError::Store(e) => e.into(),
-        e => ApiError::Invalid(vec![Problem::at_field(
-            filters::QUERY_LABEL,
-            field,
-            e.to_string(),
-        )]),
-    }
-}
-
-/// The job's solved synthesized scenarios (`format=scenarios`), written
-/// whole: one line per scenario, far fewer than conversations. A job that
-/// ran no scenarios file, or whose file no longer loads, is a 422.
-async fn synthesized_scenarios(
-    store: &dyn crate::store::Store,
-    row: &crate::store::JobRow,
-    keep_unsolved: bool,
-) -> Result<Body, ApiError> {
-    use export::scenarios::ScenariosError;
-    let mut out = Vec::new();
-    let mut sink = export::sink::Outputs::One(export::sink::Output::new(&mut out, None));
-    let written = export::scenarios::write(store, row, keep_unsolved, &mut sink).await;
-    drop(sink);
-    match written {
-        Ok(_) => Ok(Body::from(out)),
-        Err(e @ (ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. })) => {
-            Err(ApiError::Invalid(vec![Problem::at_field(
-                filters::QUERY_LABEL,
-                "format",
-                e.to_string(),
-            )]))
-        }
-        Err(e) => Err(ApiError::Internal(super::error::error_chain(&e))),
-    }
 }
 
 /// Progress as server-sent events: a `progress` event with the job and its

@@ -1,13 +1,13 @@
-//! Query-string filters of the conversation browser and the export, read into
-//! the library's own filters (`store::browse::ConversationFilter` and
-//! `export::Filter`), so the API, the web UI and `usersim export` keep and
-//! drop the same conversations. A malformed filter is a 422 naming its field.
+//! Query-string filters of the conversation browser, read into the library's
+//! own filters (`store::browse::ConversationFilter` and `export::Filter`), so
+//! the API, the web UI and `usersim export` keep and drop the same
+//! conversations; and the readers of query values the export's query
+//! (`super::export`) shares. A malformed filter is a 422 naming its field.
 
 use serde::Deserialize;
 
 use crate::config::Problem;
-use crate::export::unsolved::synthesized_outcomes;
-use crate::export::{self, ExportError, JudgmentIndex, MinJudge};
+use crate::export::{self, JudgmentIndex, MinJudge};
 use crate::store::browse::{filtered_page, ConversationFilter, Page};
 use crate::store::Store;
 
@@ -105,7 +105,7 @@ pub(super) fn whole_number<T: std::str::FromStr + PartialOrd + std::fmt::Display
 }
 
 /// What the API's 400 for a reward that is not a number says would do.
-const A_REWARD: &str = "a reward such as 0.5 or 1";
+pub(super) const A_REWARD: &str = "a reward such as 0.5 or 1";
 
 impl RawConversationsQuery {
     /// The API's first check (the web UI reads the same query with
@@ -245,20 +245,6 @@ pub fn min_judges(text: Option<&str>) -> Result<Vec<MinJudge>, ApiError> {
     }
 }
 
-/// `a,b` as user-check flags; an unknown one is a problem on `drop_user_flag`.
-fn user_flags(text: Option<&str>, problems: &mut Vec<Problem>) -> Vec<crate::fidelity::UserFlag> {
-    let mut out = Vec::new();
-    for name in names(text) {
-        match crate::fidelity::UserFlag::from_user(&name) {
-            Ok(flag) => out.push(flag),
-            Err(message) => {
-                problems.push(Problem::at_field(QUERY_LABEL, "drop_user_flag", message))
-            }
-        }
-    }
-    out
-}
-
 /// Comma-separated, trimmed, empty parts left out.
 pub fn names(text: Option<&str>) -> Vec<String> {
     text.unwrap_or("")
@@ -269,47 +255,16 @@ pub fn names(text: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// The judgments `filter` needs of job `job_id`'s conversations, read once.
+/// The judgments `filter` needs of job `job_id`'s conversations, read once;
+/// a `min_judge` judge without any is a 422 (as in an export).
 pub async fn judgments_for(
     store: &dyn Store,
     job_id: i64,
     filter: &export::Filter,
 ) -> Result<JudgmentIndex, ApiError> {
-    if !filter.needs_judgments() {
-        return Ok(JudgmentIndex::default());
-    }
-    let rows = store.judgments_of_job(job_id).await?;
-    refuse_unjudged(job_id, filter, &rows)?;
-    Ok(JudgmentIndex::build(rows).map_err(ExportError::from)?)
-}
-
-/// A `min_judge` judge without any judgments of the job would keep nothing:
-/// a 422 that lists the judges that have some (as `usersim export` refuses it).
-fn refuse_unjudged(
-    job_id: i64,
-    filter: &export::Filter,
-    rows: &[crate::store::JudgmentRow],
-) -> Result<(), ApiError> {
-    let unjudged = filter.judges_without_judgments(&export::judge_names(rows));
-    if unjudged.min_judge.is_empty() {
-        return Ok(());
-    }
-    let listed = unjudged.listed(job_id);
-    Err(ApiError::Invalid(
-        unjudged
-            .min_judge
-            .iter()
-            .map(|judge| {
-                Problem::at_field(
-                    QUERY_LABEL,
-                    "min_judge",
-                    format!(
-                        "no judgments by '{judge}', so no conversation would be kept; {listed}"
-                    ),
-                )
-            })
-            .collect(),
-    ))
+    export::prepare::judgments_for(store, job_id, filter, &mut Vec::new())
+        .await
+        .map_err(super::export::refusal)
 }
 
 /// A number read from the query string must be a number: `NaN` compares
@@ -346,198 +301,6 @@ pub async fn conversations_page(
         query.limit(),
     )
     .await?)
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ExportQuery {
-    pub format: Option<String>,
-    /// Checked by [`ExportQuery::filter`] (see [`RawConversationsQuery`]).
-    pub min_reward: Option<String>,
-    pub max_reward: Option<String>,
-    /// The conversation browser's filters, so that its download link
-    /// exports what it shows.
-    pub termination: Option<String>,
-    pub scenario: Option<String>,
-    pub persona: Option<String>,
-    pub min_judge: Option<String>,
-    pub drop_flagged: Option<String>,
-    /// Keep conversations the job's own `drop_flagged` judges failed.
-    #[serde(default)]
-    pub keep_flagged: bool,
-    /// Deterministic user checks whose flagged conversations are dropped,
-    /// comma-separated (`usersim export --drop-user-flag`).
-    pub drop_user_flag: Option<String>,
-    /// Keep conversations the job's `[user_simulator] drop_flagged` checks flagged.
-    #[serde(default)]
-    pub keep_user_flagged: bool,
-    /// Keep the conversations of unsolved synthesized scenarios (left out by
-    /// default); `format=scenarios`: write the unsolved scenarios too.
-    #[serde(default)]
-    pub keep_unsolved: bool,
-    /// The pairwise judge whose verdicts make `format=dpo`'s pairs.
-    pub judge: Option<String>,
-    /// `format=dpo`: `turn` (the default) or `trajectory`.
-    pub dpo_shape: Option<String>,
-}
-
-/// What an export writes: lines of a format, DPO pairs of a judge, or the
-/// job's synthesized scenarios.
-pub enum ExportKind {
-    Lines(export::Format),
-    Dpo {
-        judge: String,
-        shape: export::dpo::DpoShape,
-    },
-    Scenarios,
-}
-
-impl ExportQuery {
-    pub fn format_name(&self) -> &str {
-        self.format.as_deref().unwrap_or("openai")
-    }
-
-    /// The kind asked for; an unknown format is a 400 (as before), a judge
-    /// with a format other than dpo, or dpo without one, a 422.
-    pub fn kind(&self) -> Result<ExportKind, ApiError> {
-        // The bounds are read again by `filter`; checked here so that a bad one
-        // is refused before the job is looked up.
-        refuse_unparsed(&[
-            ("min_reward", &self.min_reward, Number::Real, A_REWARD),
-            ("max_reward", &self.max_reward, Number::Real, A_REWARD),
-        ])?;
-        let mut problems = Vec::new();
-        reward_bound("min_reward", &self.min_reward, &mut problems);
-        reward_bound("max_reward", &self.max_reward, &mut problems);
-        if !problems.is_empty() {
-            return Err(ApiError::Invalid(problems));
-        }
-        let name = self.format_name();
-        let shape = match given(&self.dpo_shape) {
-            None => export::dpo::DpoShape::default(),
-            Some(text) => export::dpo::DpoShape::parse(text).ok_or_else(|| {
-                ApiError::Invalid(vec![Problem::at_field(
-                    QUERY_LABEL,
-                    "dpo_shape",
-                    format!("'{text}' is not a DPO shape; one of: turn, trajectory"),
-                )])
-            })?,
-        };
-        match (name, &self.judge) {
-            ("scenarios", _) => self.scenarios_kind(),
-            ("dpo", Some(judge)) => Ok(ExportKind::Dpo {
-                judge: judge.clone(),
-                shape,
-            }),
-            ("dpo", None) => Err(ApiError::Invalid(vec![Problem::at_field(
-                QUERY_LABEL,
-                "judge",
-                "format=dpo needs judge=NAME: the pairwise judge whose verdicts make the pairs",
-            )])),
-            (other, judge) => match export::Format::parse(other) {
-                None => Err(ApiError::BadRequest(format!(
-                    "format '{other}' is not supported; supported formats: {}",
-                    export::SUPPORTED_FORMATS
-                ))),
-                Some(_) if judge.is_some() => Err(ApiError::Invalid(vec![Problem::at_field(
-                    QUERY_LABEL,
-                    "judge",
-                    "judge applies to format=dpo only; to filter by a judge's score use min_judge=NAME=SCORE",
-                )])),
-                Some(format) => Ok(ExportKind::Lines(format)),
-            },
-        }
-    }
-
-    /// `format=scenarios`, which writes scenarios, not conversations: a 422
-    /// naming each conversation filter given.
-    fn scenarios_kind(&self) -> Result<ExportKind, ApiError> {
-        let given = [
-            ("min_reward", given(&self.min_reward).is_some()),
-            ("max_reward", given(&self.max_reward).is_some()),
-            ("termination", given(&self.termination).is_some()),
-            ("scenario", given(&self.scenario).is_some()),
-            ("persona", given(&self.persona).is_some()),
-            ("min_judge", given(&self.min_judge).is_some()),
-            ("drop_flagged", given(&self.drop_flagged).is_some()),
-            ("keep_flagged", self.keep_flagged),
-            ("drop_user_flag", given(&self.drop_user_flag).is_some()),
-            ("keep_user_flagged", self.keep_user_flagged),
-            ("judge", self.judge.is_some()),
-            ("dpo_shape", given(&self.dpo_shape).is_some()),
-        ];
-        let problems: Vec<Problem> = given
-            .iter()
-            .filter(|(_, given)| *given)
-            .map(|(field, _)| {
-                Problem::at_field(
-                    QUERY_LABEL,
-                    field,
-                    "format=scenarios writes the job's synthesized scenarios, not its \
-                     conversations, so this filter does not apply; leave it out",
-                )
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(ExportKind::Scenarios)
-        } else {
-            Err(ApiError::Invalid(problems))
-        }
-    }
-
-    /// The export filter, with the job's own `drop_flagged` judges added
-    /// unless `keep_flagged`, and the job's unsolved synthesized scenarios
-    /// unless `keep_unsolved` (the rules of `usersim export`).
-    pub async fn filter(
-        &self,
-        store: &dyn Store,
-        row: &crate::store::JobRow,
-    ) -> Result<export::Filter, ApiError> {
-        let mut drop_flagged = names(self.drop_flagged.as_deref());
-        if !self.keep_flagged {
-            for name in crate::jobs::judging::drop_flagged_judges(row) {
-                if !drop_flagged.contains(&name) {
-                    drop_flagged.push(name);
-                }
-            }
-        }
-        let mut problems = Vec::new();
-        let min_reward = reward_bound("min_reward", &self.min_reward, &mut problems);
-        let max_reward = reward_bound("max_reward", &self.max_reward, &mut problems);
-        let mut drop_user_flags = user_flags(self.drop_user_flag.as_deref(), &mut problems);
-        if !problems.is_empty() {
-            return Err(ApiError::Invalid(problems));
-        }
-        if !self.keep_user_flagged {
-            for flag in crate::jobs::runner::drop_flagged_user_checks(row) {
-                if !drop_user_flags.contains(&flag) {
-                    drop_user_flags.push(flag);
-                }
-            }
-        }
-        let text = |v: &Option<String>| given(v).map(str::to_string);
-        let filter = export::Filter {
-            min_reward,
-            min_judge: min_judges(self.min_judge.as_deref())?,
-            drop_flagged,
-            conversations: ConversationFilter {
-                min_reward: None,
-                max_reward,
-                termination: text(&self.termination),
-                scenario: text(&self.scenario),
-                persona: text(&self.persona),
-            },
-            drop_user_flags,
-            unsolved: if self.keep_unsolved {
-                Default::default()
-            } else {
-                synthesized_outcomes(store, row).await?.unsolved()
-            },
-        };
-        if !filter.min_judge.is_empty() {
-            refuse_unjudged(row.id, &filter, &store.judgments_of_job(row.id).await?)?;
-        }
-        Ok(filter)
-    }
 }
 
 #[cfg(test)]

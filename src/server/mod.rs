@@ -6,6 +6,7 @@
 mod api;
 mod auth;
 mod error;
+mod export;
 mod filters;
 mod json_errors;
 mod judging;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use crate::config::Opener;
 use crate::env::{EnvError, Environment, InitialState, Session, ToolCall};
-use crate::fidelity::UserOutput;
 use crate::llm::message::{Caller, Message, Role};
 use crate::llm::{LlmError, Usage};
 use crate::persona::Scenario;
+use crate::user_checks::UserOutput;
 use crate::verify::probes::{self, Probe, ProbeOutput};
 use crate::verify::{rules, Component, Verification};
 

@@ -222,7 +222,7 @@ pub struct NewConversation {
     pub started_at: i64,
     pub finished_at: i64,
     /// The deterministic checks of the simulated user (JSON object, see
-    /// `fidelity::UserChecks`); `None` stores none.
+    /// `user_checks::UserChecks`); `None` stores none.
     pub user_checks: Option<serde_json::Value>,
     pub messages: Vec<NewMessage>,
 }
@@ -307,7 +307,7 @@ pub struct ConversationRow {
     pub started_at: i64,
     pub finished_at: i64,
     /// The deterministic checks of the simulated user stored with it (JSON
-    /// object, see `fidelity::UserChecks`); `None` for a conversation stored
+    /// object, see `user_checks::UserChecks`); `None` for a conversation stored
     /// before they existed.
     pub user_checks: Option<serde_json::Value>,
 }

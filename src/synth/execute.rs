@@ -241,14 +241,14 @@ async fn check_validate_rules(
     let file = Path::new("proposal");
     let one = std::slice::from_ref(scenario);
     let mut problems = unscored_problems(file, one);
-    problems.extend(crate::jobs::setup::check_gold_actions(file, one, environment).await);
-    problems.extend(crate::jobs::check_probes::probe_problems(
+    problems.extend(crate::env::preflight::check_gold_actions(file, one, environment).await);
+    problems.extend(crate::env::preflight::probe_problems(
         file,
         one,
         environment,
     ));
     if !environment.scores_db() {
-        problems.extend(crate::jobs::check_probes::mcp_db_problems(file, one));
+        problems.extend(crate::env::preflight::mcp_db_problems(file, one));
     }
     if scenario.user.reason_for_contact.trim().is_empty() && scenario.user.opening.is_none() {
         problems.push(crate::config::Problem::at_field(

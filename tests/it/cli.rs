@@ -400,7 +400,7 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
         "{out}"
     );
     assert!(
-        out.contains("404") && out.contains("does not exist"),
+        out.contains("HTTP 404") && out.contains("model_not_found"),
         "the reason names the cause: {out}"
     );
 

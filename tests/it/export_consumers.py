@@ -4,15 +4,15 @@ Run by tests/it/export_consumers.rs with the python of scripts/export-consumers:
 
     python export_consumers.py DIR
 
-    python export_consumers.py DIR README
+    python export_consumers.py DIR EXPORTS_PAGE
 
 DIR holds openai.jsonl (+ openai.metadata.jsonl), hf.jsonl, sharegpt.jsonl,
 dpo.jsonl, dpo_trajectory.jsonl, hf_single.jsonl (an hf export of a job with
 one tool call per step), qa_hf.jsonl and qa_sharegpt.jsonl (a job without
 tool calls), the split exports hf_split.{train,validation}.jsonl and
 dpo_split.{train,validation}.jsonl, and each export's FILE.features.json.
-README is the project's README, whose LLaMA-Factory dataset_info.json entry
-is checked. Prints one JSON object: for each check, how many rows passed and
+EXPORTS_PAGE is the project's docs/exports.md, whose LLaMA-Factory
+dataset_info.json entry is checked. Prints one JSON object: for each check, how many rows passed and
 the first failures, so the Rust test can assert counts of passing rows.
 
 LLaMA-Factory (installed --no-deps by scripts/export-consumers) needs torch
@@ -387,14 +387,14 @@ def assistant_masks(rows, report):
         check.ok(problem is None, f"row {i}: {problem}")
 
 
-def readme_dataset_info(readme):
-    """The LLaMA-Factory dataset_info.json entry the README gives for sharegpt."""
-    with open(readme, encoding="utf-8") as f:
+def page_dataset_info(page):
+    """The LLaMA-Factory dataset_info.json entry docs/exports.md gives for sharegpt."""
+    with open(page, encoding="utf-8") as f:
         text = f.read()
     for block in re.findall(r"```json\n(.*?)```", text, re.S):
         if '"formatting": "sharegpt"' in block:
             return json.loads(block)
-    raise ValueError("the README has no ```json block with a sharegpt dataset_info.json entry")
+    raise ValueError(f"{page} has no ```json block with a sharegpt dataset_info.json entry")
 
 
 def load_llamafactory():
@@ -431,8 +431,8 @@ def load_llamafactory():
                                  version=importlib.metadata.version("llamafactory"))
 
 
-def llamafactory_checks(rows, readme, report):
-    """LLaMA-Factory's own parser reads the README's dataset_info.json entry,
+def llamafactory_checks(rows, page, report):
+    """LLaMA-Factory's own parser reads docs/exports.md's dataset_info.json entry,
     its SharegptDatasetConverter keeps each row's turns, system prompt and
     tools, and its formatters read the tools and every function_call."""
     lf = load_llamafactory()
@@ -441,7 +441,7 @@ def llamafactory_checks(rows, readme, report):
         return
     report["llamafactory"] = lf.version
     check = report.setdefault("sharegpt_llamafactory_converter", Check())
-    entry = readme_dataset_info(readme)
+    entry = page_dataset_info(page)
     name = next(iter(entry))
     attr = lf.parser.get_dataset_list([name], entry)[0]
     convert = lf.converter.SharegptDatasetConverter(attr, None)
@@ -501,7 +501,7 @@ def multi_file_loads(path, report):
         without[case] = loads_together_without_features(files)
 
 
-def main(folder, readme):
+def main(folder, page):
     report = {}
     path = lambda name: os.path.join(folder, name)
     report["rows"] = {}
@@ -533,7 +533,7 @@ def main(folder, readme):
     for i, row in enumerate(sharegpt_rows):
         problem = sharegpt_problem(row)
         sharegpt.ok(problem is None, f"row {i}: {problem}")
-    llamafactory_checks(sharegpt_rows, readme, report)
+    llamafactory_checks(sharegpt_rows, page, report)
 
     dpo_checks(read_jsonl(path("dpo.jsonl")), report)
     # The trajectory shape's messages are hf-shaped too: object arguments,

@@ -275,7 +275,7 @@ fn every_format_passes_the_programs_that_read_it() {
     let run = std::process::Command::new(&python)
         .arg(&checker)
         .arg(&out)
-        .arg(common::repo().join("README.md"))
+        .arg(common::repo().join("docs/exports.md"))
         .output()
         .unwrap();
     let stdout = text(&run.stdout);
@@ -340,7 +340,7 @@ fn every_format_passes_the_programs_that_read_it() {
         .unwrap();
     assert!(bare.contains("Couldn't cast"), "{bare}");
     // LLaMA-Factory's own converter (installed by scripts/export-consumers)
-    // keeps system and tools with the README's dataset_info.json entry, and
+    // keeps system and tools with docs/exports.md's dataset_info.json entry, and
     // drops both without its column mapping.
     assert_ne!(report["llamafactory"], "not installed", "{report}");
     assert_eq!(

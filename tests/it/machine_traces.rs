@@ -200,6 +200,13 @@ impl Place {
                 known.push(home);
             }
         }
+        // A server's address is the machine's too: environments are labelled
+        // by name (`nemo_gym:mcqa`), never by URL.
+        known.extend(
+            std::env::vars()
+                .filter(|(k, _)| k.starts_with("USERSIM_NEMO_GYM_") && k.ends_with("_URL"))
+                .map(|(_, url)| url),
+        );
         known.retain(|k| k.len() > 1);
         known.sort();
         known.dedup();

@@ -23,6 +23,7 @@ mod breaker;
 mod browser;
 mod cli;
 mod data_root;
+mod docs_blocks;
 mod dual_control;
 mod episodes;
 mod export_consumers;

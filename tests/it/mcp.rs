@@ -628,7 +628,7 @@ async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
     );
     let config = job(dir.path(), "typo", &environment, &scenarios, 1);
     let job = usersim::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
-    let problems = match jobs::setup::prepare(&job).await {
+    let problems = match jobs::generation::prepare(&job).await {
         Err(problems) => problems,
         Ok(_) => panic!("an unknown probe tool passed validate"),
     };
@@ -637,5 +637,57 @@ async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
         said.iter()
             .any(|p| p.contains("probe_tools names open_nodez") && p.contains("open_nodes")),
         "{said:?}"
+    );
+}
+
+/// A server usersim starts gets only what the MCP SDKs pass a server (HOME,
+/// LOGNAME, PATH, SHELL, TERM, USER) and the config's `env`: none of the
+/// variables usersim itself runs with (API keys, `USERSIM_API_TOKEN`). The
+/// everything server's `get-env` tool returns its whole environment.
+#[tokio::test]
+async fn a_started_server_sees_none_of_usersims_environment_but_its_own_env() {
+    let test = "a_started_server_sees_none_of_usersims_environment_but_its_own_env";
+    let Some(everything) = server("USERSIM_MCP_EVERYTHING", test) else {
+        return;
+    };
+    let config = McpConfig {
+        transport: McpTransport::Stdio {
+            command: vec![everything.clone(), "stdio".to_string()],
+            cwd: std::env::temp_dir(),
+            env: [("GIVEN_BY_CONFIG".to_string(), "yes".to_string())].into(),
+        },
+        ..memory_config(&everything, 1)
+    };
+    let env = McpEnvironment::start(&config).await.unwrap();
+    let mut session = env.open(&InitialState::default()).await.unwrap();
+    let output = session
+        .call(&call("get-env", serde_json::json!({})))
+        .await
+        .unwrap();
+    assert!(!output.is_error, "{output:?}");
+    let seen: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&output.content).expect("get-env answers a JSON object");
+    assert_eq!(seen.get("GIVEN_BY_CONFIG"), Some(&"yes".into()), "{seen:?}");
+    assert!(seen.contains_key("PATH"), "{seen:?}");
+    // Set for this test process by cargo and by the test environment.
+    for hidden in ["CARGO_MANIFEST_DIR", "USERSIM_MCP_EVERYTHING"] {
+        assert!(
+            std::env::var_os(hidden).is_some(),
+            "{hidden} is not set here"
+        );
+        assert!(
+            !seen.contains_key(hidden),
+            "the server saw {hidden}: {seen:?}"
+        );
+    }
+    let allowed = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+    let unexpected: Vec<&String> = seen
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()) && *k != "GIVEN_BY_CONFIG")
+        .filter(|k| std::env::var_os(k).is_some())
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "inherited from usersim: {unexpected:?}"
     );
 }

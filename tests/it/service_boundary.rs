@@ -826,3 +826,85 @@ async fn a_blank_or_unreadable_query_value_is_a_400_across_the_api() {
         "{unparsed}"
     );
 }
+
+/// An internal page a token holder names as a job's model server or NeMo Gym
+/// server: its reply is never kept in what the service stores or shows (the
+/// items' errors, which a synthesis job's stats and page list and `usersim
+/// show` prints; the job, its stats, its page), only its status.
+#[tokio::test]
+async fn an_error_reply_of_a_server_a_job_names_is_shown_by_its_status_only() {
+    const INTERNAL: &str = "internal-admin-page-4b1e";
+    let root = data_root();
+    let page = |status: &str| {
+        let body = format!("<html>{INTERNAL}: db password hunter2</html>");
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let refusing = Recorder::start(page("404 Not Found")).await;
+    let failing = Recorder::start(page("500 Internal Server Error")).await;
+    let served = Served::start(root.path(), &[]);
+    std::fs::write(
+        root.path().join("rows.jsonl"),
+        "{\"responses_create_params\": {\"input\": [{\"role\": \"user\", \"content\": \"Pick A or B\"}]}, \"expected_answer\": \"B\"}\n",
+    )
+    .unwrap();
+    let user_template = "prompts/user_simulator.tera";
+    // A model server that refuses every call.
+    let model = job(
+        "model",
+        &format!("base_url = \"{}/v1\"", refusing.url),
+        user_template,
+    );
+    // A NeMo Gym server whose /seed_session fails.
+    let nemo = job("nemo", "mock = true", user_template)
+        .replace(
+            "[environment]\nname = \"builtin:retail\"\n",
+            &format!(
+                "[environment]\nkind = \"nemo_gym\"\nbase_url = \"{}\"\nmax_retries = 0\n",
+                failing.url
+            ),
+        )
+        .replace(
+            "[dataset]\nscenarios = \"scenarios.jsonl\"\npersonas = \"personas\"\n",
+            "[dataset]\nformat = \"nemo_gym\"\nrows = \"rows.jsonl\"\n",
+        )
+        .replace("[user_simulator]\n", "[user_simulator]\nmode = \"none\"\n");
+    for (config, server) in [(model, &refusing), (nemo, &failing)] {
+        let (status, body) = served.submit(config).await;
+        assert_eq!(status, 201, "{body}");
+        let id = body["id"].as_i64().unwrap();
+        let view = served.wait(id).await;
+        assert!(!server.requests().is_empty(), "the server was not reached");
+        let mut shown = view.to_string();
+        for path in [format!("/v1/jobs/{id}/stats"), format!("/jobs/{id}")] {
+            let response = served.get(&path).send().await.unwrap();
+            assert_eq!(response.status(), 200, "{path}");
+            shown.push_str(&response.text().await.unwrap());
+        }
+        let errors = stored_errors(&root.path().join("service.db"), id).await;
+        assert!(
+            !errors.is_empty() && errors.iter().all(|e| e.contains("HTTP ")),
+            "each failure names the status: {errors:?}"
+        );
+        shown.push_str(&errors.join("\n"));
+        assert!(
+            !shown.contains(INTERNAL) && !shown.contains("hunter2"),
+            "the reply came back: {shown}"
+        );
+    }
+}
+
+/// The errors stored with job `id`'s failed items.
+async fn stored_errors(db: &Path, id: i64) -> Vec<String> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query_scalar("SELECT last_error FROM items WHERE job_id = ? AND status = 'failed'")
+        .bind(id)
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+}

@@ -447,6 +447,8 @@ fn counter_url(test: &str) -> Option<String> {
 fn counter(url: &str, probes: Vec<StateCall>) -> NemoGymEnvironment {
     NemoGymEnvironment::new(&NemoGymConfig {
         base_url: url.trim_end_matches('/').to_string(),
+        name: Some("counter".into()),
+        default_name: "resources-server".into(),
         timeout: Duration::from_secs(30),
         max_retries: 1,
         state_probes: probes,

@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use serde_json::Value;
-use usersim::fidelity::{UserChecks, UserFlag};
 use usersim::mock_llm::user::{first_person, ASSISTANTISH, PREMATURE_STOP};
 use usersim::store::StoredConversation;
+use usersim::user_checks::{UserChecks, UserFlag};
 
 use crate::common::{repo, text, usersim, write_job, JobSpec};
 
@@ -165,7 +165,8 @@ async fn premature_stop_catches_the_user_who_leaves_before_the_agent_acts() {
         let stop = PREMATURE_STOP.trim_end_matches("###STOP###").trim();
         let said_it = user_texts(c).last() == Some(&stop);
         // Scenarios with only reads and nothing to say cannot be checked.
-        said_it && checks(c).outcome(UserFlag::PrematureStop) != usersim::fidelity::Outcome::Unknown
+        said_it
+            && checks(c).outcome(UserFlag::PrematureStop) != usersim::user_checks::Outcome::Unknown
     };
     caught_exactly("mock-user+premature", UserFlag::PrematureStop, fired).await;
 }

@@ -33,6 +33,10 @@ use super::process::ServerProcess;
 use super::remote_error::initialize_failure;
 use super::session_dir::SessionDir;
 
+/// What a server usersim starts inherits of usersim's environment, as the
+/// MCP SDKs' stdio clients do on Unix (`get_default_environment`).
+pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
 /// The client side of one MCP session.
 pub type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -156,6 +160,16 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .kill_on_drop(true);
+            // As the MCP SDKs start a server: only the few variables a
+            // program needs to run, then the config's `env`. Never the rest of
+            // usersim's environment (API keys, USERSIM_API_TOKEN): the server
+            // is often a package fetched from a registry.
+            cmd.env_clear();
+            for key in INHERITED_ENV {
+                if let Some(value) = std::env::var_os(key) {
+                    cmd.env(key, value);
+                }
+            }
             for (key, value) in env {
                 cmd.env(key, dir.fill(value));
             }

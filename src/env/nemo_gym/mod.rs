@@ -52,7 +52,7 @@ use crate::verify::{Criteria, Verification};
 
 use super::{EnvError, EnvUsage, Environment, InitialState, Session, ToolOutput};
 use openapi::{Protocol, ServerModels};
-use server::{Cookies, Reply, ResourcesServer};
+use server::{Cookies, Reply, ResourcesServer, LOGGED};
 use tool_name::normalize_tool_name;
 
 pub struct NemoGymEnvironment {
@@ -74,7 +74,7 @@ impl NemoGymEnvironment {
             message,
         })?;
         Ok(NemoGymEnvironment {
-            name: format!("nemo_gym:{}", config.base_url),
+            name: config.label(),
             server: Arc::new(server),
             probes: config.state_probes.iter().cloned().collect(),
             records_row: config
@@ -236,16 +236,19 @@ pub struct NemoGymSession {
     usage: EnvUsage,
 }
 
-/// A reply's JSON, or what was wrong with it.
-fn reply_json(reply: &Reply) -> Result<Value, String> {
-    serde_json::from_slice(&reply.body).map_err(|e| {
+/// A reply's JSON, or what was wrong with it (never the body's text).
+fn reply_json(reply: &Reply, what: &str) -> Result<Value, String> {
+    serde_json::from_slice(&reply.body).map_err(|_| {
         format!(
-            "HTTP {} with a body that is not JSON ({e}): {}",
-            reply.status,
-            reply.excerpt()
+            "{} with a body that is not JSON ({LOGGED})",
+            reply.status_line(what)
         )
     })
 }
+
+/// What the policy reads of a tool's refusal (a 422 names the argument the
+/// server did not accept, a 404 says it serves no such tool), cut short.
+const TOOL_ERROR_CHARS: usize = 2000;
 
 impl NemoGymSession {
     /// A request to the server in this session, its time counted.
@@ -267,9 +270,8 @@ impl NemoGymSession {
             return Err(remote(
                 &self.server,
                 format!(
-                    "POST /seed_session was refused (HTTP {}): {}",
-                    reply.status,
-                    reply.excerpt()
+                    "POST /seed_session was refused ({}; {LOGGED})",
+                    reply.status_line("POST /seed_session was refused")
                 ),
             ));
         }
@@ -316,9 +318,10 @@ impl Session for NemoGymSession {
             .post(&path, &arguments)
             .await
             .map_err(|e| failed(&self.server, &format!("POST {path}"), e))?;
-        let text = String::from_utf8_lossy(&reply.body).into_owned();
         match reply.status {
-            200..=299 => Ok(ToolOutput::ok(text)),
+            200..=299 => Ok(ToolOutput::ok(
+                String::from_utf8_lossy(&reply.body).into_owned(),
+            )),
             404 if self.on_missing_tool == MissingTool::EnvError => Err(remote(
                 &self.server,
                 format!(
@@ -331,7 +334,10 @@ impl Session for NemoGymSession {
             // Like NeMo Gym's own agent: what the server said goes back to
             // the model (a 422 names the argument it did not accept, a 404
             // says the server serves no such tool).
-            status => Ok(ToolOutput::error(format!("HTTP {status}: {text}"))),
+            status => Ok(ToolOutput::error(format!(
+                "HTTP {status}: {}",
+                reply.excerpt_of(TOOL_ERROR_CHARS)
+            ))),
         }
     }
 
@@ -348,13 +354,12 @@ impl Session for NemoGymSession {
             return Err(remote(
                 &self.server,
                 format!(
-                    "POST /verify was refused (HTTP {}): {}",
-                    reply.status,
-                    reply.excerpt()
+                    "POST /verify was refused ({}; {LOGGED})",
+                    reply.status_line("POST /verify was refused")
                 ),
             ));
         }
-        let json = reply_json(&reply)
+        let json = reply_json(&reply, "POST /verify answered")
             .map_err(|e| remote(&self.server, format!("POST /verify answered {e}")))?;
         let Value::Object(request) = body else {
             return Err(remote(&self.server, "the verify request is not an object"));
@@ -386,10 +391,9 @@ impl Session for NemoGymSession {
                 return Err(remote(
                     &self.server,
                     format!(
-                        "environment.state_probes[{i}] ({}): POST {path} was refused (HTTP {}): {}",
+                        "environment.state_probes[{i}] ({}): POST {path} was refused ({}; {LOGGED})",
                         probe.tool,
-                        reply.status,
-                        reply.excerpt()
+                        reply.status_line("a state probe was refused")
                     ),
                 ));
             }

@@ -22,9 +22,16 @@ pub fn verification(request: &Map<String, Value>, reply: &Value) -> Result<Verif
     let Some(reward) = reward else {
         return Err(format!(
             "the reply has no numeric `reward` (got {})",
-            reply
-                .get("reward")
-                .map_or("nothing".to_string(), |v| v.to_string())
+            match reply.get("reward") {
+                None => "nothing",
+                Some(Value::Null) => "null",
+                Some(Value::Bool(_)) => "a boolean",
+                Some(Value::String(_)) => "a string",
+                Some(Value::Array(_)) => "an array",
+                Some(Value::Object(_)) => "an object",
+                // Not finite: serde_json reads no such number, kept for completeness.
+                Some(Value::Number(_)) => "a number that is not finite",
+            }
         ));
     };
     let masked = reply.get("mask_sample").and_then(Value::as_bool) == Some(true);
@@ -37,9 +44,12 @@ pub fn verification(request: &Map<String, Value>, reply: &Value) -> Result<Verif
             "the verifier reported a failure"
         });
         if let Some(kind) = kind {
+            let kind: String = kind.chars().take(100).collect();
             why.push_str(&format!("; failure_kind: {kind}"));
         }
         if let Some(reason) = reason {
+            // The protocol's own field, stored as the reason; bounded.
+            let reason: String = reason.chars().take(300).collect();
             why.push_str(&format!("; failure_reason: {reason}"));
         }
         why

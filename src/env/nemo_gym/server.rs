@@ -35,18 +35,38 @@ impl Reply {
         (200..300).contains(&self.status)
     }
 
-    /// The body as text, cut short for messages.
+    /// The body as text, cut short for the command line's own reports
+    /// (`usersim verify`) and the log: an error of an environment says only
+    /// [`Reply::status_line`], because a submitted job may name any URL.
     pub fn excerpt(&self) -> String {
-        const MAX: usize = 300;
+        self.excerpt_of(300)
+    }
+
+    /// The body as text, cut after `max` characters.
+    pub fn excerpt_of(&self, max: usize) -> String {
         let text = String::from_utf8_lossy(&self.body);
         let text = text.trim();
-        match text.char_indices().nth(MAX) {
+        match text.char_indices().nth(max) {
             Some((cut, _)) => format!("{}…", &text[..cut]),
             None if text.is_empty() => "an empty body".to_string(),
             None => text.to_string(),
         }
     }
 }
+
+impl Reply {
+    /// What an error may say of this reply: its status, in usersim's words,
+    /// the body logged at debug level for the operator.
+    pub fn status_line(&self, what: &str) -> String {
+        tracing::debug!(status = self.status, reply = %self.excerpt(), "{what}");
+        format!("HTTP {}", self.status)
+    }
+}
+
+/// Where an error that names only a reply's status sends the reader.
+pub const LOGGED: &str = "the reply is logged at debug level: USERSIM_LOG=usersim=debug";
+
+impl Reply {}
 
 /// The cookies a resources server set for one conversation (its session).
 #[derive(Debug, Clone, Default)]

@@ -17,17 +17,18 @@ use std::time::{Duration, Instant};
 
 use crate::config::synth::SynthConfig;
 use crate::config::CircuitBreakerConfig;
-use crate::persona::Scenario;
-use crate::store::{ItemCounts, JobKind, JobRow, JobStatus, NewItem, NewJob, Store};
+use crate::store::{JobKind, JobRow, JobStatus, NewItem, NewJob, Store};
 use crate::synth::coverage::Coverage;
 use crate::synth::diversity::plan_brief;
 use crate::synth::propose::scenario_id;
-use crate::synth::summary::Summary;
 
 use super::context::Context;
-use super::plan::item_seed;
+use super::error::RunError;
+use super::options::{Mode, RunOptions};
 use super::progress::Notice;
-use super::runner::{Mode, RunError, RunOptions};
+pub use super::report::SynthesisReport;
+use super::seed::item_seed;
+use super::stored::{find_or_create, ByName};
 use super::work::{owner_name, work, WorkEnd, WorkOptions, WorkSettings};
 use crate::config::synth::SynthSpec;
 use crate::synth::tally::tally;
@@ -36,28 +37,6 @@ use setup::connect;
 pub use setup::{prepare, Inputs};
 use spec::{config_hash, stored_config};
 use waves::{next_wave, WaveState};
-
-/// How a synthesis run went.
-#[derive(Debug)]
-pub struct SynthesisReport {
-    pub job: JobRow,
-    /// Whether the job existed before this run.
-    pub resumed: bool,
-    pub end: WorkEnd,
-    pub counts: ItemCounts,
-    pub summary: Summary,
-    /// The commonest errors of failed items, with their counts.
-    pub errors: Vec<(String, i64)>,
-    pub target: usize,
-    pub max_proposals: u64,
-    /// The accepted scenarios, in proposal order (at most `target`).
-    pub accepted: Vec<Scenario>,
-    /// Their coverage of the `[diversity]` targets.
-    pub coverage: Coverage,
-    /// Where the config says to write them (the CLI does).
-    pub output: std::path::PathBuf,
-    pub elapsed: Duration,
-}
 
 /// The circuit breaker of every synthesis job: half of the last 20 proposals
 /// failing (a dead generator, a bad key) stops it.
@@ -113,48 +92,27 @@ async fn submit_prepared(
 ) -> Result<(JobRow, bool), RunError> {
     let spec = SynthSpec::of(config);
     let hash = config_hash(&spec, &inputs.examples_text, &inputs.policy);
-    let existing = if new_job {
-        None
-    } else {
-        match store.find_job_by_config_hash(&hash).await? {
-            Some(row) => Some(row),
-            None => {
-                if let Some(other) = store.find_job_by_name(&config.name).await? {
-                    if other.config_hash == hash {
-                        // Stored by another process since the lookup above.
-                        return Ok((other, true));
-                    }
-                    return Err(RunError::ConfigChanged {
-                        name: config.name.clone(),
-                        id: other.id,
-                        stored: other.config_hash.chars().take(12).collect(),
-                        now: hash.chars().take(12).collect(),
-                    });
-                }
-                None
-            }
-        }
-    };
-    let (row, resumed) = match existing {
-        Some(row) => (row, true),
-        None => {
-            let row = store
-                .create_job(&NewJob {
-                    name: config.name.clone(),
-                    kind: JobKind::Synthesis,
-                    config_snapshot: spec.to_json(),
-                    config_hash: hash,
-                })
-                .await?;
-            (row, false)
-        }
-    };
+    let (row, resumed) = find_or_create(
+        store,
+        &hash,
+        ByName::RefusedUnlessSameHash(&config.name),
+        new_job,
+        || {
+            Ok(NewJob {
+                name: config.name.clone(),
+                kind: JobKind::Synthesis,
+                config_snapshot: spec.to_json(),
+                config_hash: hash.clone(),
+            })
+        },
+    )
+    .await?;
     plan_wave(store, row.id, config).await?;
     Ok((row, resumed))
 }
 
 /// Rebuild a stored synthesis job and work it here (resume, workers, the
-/// service): see `runner::work_stored`.
+/// service): see `jobs::work_stored`.
 pub(super) async fn resume_synthesis(
     ctx: &Context,
     row: JobRow,

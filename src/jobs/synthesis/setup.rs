@@ -16,8 +16,8 @@ use crate::synth::propose::Proposer;
 use crate::synth::reviewers::reviewer_judges;
 
 use super::super::context::Context;
+use super::super::error::RunError;
 use super::super::models::{connect_endpoints, RunningMock};
-use super::super::runner::RunError;
 
 /// A synthesis job's inputs, read and checked.
 pub struct Inputs {

@@ -4,7 +4,7 @@ use crate::config::synth::{from_stored, SynthConfig, SynthSpec};
 use crate::judge::hash::sha256_hex;
 use crate::store::JobRow;
 
-use super::super::runner::RunError;
+use super::super::error::RunError;
 
 /// The config of stored synthesis job `row`.
 pub fn stored_config(row: &JobRow) -> Result<SynthConfig, RunError> {

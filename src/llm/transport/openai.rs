@@ -83,10 +83,9 @@ fn failure(e: OpenAIError) -> Result<Reply, LlmError> {
                 Err(other) => Err(LlmError::Connection(other.to_string())),
             }
         }
-        OpenAIError::JSONDeserialize(e, content) => Err(LlmError::Malformed(format!(
-            "the body is not a chat completion ({e}); it starts with {:?}",
-            content.chars().take(120).collect::<String>()
-        ))),
+        OpenAIError::JSONDeserialize(e, content) => {
+            Err(crate::llm::error::not_a_completion(&e, content.as_bytes()))
+        }
         OpenAIError::InvalidArgument(message) => Err(LlmError::InvalidRequest(message)),
         OpenAIError::Reqwest(e) => Err(LlmError::InvalidRequest(e.to_string())),
         other => Err(LlmError::Malformed(other.to_string())),

@@ -101,8 +101,8 @@ fn repeated_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::input::{Line, UserOutput};
-    use crate::fidelity::Outcome;
+    use crate::user_checks::input::{Line, UserOutput};
+    use crate::user_checks::Outcome;
 
     fn user(lines: &[&str]) -> UserTurns {
         UserTurns {

@@ -7,17 +7,17 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::config::{Job, UserMode};
-use crate::fidelity::{check_conversation, Line, ScenarioBasis, UserTurns};
 use crate::llm::ChatModel;
 use crate::persona::knobs;
 use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
 use crate::sim::{run_episode, Episode, EpisodeSpec, PolicyAgent, Termination, UserSimulator};
 use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, StoreError, UsageRow};
+use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserTurns};
 
-use super::models::Models;
+use super::super::models::Models;
+use super::super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 use super::reward_judges::RewardJudges;
 use super::setup::Prepared;
-use super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 
 /// What a generation job's items need, shared by all of its tasks.
 pub struct Generation {
@@ -228,7 +228,7 @@ fn user_checks(
     scenario: &crate::persona::Scenario,
     basis: &ScenarioBasis,
     simulated_user: bool,
-) -> crate::fidelity::UserChecks {
+) -> crate::user_checks::UserChecks {
     let lines = episode
         .transcript
         .messages

@@ -103,8 +103,8 @@ pub fn check(turns: &UserTurns) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::input::dialogue as turns;
-    use crate::fidelity::Outcome;
+    use crate::user_checks::input::dialogue as turns;
+    use crate::user_checks::Outcome;
 
     #[test]
     fn a_user_offering_help_or_speaking_as_an_ai_is_flagged() {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use crate::config::{Job, Problem};
 use crate::env::open_environment;
-use crate::env::{Caller, Environment, InitialState, ToolCall, ToolSpec};
+use crate::env::preflight::{check_gold_actions, mcp_db_problems, probe_problems};
+use crate::env::{Environment, ToolSpec};
 use crate::judge::{judges_of_job, unknown_endpoints, Judge};
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
@@ -16,7 +17,7 @@ use crate::prompt::{
     policy_context, shipped_templates, PromptRegistry, ShippedTemplate, POLICY, USER_SIMULATOR,
 };
 
-use super::hash::{config_hash, Input};
+use super::super::hash::{config_hash, Input};
 
 /// A job's inputs, loaded and checked.
 pub struct Prepared {
@@ -168,16 +169,13 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     };
     problems
         .extend(check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await);
-    problems.extend(super::check_probes::probe_problems(
+    problems.extend(probe_problems(
         &job.dataset.scenarios,
         &scenarios,
         environment.as_ref(),
     ));
     if matches!(job.environment, crate::config::EnvironmentConfig::Mcp(_)) {
-        problems.extend(super::check_probes::mcp_db_problems(
-            &job.dataset.scenarios,
-            &scenarios,
-        ));
+        problems.extend(mcp_db_problems(&job.dataset.scenarios, &scenarios));
     }
     let parallel_tool_calls = match parallel_tool_calls(job, environment.as_ref()) {
         Ok(parallel) => parallel,
@@ -265,114 +263,6 @@ fn parallel_tool_calls(job: &Job, environment: &dyn Environment) -> Result<bool,
         )),
         Some(parallel) => Ok(parallel),
     }
-}
-
-/// Every gold action must name one of the environment's tools, fit its
-/// parameters schema where the environment checks one, and succeed when
-/// replayed on a fresh session; otherwise no policy could ever earn the
-/// reward. A problem names the scenario's line in `file` when it is a
-/// scenarios JSONL file.
-pub async fn check_gold_actions(
-    file: &Path,
-    scenarios: &[Scenario],
-    environment: &dyn Environment,
-) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    // Read only when there is a problem to place.
-    let lines = std::sync::OnceLock::new();
-    let names =
-        |tools: &[ToolSpec]| -> Vec<String> { tools.iter().map(|t| t.name.clone()).collect() };
-    let policy_tools = names(environment.tools());
-    let user_tools = names(environment.user_tools());
-    // A scenario with its own tools (a NeMo Gym row) is verified by its own
-    // resources server, which knows its gold calls better than usersim does.
-    for scenario in scenarios.iter().filter(|s| s.tools.is_none()) {
-        let at = |i: usize| {
-            let line = lines
-                .get_or_init(|| crate::persona::load::scenario_lines(file))
-                .get(&scenario.id)
-                .map(|line| format!("line {line}, "))
-                .unwrap_or_default();
-            format!("{line}scenario '{}', evaluation.actions[{i}]", scenario.id)
-        };
-        let mut known = true;
-        for (i, action) in scenario.evaluation.actions.iter().enumerate() {
-            let (tools, whose) = match action.caller {
-                Caller::Policy => (&policy_tools, "a tool"),
-                Caller::User => (&user_tools, "a user tool"),
-            };
-            if !tools.contains(&action.name) {
-                known = false;
-                let list = if tools.is_empty() {
-                    "none".to_string()
-                } else {
-                    tools.join(", ")
-                };
-                let hint = match (action.caller, user_tools.contains(&action.name)) {
-                    (Caller::Policy, true) => " (it is a user tool: add \"caller\": \"user\")",
-                    _ => "",
-                };
-                problems.push(Problem::at_field(
-                    file,
-                    &at(i),
-                    format!(
-                        "'{}' is not {whose} of {}{hint}; its {}s are: {list}",
-                        action.name,
-                        environment.name(),
-                        whose.trim_start_matches("a ")
-                    ),
-                ));
-            } else if let Some(why) =
-                environment.argument_problem(action.caller, &action.name, &action.arguments)
-            {
-                known = false;
-                problems.push(Problem::at_field(file, &at(i), why));
-            }
-        }
-        if !known || !environment.replays_gold_actions() {
-            continue;
-        }
-        let init = InitialState {
-            seed: 0,
-            data: scenario.initial_state.clone(),
-        };
-        let mut session = match environment.open(&init).await {
-            Ok(session) => session,
-            Err(e) => {
-                problems.push(Problem::at_field(
-                    file,
-                    &format!("scenario '{}', initial_state", scenario.id),
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        for (i, action) in scenario.evaluation.actions.iter().enumerate() {
-            let call = ToolCall {
-                id: format!("gold_{i}"),
-                name: action.name.clone(),
-                arguments: action.arguments.to_string(),
-            };
-            let output = match session.call_by(action.caller, &call).await {
-                Ok(output) => output,
-                Err(e) => {
-                    problems.push(Problem::at_field(file, &at(i), e.to_string()));
-                    continue;
-                }
-            };
-            if output.is_error {
-                problems.push(Problem::at_field(
-                    file,
-                    &at(i),
-                    format!(
-                        "fails when replayed on a fresh session: {}; fix the arguments or the order of the gold actions",
-                        output.content
-                    ),
-                ));
-            }
-        }
-    }
-    problems
 }
 
 #[cfg(test)]

@@ -107,8 +107,8 @@ fn transfer_in_sight(turns: &UserTurns, before: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::input::{Line, UserOutput};
-    use crate::fidelity::Outcome;
+    use crate::user_checks::input::{Line, UserOutput};
+    use crate::user_checks::Outcome;
 
     /// Agent greeting, user, agent; then the user's output `raw`.
     fn ending_with(raw: &str, agent: &str) -> UserTurns {

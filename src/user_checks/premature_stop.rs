@@ -136,8 +136,8 @@ fn pending_cue(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::input::{Line, UserOutput};
-    use crate::fidelity::Outcome;
+    use crate::user_checks::input::{Line, UserOutput};
+    use crate::user_checks::Outcome;
     use crate::verify::Action;
 
     fn criteria(actions: &[&str], facts: &[&str]) -> Criteria {

@@ -74,8 +74,8 @@ pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::input::dialogue as turns;
-    use crate::fidelity::Outcome;
+    use crate::user_checks::input::dialogue as turns;
+    use crate::user_checks::Outcome;
 
     fn scenario() -> UserScenario {
         UserScenario {

@@ -40,7 +40,7 @@ pub fn check_conversation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fidelity::{Line, Outcome};
+    use crate::user_checks::{Line, Outcome};
 
     #[test]
     fn every_flag_has_a_result_in_order_and_no_user_means_unknown() {

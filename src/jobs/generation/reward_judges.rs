@@ -16,7 +16,7 @@ use crate::persona::{Persona, Scenario};
 use crate::store::{NewJudgment, StoredConversation};
 use crate::verify::{Component, ComponentScore};
 
-use super::judging::from_call;
+use super::super::judge_calls::from_call;
 
 /// A judge a reward may name, with what its calls are cached by and the
 /// model it calls.

@@ -1,0 +1,151 @@
+//! A [`PreparedExport`] written: to outputs the caller holds (standard
+//! output, a response body), or to the files of `--out` as one
+//! [`FileSet`] (the lines, sidecars, features and manifest renamed into
+//! place together, or none of them).
+
+use std::path::Path;
+
+use crate::store::Store;
+
+use super::dpo::{self, DpoCounts};
+use super::file_set::FileSet;
+use super::paths::{features_of, ExportPaths};
+use super::prepare::PreparedExport;
+use super::request::ExportKind;
+use super::scenarios::{self, ScenarioCounts, ScenariosError};
+use super::sink::{Output, Outputs};
+use super::split::Side;
+use super::target::TargetError;
+use super::{write_from, ExportCounts, ExportError};
+
+/// What an export wrote (so far, to a progress callback).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Written {
+    Lines(ExportCounts),
+    Pairs(DpoCounts),
+    Scenarios(ScenarioCounts),
+}
+
+/// A finished export: what it wrote, and how many rows went to each side
+/// (one entry without a split).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub written: Written,
+    pub sides: Vec<(Option<Side>, u64)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error(transparent)]
+    Scenarios(#[from] ScenariosError),
+    #[error(transparent)]
+    Files(#[from] TargetError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("no output file to write to")]
+    NoOutput,
+}
+
+impl WriteError {
+    /// Whether the request was wrong rather than the writing: a judge that
+    /// made no judgments there or is not pairwise, a scenarios export of a
+    /// job without synthesized scenarios to read.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            WriteError::Export(ExportError::NoJudgments { .. } | ExportError::NotPairwise { .. })
+                | WriteError::Scenarios(
+                    ScenariosError::NotGeneration { .. } | ScenariosError::Unreadable { .. }
+                )
+        )
+    }
+}
+
+/// Write `export` to `outputs`, calling `progress` with the counts so far.
+pub async fn write_to(
+    store: &dyn Store,
+    export: &PreparedExport,
+    outputs: &mut Outputs<'_>,
+    progress: &mut (dyn FnMut(Written) + Send),
+) -> Result<Report, WriteError> {
+    let written = match &export.kind {
+        ExportKind::Lines { .. } => Written::Lines(
+            write_from(export.exporter(store), outputs, &mut |c| {
+                progress(Written::Lines(c))
+            })
+            .await?,
+        ),
+        ExportKind::Dpo { judge, shape } => {
+            let job = export.row.id;
+            Written::Pairs(
+                dpo::write(
+                    store,
+                    job,
+                    judge,
+                    *shape,
+                    &export.filter,
+                    outputs,
+                    &mut |c| progress(Written::Pairs(c)),
+                )
+                .await?,
+            )
+        }
+        ExportKind::Scenarios { keep_unsolved } => {
+            Written::Scenarios(scenarios::write(store, &export.row, *keep_unsolved, outputs).await?)
+        }
+    };
+    Ok(Report {
+        written,
+        sides: outputs.written(),
+    })
+}
+
+/// Write `export` to the files of `--out out` (see [`ExportPaths`]); on any
+/// error, none of them is left behind.
+pub async fn write_files(
+    store: &dyn Store,
+    export: &PreparedExport,
+    out: &Path,
+    progress: &mut (dyn FnMut(Written) + Send),
+) -> Result<Report, WriteError> {
+    let paths = ExportPaths::of(out, &export.kind, export.split.is_some());
+    let features = features_of(&export.kind);
+    // Dropped on any error, the partial files are removed.
+    let mut files = FileSet::with_manifest(&paths.written(), &paths.manifest)?;
+    let report = {
+        let mut writers = files.writers();
+        let mut next = |with_sidecar: bool| {
+            let lines = writers.next();
+            let sidecar = if with_sidecar { writers.next() } else { None };
+            lines.map(|lines| Output::new(lines, sidecar))
+        };
+        let sidecar = export.kind.metadata_in_sidecar();
+        let outputs = match &export.split {
+            None => next(sidecar).map(Outputs::One),
+            Some(split) => {
+                next(sidecar)
+                    .zip(next(sidecar))
+                    .map(|(train, validation)| Outputs::Split {
+                        split: split.clone(),
+                        train,
+                        validation,
+                    })
+            }
+        };
+        let Some(mut outputs) = outputs else {
+            return Err(WriteError::NoOutput);
+        };
+        write_to(store, export, &mut outputs, progress).await?
+    };
+    // The features file is the set's last.
+    if let (Some(features), Some(writer)) = (&features, files.writers().last()) {
+        serde_json::to_writer_pretty(&mut *writer, features)?;
+        writer.write_all(b"\n")?;
+    }
+    files.commit()?;
+    Ok(report)
+}

@@ -1,0 +1,44 @@
+//! A judging job as stored in its job row: where its judges come from, what
+//! it judges, and the filter.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a judging job's judges come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum JudgesSource {
+    /// A `judges.toml` (absolute path; read again on resume).
+    File { path: PathBuf },
+    /// The `[[judges]]` of a generation job's stored config.
+    Job { job_id: i64 },
+    /// Judges TOML sent with the job (the service), kept here so that a
+    /// resumed job judges with the same judges; template paths are relative
+    /// to `base`.
+    Inline { toml: String, base: PathBuf },
+}
+
+/// What problems in inline judges name as their file.
+pub const INLINE_JUDGES: &str = "judges";
+
+/// What a judging job judges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JudgingTarget {
+    /// Every conversation of a job, with the judges that judge one conversation.
+    Job { job_id: i64 },
+    /// Conversations of job A against those of job B for the same scenario,
+    /// persona and sample, with the pairwise judges.
+    Pairwise { a: i64, b: i64 },
+}
+
+/// A judging job as stored in its job row (JSON): enough to rebuild it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgingSpec {
+    pub judges: JudgesSource,
+    pub target: JudgingTarget,
+    /// Only conversations with at least this reward (A's, when pairwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_reward: Option<f64>,
+}
