@@ -10,6 +10,7 @@ pub mod config;
 pub mod env;
 pub mod error_chain;
 pub mod export;
+pub mod import;
 pub mod jobs;
 pub mod judge;
 pub mod llm;

@@ -1,0 +1,148 @@
+//! What every reader produces, and the checks every format shares: a
+//! conversation is not empty, and every tool result answers a call made
+//! before it.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::llm::message::{Message, Role};
+
+use super::LineProblem;
+
+/// One conversation read from a source file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedConversation {
+    /// The leading system (or developer) message, when there is one.
+    pub system_prompt: Option<String>,
+    /// The rest, in order: user, assistant (with tool calls), tool results;
+    /// a system message after the start stays here.
+    pub messages: Vec<Message>,
+    /// The tools offered, each `{name, description, parameters}`.
+    pub tools: Vec<Value>,
+    /// The source's reward, when it has one.
+    pub reward: Option<f64>,
+    /// The source row's other fields.
+    pub metadata: Map<String, Value>,
+}
+
+impl ImportedConversation {
+    /// Splits a leading system message off `messages` and checks the rest.
+    pub(super) fn new(
+        line: usize,
+        mut messages: Vec<Message>,
+        tools: Vec<Value>,
+        reward: Option<f64>,
+        metadata: Map<String, Value>,
+    ) -> Result<Self, LineProblem> {
+        let system_prompt = match messages.first() {
+            Some(m) if m.role == Role::System => Some(messages.remove(0).content.to_string()),
+            _ => None,
+        };
+        check(line, &messages)?;
+        Ok(ImportedConversation {
+            system_prompt,
+            messages,
+            tools,
+            reward,
+            metadata,
+        })
+    }
+}
+
+fn check(line: usize, messages: &[Message]) -> Result<(), LineProblem> {
+    if !messages.iter().any(|m| m.role != Role::System) {
+        return Err(LineProblem::new(
+            line,
+            "empty conversation: no user, assistant or tool message",
+        ));
+    }
+    let mut calls = HashSet::new();
+    for (i, m) in messages.iter().enumerate() {
+        calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+        if m.role == Role::Tool {
+            let id = m.tool_call_id.as_deref().unwrap_or_default();
+            if !calls.contains(id) {
+                return Err(LineProblem::new(
+                    line,
+                    format!(
+                        "message {}: a tool result answers call `{id}`, which no earlier message made",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A tool as `{name, description, parameters}`, from the chat-completion
+/// shape (`{"type": "function", "function": {...}}`) or a bare one.
+pub(super) fn tool_spec(line: usize, tool: &Value) -> Result<Value, LineProblem> {
+    let spec = tool.get("function").unwrap_or(tool);
+    let name = spec.get("name").and_then(Value::as_str).ok_or_else(|| {
+        LineProblem::new(
+            line,
+            "a tool has no `name` (expected `{name, description, parameters}`)",
+        )
+    })?;
+    let mut out = Map::new();
+    out.insert("name".into(), Value::String(name.to_string()));
+    out.insert(
+        "description".into(),
+        spec.get("description")
+            .cloned()
+            .filter(|d| !d.is_null())
+            .unwrap_or(Value::String(String::new())),
+    );
+    out.insert(
+        "parameters".into(),
+        spec.get("parameters").cloned().unwrap_or(Value::Null),
+    );
+    Ok(Value::Object(out))
+}
+
+/// [`tool_spec`] of each element of `tools`, which must be an array.
+pub(super) fn tool_specs(line: usize, tools: Option<&Value>) -> Result<Vec<Value>, LineProblem> {
+    match tools {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(tools)) => tools.iter().map(|t| tool_spec(line, t)).collect(),
+        Some(_) => Err(LineProblem::new(line, "`tools` is not a list")),
+    }
+}
+
+/// The text of a message's `content`: a string, `null` (empty), or a list of
+/// parts each with a `text`.
+pub(super) fn text(line: usize, content: Option<&Value>) -> Result<String, LineProblem> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut out = String::new();
+            for part in parts {
+                let text = match part {
+                    Value::String(s) => s.as_str(),
+                    _ => part
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| LineProblem::new(line, "a content part has no `text`"))?,
+                };
+                out.push_str(text);
+            }
+            Ok(out)
+        }
+        Some(_) => Err(LineProblem::new(
+            line,
+            "`content` is neither text nor a list of text parts",
+        )),
+    }
+}
+
+/// Parses `text` as a JSON object.
+pub(super) fn object(line: usize, text: &str) -> Result<Map<String, Value>, LineProblem> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(row)) => Ok(row),
+        Ok(_) => Err(LineProblem::new(line, "not a JSON object")),
+        Err(e) => Err(LineProblem::new(line, format!("invalid JSON: {e}"))),
+    }
+}

@@ -1,0 +1,36 @@
+//! Why one line of an imported file cannot be read. The reader knows the
+//! line, not the file: [`LineProblem::in_file`] makes the [`Problem`] a user
+//! is shown.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::config::problem::Problem;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineProblem {
+    /// 1-based.
+    pub line: usize,
+    pub why: String,
+}
+
+impl LineProblem {
+    pub fn new(line: usize, why: impl Into<String>) -> Self {
+        LineProblem {
+            line,
+            why: why.into(),
+        }
+    }
+
+    pub fn in_file(&self, file: impl AsRef<Path>) -> Problem {
+        Problem::at_line(file, self.line, self.why.clone())
+    }
+}
+
+impl fmt::Display for LineProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.why)
+    }
+}
+
+impl std::error::Error for LineProblem {}
