@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
 
 pub mod bench;
 pub mod cli;
