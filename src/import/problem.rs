@@ -34,3 +34,18 @@ impl fmt::Display for LineProblem {
 }
 
 impl std::error::Error for LineProblem {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_problem_in_a_file_names_the_file_line_and_why() {
+        let p = LineProblem::new(12, "invalid JSON: EOF");
+        assert_eq!(p.to_string(), "line 12: invalid JSON: EOF");
+        assert_eq!(
+            p.in_file("logs.jsonl").to_string(),
+            "logs.jsonl: line 12: invalid JSON: EOF"
+        );
+    }
+}

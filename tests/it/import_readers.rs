@@ -162,15 +162,24 @@ fn nemo_gyms_shipped_rollouts_read_with_user_and_assistant_turns_and_paired_call
             assert!(!c.tools.is_empty(), "{file}:{}", n + 1);
             assert_eq!(c.reward, row["reward"].as_f64(), "{file}:{}", n + 1);
             assert_results_pair_with_calls(c);
-            let outputs = row["responses_create_params"]["input"]
-                .as_array()
-                .into_iter()
-                .chain(row["response"]["output"].as_array())
-                .flatten()
-                .filter(|item| item["type"] == "function_call_output")
-                .count();
+            let items = || {
+                row["responses_create_params"]["input"]
+                    .as_array()
+                    .into_iter()
+                    .chain(row["response"]["output"].as_array())
+                    .flatten()
+            };
+            let of_type = |kind: &str| items().filter(|item| item["type"] == kind).count();
             let results = roles.iter().filter(|r| **r == "tool").count();
-            assert_eq!(results, outputs, "{file}:{}", n + 1);
+            assert_eq!(results, of_type("function_call_output"), "{file}:{}", n + 1);
+            // Reasoning is no message, but it is kept.
+            let reasoning = c.metadata.get("reasoning").and_then(Value::as_array);
+            assert_eq!(
+                reasoning.map_or(0, Vec::len),
+                of_type("reasoning"),
+                "{file}:{}",
+                n + 1
+            );
         }
     }
 }
