@@ -229,6 +229,27 @@ pub fn unknown_key_message(key: &str, known: &[&str]) -> String {
     )
 }
 
+/// A config file's text and the folder its relative paths resolve against
+/// (after symlinks where it can be); `what` names the file in the problem.
+pub fn read_config_file(path: &Path, what: &str) -> Result<(String, PathBuf), Vec<Problem>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![Problem::in_file(path, format!("cannot read {what}: {e}"))])?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let base = parent
+        .canonicalize()
+        .or_else(|_| std::path::absolute(parent))
+        .map_err(|e| {
+            vec![Problem::in_file(
+                path,
+                format!("cannot resolve its folder: {e}"),
+            )]
+        })?;
+    Ok((text, base))
+}
+
 impl<'t> Source<'t> {
     /// Remove from the table `node` every key not in `known`, reporting each
     /// at its line; `explain` may say more about a key (e.g. that it belongs
@@ -259,6 +280,26 @@ impl<'t> Source<'t> {
 
     /// Deserialize `T` from `node` as it is (no key check); the first type
     /// error, at its line, when it does not fit.
+    /// The keys of `root` that are not `tables`, as `T`: an unknown one is a
+    /// problem at its line, with the known keys and tables suggested.
+    pub fn read_head<T: DeserializeOwned>(
+        &self,
+        root: DeTable<'t>,
+        tables: &[&str],
+        problems: &mut Vec<Problem>,
+    ) -> Option<T> {
+        let known: Vec<&str> = fields_of::<T>().iter().chain(tables).copied().collect();
+        let mut head = Node::new(0..self.text.len(), DeValue::Table(root));
+        self.drop_unknown_keys(
+            "",
+            &mut head,
+            &known,
+            &|key| Some(unknown_key_message(key, &known)),
+            problems,
+        );
+        self.deserialize("", &head, problems)
+    }
+
     pub fn deserialize<T: DeserializeOwned>(
         &self,
         field: &str,

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use toml::de::{DeTable, DeValue};
+use toml::de::DeTable;
 
-use super::document::{fields_of, json_as_toml, unknown_key_message, Node, Source};
+use super::document::{json_as_toml, read_config_file, Node, Source};
 use super::endpoint::{read_endpoints, Endpoints};
 use super::environment::{check_dataset_format, read_environment, EnvironmentFile};
 use super::file::{
@@ -42,25 +42,7 @@ const TABLES: &[&str] = &[
 /// Read and validate a job config. Files it names (dataset, templates) are checked
 /// to exist here; their contents are checked by the modules that own them.
 pub fn load(path: &Path) -> Result<Job, Vec<Problem>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![Problem::in_file(
-            path,
-            format!("cannot read the job config: {e}"),
-        )]
-    })?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let base = parent
-        .canonicalize()
-        .or_else(|_| std::path::absolute(parent))
-        .map_err(|e| {
-            vec![Problem::in_file(
-                path,
-                format!("cannot resolve its folder: {e}"),
-            )]
-        })?;
+    let (text, base) = read_config_file(path, "the job config")?;
     from_source(Source::toml(path, &text), &base, Trust::Local)
 }
 
@@ -170,20 +152,7 @@ fn read_tables<'t>(
 ) -> Written {
     let path = source.file.as_path();
     let mut tables = Tables::take(&mut root);
-    let known: Vec<&str> = fields_of::<JobHead>()
-        .iter()
-        .chain(TABLES)
-        .copied()
-        .collect();
-    let mut head_node = Node::new(0..source.text.len(), DeValue::Table(root));
-    source.drop_unknown_keys(
-        "",
-        &mut head_node,
-        &known,
-        &|key| Some(unknown_key_message(key, &known)),
-        problems,
-    );
-    let head = source.deserialize("", &head_node, problems);
+    let head: Option<JobHead> = source.read_head(root, TABLES, problems);
     let endpoints = match tables.required(
         path,
         "endpoints",

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::document::Source;
+use super::document::{read_config_file, Source};
 use super::environment::{read_environment, EnvironmentFile};
 use super::file::{DatasetFile, DatasetFormat};
 use super::job::NemoGymConfig;
@@ -25,25 +25,7 @@ pub struct VerifyConfig {
 
 /// Read the config at `path`; every problem is reported.
 pub fn load_verify(path: &Path) -> Result<VerifyConfig, Vec<Problem>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![Problem::in_file(
-            path,
-            format!("cannot read the config: {e}"),
-        )]
-    })?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let base = parent
-        .canonicalize()
-        .or_else(|_| std::path::absolute(parent))
-        .map_err(|e| {
-            vec![Problem::in_file(
-                path,
-                format!("cannot resolve its folder: {e}"),
-            )]
-        })?;
+    let (text, base) = read_config_file(path, "the config")?;
     let source = Source::toml(path, &text);
     let mut root = source.parse()?;
     let mut problems = Vec::new();

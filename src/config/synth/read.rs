@@ -5,12 +5,12 @@
 
 use std::ops::Range;
 
-use toml::de::{DeTable, DeValue};
+use toml::de::DeTable;
 
 use super::diversity::{read_diversity, DiversityConfig};
 use super::file::{SynthHead, SynthRoles, TABLES};
 use crate::config::dedup::DedupConfig;
-use crate::config::document::{fields_of, unknown_key_message, Node, Source};
+use crate::config::document::{Node, Source};
 use crate::config::endpoint::{read_endpoints, Endpoints};
 use crate::config::environment::{read_environment, EnvironmentFile};
 use crate::config::file::MockFile;
@@ -54,20 +54,7 @@ pub(super) fn head<'t>(
     root: DeTable<'t>,
     problems: &mut Vec<Problem>,
 ) -> Option<SynthHead> {
-    let known: Vec<&str> = fields_of::<SynthHead>()
-        .iter()
-        .chain(TABLES)
-        .copied()
-        .collect();
-    let mut head_node = Node::new(0..source.text.len(), DeValue::Table(root));
-    source.drop_unknown_keys(
-        "",
-        &mut head_node,
-        &known,
-        &|k| Some(unknown_key_message(k, &known)),
-        problems,
-    );
-    source.deserialize("", &head_node, problems)
+    source.read_head(root, TABLES, problems)
 }
 
 /// `[diversity]`, whose counts are checked against the head's `target`.
