@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use crate::llm::message::{Message, Role};
+use crate::persona::UserScenario;
 
 use super::LineProblem;
 
@@ -24,6 +25,26 @@ pub struct ImportedConversation {
     pub reward: Option<f64>,
     /// The source row's other fields.
     pub metadata: Map<String, Value>,
+    /// Where the source places it: the task (tau2's `task_id`) or prompt it
+    /// answers, the trial, the persona. The job's items and pass^k group by
+    /// them; a source without them leaves them `None`.
+    pub origin: Origin,
+    /// The hidden scenario its simulated user played (tau2's
+    /// `user_scenario`), when the source has one: what the user checks
+    /// that need a scenario read.
+    pub scenario: Option<UserScenario>,
+    /// Whether its user turns were written by a simulated user (tau2-bench,
+    /// NeMo Gym's user-simulation rollouts) rather than a person; only then
+    /// do the simulated-user checks flag anything.
+    pub simulated_user: bool,
+}
+
+/// Where a source places a conversation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Origin {
+    pub scenario_id: Option<String>,
+    pub persona_id: Option<String>,
+    pub trial: Option<i64>,
 }
 
 impl ImportedConversation {
@@ -46,6 +67,9 @@ impl ImportedConversation {
             tools,
             reward,
             metadata,
+            origin: Origin::default(),
+            scenario: None,
+            simulated_user: false,
         })
     }
 }

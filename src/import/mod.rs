@@ -12,7 +12,7 @@ pub mod openai;
 mod problem;
 pub mod sharegpt;
 
-pub use conversation::ImportedConversation;
+pub use conversation::{ImportedConversation, Origin};
 pub use detect::detect;
 pub use problem::LineProblem;
 
