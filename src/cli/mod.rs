@@ -15,6 +15,7 @@ mod conversations;
 mod export;
 mod export_said;
 mod filters;
+mod import;
 mod jobs;
 mod judge;
 pub mod logging;
@@ -177,6 +178,10 @@ enum Command {
     /// Export a job's conversations as training JSONL (openai), or a pairwise
     /// judge's verdicts as DPO preference pairs (dpo).
     Export(export::ExportArgs),
+    /// Import conversations usersim did not generate (OpenAI or HF messages,
+    /// ShareGPT, NeMo Gym rollouts) as the items of an import job, to judge,
+    /// check, curate and export them as generated ones.
+    Import(import::ImportArgs),
     /// Statistics of a job: rewards, pass^k, and what its judges said.
     Stats(stats::StatsArgs),
     /// Compare the simulated users of two jobs (two user prompts or models)
@@ -353,6 +358,7 @@ pub async fn main() -> i32 {
         Command::Jobs { database } => jobs::jobs(&database).await,
         Command::Conversations(args) => conversations::conversations(args).await,
         Command::Export(args) => export::export(args).await,
+        Command::Import(args) => import::import(args).await,
         Command::Stats(args) => stats::stats(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
         Command::Serve {

@@ -1,7 +1,8 @@
 //! Reading conversations usersim did not generate (issue 27): one reader per
 //! source format, each turning one line of a JSONL file into an
-//! [`ImportedConversation`] or a [`LineProblem`] that says why not. The
-//! readers never panic on any input and never print.
+//! [`ImportedConversation`] or a [`LineProblem`] that says why not; a
+//! [`Source`] is read line by line, with memory independent of its size.
+//! The readers never panic on any input and never print.
 
 mod chat;
 mod conversation;
@@ -10,11 +11,16 @@ pub mod hf;
 pub mod nemo_gym;
 pub mod openai;
 mod problem;
+mod request;
 pub mod sharegpt;
+mod sidecar;
+mod source;
 
 pub use conversation::{ImportedConversation, Origin};
 pub use detect::detect;
 pub use problem::LineProblem;
+pub use request::ImportRequest;
+pub use source::{Content, Source, SourceError};
 
 /// The source formats a file can be read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +32,13 @@ pub enum Format {
 }
 
 impl Format {
+    pub const ALL: [Format; 4] = [
+        Format::Openai,
+        Format::Hf,
+        Format::ShareGpt,
+        Format::NemoGym,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Openai => "openai",

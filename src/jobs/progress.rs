@@ -61,6 +61,7 @@ impl ProgressSnapshot {
             JobKind::Generation => "conv/min",
             JobKind::Judging => "judgments/min",
             JobKind::Synthesis => "proposals/min",
+            JobKind::Import => "conv/min",
         }
     }
 
@@ -139,6 +140,13 @@ pub enum Notice {
     Cancelled { job_id: i64, released: u64 },
     /// The circuit breaker stopped the job (its reason is logged once, where it tripped).
     Tripped { job_id: i64 },
+    /// An import reads `source` as `format`, told from its first line when
+    /// `detected`.
+    Reading {
+        source: String,
+        format: &'static str,
+        detected: bool,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -160,6 +168,15 @@ impl std::fmt::Display for Notice {
                 "job {job_id} was cancelled; {released} items in flight were returned to pending"
             ),
             Notice::Tripped { job_id } => write!(f, "job {job_id} stopped by its circuit breaker"),
+            Notice::Reading {
+                source,
+                format,
+                detected: true,
+            } => write!(
+                f,
+                "{source}: reading it as {format} (told from its first line)"
+            ),
+            Notice::Reading { source, format, .. } => write!(f, "{source}: reading it as {format}"),
         }
     }
 }

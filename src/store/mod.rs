@@ -120,6 +120,16 @@ pub trait Store: Send + Sync {
         owner: &str,
         batch: &[(i64, &NewConversation)],
     ) -> Result<Vec<Result<i64, StoreError>>, StoreError>;
+    /// In one transaction, each `(item, conversation)` of an import job
+    /// whose item key the job does not hold yet: the item, done at once,
+    /// and its conversation with its messages and user checks. A key the
+    /// job holds is left as it is, so importing the same conversations again
+    /// (or after a kill) stores each once. Returns how many were new.
+    async fn store_imported(
+        &self,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError>;
     /// Mark a leased item done without storing a conversation: a judging
     /// item, whose judgments are stored on their own. `LeaseLost` when
     /// `owner` no longer holds it.

@@ -137,7 +137,12 @@ impl ItemRunner for Judging {
             },
             None => None,
         };
-        let scenario = self.scenarios.get(&conversation.conversation.scenario_id);
+        // An imported conversation carries the scenario its user played.
+        let imported = imported_scenario(&conversation);
+        let scenario = self
+            .scenarios
+            .get(&conversation.conversation.scenario_id)
+            .or(imported.as_ref());
         let persona = self
             .personas
             .get(&conversation.conversation.persona_id)
@@ -199,4 +204,15 @@ impl ItemRunner for Judging {
             ),
         }
     }
+}
+
+/// The hidden scenario an imported conversation's simulated user played
+/// (its metadata's `scenario`), as a scenario of its own id.
+fn imported_scenario(c: &StoredConversation) -> Option<Scenario> {
+    let user = c.conversation.metadata.get("scenario")?;
+    serde_json::from_value(serde_json::json!({
+        "id": c.conversation.scenario_id,
+        "user": user,
+    }))
+    .ok()
 }

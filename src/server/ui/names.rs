@@ -15,7 +15,7 @@ pub fn kind(row: &JobRow) -> Kind {
 /// `Judging job 3 with its own judges`, `Judging job 1 against job 2`, or
 /// the generation job's name.
 pub fn label(row: &JobRow) -> String {
-    if kind(row) == Kind::Generation {
+    if matches!(kind(row), Kind::Generation | Kind::Import) {
         return row.name.clone();
     }
     let Ok(spec) = serde_json::from_str::<JudgingSpec>(&row.config_snapshot) else {

@@ -6,6 +6,7 @@
 
 mod conversations;
 pub(crate) mod dialect;
+mod imports;
 mod items;
 mod jobs;
 mod judgments;
@@ -168,6 +169,18 @@ impl<D: Dialect> Store for SqlStore<D> {
         batch: &[(i64, &NewConversation)],
     ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
         conversations::complete_items(self, owner, batch).await
+    }
+
+    #[tracing::instrument(name = "store.store_imported", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn store_imported(
+        &self,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        imports::store_imported(self, job_id, batch).await
     }
 
     #[tracing::instrument(name = "store.finish_item", level = "debug", skip_all, fields(item_id = item_id))]
