@@ -29,6 +29,7 @@ mod episodes;
 mod export_consumers;
 mod first_user;
 mod hardening;
+mod import_job;
 mod import_readers;
 mod judge_mock;
 mod judging;
