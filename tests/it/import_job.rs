@@ -162,7 +162,7 @@ async fn a_sigkill_mid_import_then_the_same_import_stores_each_conversation_once
         let db = db_url(dir.path(), &database);
         let name = unique_name("big");
         let store = store::open(&db).await.unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_usersim"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_usersim"))
             .args([
                 "import",
                 "big.jsonl",
@@ -195,6 +195,7 @@ async fn a_sigkill_mid_import_then_the_same_import_stores_each_conversation_once
             .status()
             .unwrap();
         assert!(killed.success());
+        let _ = child.wait();
         let partial = store.item_counts(job.id).await.unwrap().done;
 
         let rerun = usersim(
