@@ -430,3 +430,81 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
     };
     assert_eq!(messages(&again), messages(&first));
 }
+
+/// `POST /v1/imports`: files inside the data root, or NDJSON in the body;
+/// the same answers and refusals as the command.
+#[tokio::test]
+async fn the_service_imports_files_in_its_data_root_and_ndjson_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("service.db").display());
+    let root = tempfile::tempdir().unwrap();
+    write_rows(&root.path().join("rows.jsonl"), 5);
+    let service = crate::common::Service::over(&db, None, root).await;
+
+    let created = service
+        .post("/v1/imports")
+        .json(&json!({"name": "logs", "files": ["rows.jsonl"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let report: Value = created.json().await.unwrap();
+    assert_eq!(report["added"], 5, "{report}");
+    assert_eq!(report["sources"][0]["source"], "rows.jsonl");
+    assert_eq!(report["sources"][0]["format"], "openai");
+    assert_eq!(report["job"]["kind"], "import");
+    let id = report["job"]["id"].as_i64().unwrap();
+
+    // The same lines as a body add nothing; a new one is added.
+    let body: String = (0..6).map(|i| order_row(i) + "\n").collect();
+    let added = service
+        .post("/v1/imports?name=logs&format=openai")
+        .header("content-type", "application/x-ndjson")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), 200);
+    let report: Value = added.json().await.unwrap();
+    assert_eq!(
+        (report["conversations"].as_i64(), report["added"].as_i64()),
+        (Some(6), Some(1))
+    );
+    assert_eq!(report["job"]["id"], id);
+
+    // Outside the data root, a bad line, a bad format: 422, named.
+    for (body, field) in [
+        (json!({"name": "x", "files": ["../rows.jsonl"]}), "files[0]"),
+        (json!({"name": "x", "files": ["/etc/passwd"]}), "files[0]"),
+        (
+            json!({"name": "x", "files": ["rows.jsonl"], "format": "csv"}),
+            "format",
+        ),
+    ] {
+        let refused = service
+            .post("/v1/imports")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 422, "{body}");
+        let problems: Value = refused.json().await.unwrap();
+        assert_eq!(problems["errors"][0]["location"], field, "{problems}");
+    }
+    let bad = service
+        .post("/v1/imports?name=bad")
+        .header("content-type", "application/x-ndjson")
+        .body(format!("{}\n{{\"messages\": 3}}\n", order_row(9)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 422);
+    let problems: Value = bad.json().await.unwrap();
+    assert_eq!(problems["errors"][0]["file"], "request body", "{problems}");
+    assert_eq!(problems["errors"][0]["location"], "line 2", "{problems}");
+    let jobs = service.json("/v1/jobs").await;
+    assert!(
+        !jobs.to_string().contains("\"bad\""),
+        "a refused import made a job: {jobs}"
+    );
+}

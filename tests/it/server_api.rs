@@ -280,6 +280,7 @@ async fn the_openapi_document_describes_every_route() {
     let paths = document["paths"].as_object().unwrap();
     for route in [
         "/v1/judging-jobs",
+        "/v1/imports",
         "/v1/judgments/{id}",
         "/judgments/{id}",
         "/healthz",
