@@ -8,6 +8,7 @@ mod chat;
 mod conversation;
 mod detect;
 pub mod hf;
+mod identity;
 pub mod nemo_gym;
 pub mod openai;
 mod problem;
@@ -18,6 +19,7 @@ mod source;
 
 pub use conversation::{ImportedConversation, Origin};
 pub use detect::detect;
+pub use identity::{content_hash, prompt_id, prompt_key};
 pub use problem::LineProblem;
 pub use request::ImportRequest;
 pub use source::{Content, Source, SourceError};

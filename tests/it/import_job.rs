@@ -508,3 +508,137 @@ async fn the_service_imports_files_in_its_data_root_and_ndjson_bodies() {
         "a refused import made a job: {jobs}"
     );
 }
+
+/// Two models' answers to the same prompts, imported as two jobs in
+/// different orders, pair by prompt: each pairwise judgment compares two
+/// answers to one question, and the DPO export reads those judgments.
+#[tokio::test]
+async fn two_imported_jobs_pair_by_prompt_for_pairwise_judging_and_dpo() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("pairs.db").display());
+    let answers = |model: &str, reverse: bool| {
+        let mut rows: Vec<String> = (0..5)
+            .map(|i| {
+                json!({"messages": [
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": format!("What is {i} + {i}?")},
+                    {"role": "assistant", "content": format!("{model} says {}", 2 * i)}
+                ], "model": model})
+                .to_string()
+            })
+            .collect();
+        if reverse {
+            rows.reverse();
+        }
+        rows.join("\n")
+    };
+    std::fs::write(dir.path().join("a.jsonl"), answers("alpha", false)).unwrap();
+    std::fs::write(dir.path().join("b.jsonl"), answers("beta", true)).unwrap();
+    let mut ids = Vec::new();
+    for (file, name) in [("a.jsonl", "alpha"), ("b.jsonl", "beta")] {
+        let out = usersim(
+            dir.path(),
+            &["import", file, "--name", name, "--database", &db],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        ids.push(job_id_from(&text(&out.stdout)).to_string());
+    }
+    let judges = mock_judges(
+        "[[judges]]\nname = \"pref\"\nendpoint = \"judge\"\nbuiltin = \"pairwise_preference\"\n",
+    );
+    std::fs::write(dir.path().join("pref.toml"), judges).unwrap();
+    let judged = usersim(
+        dir.path(),
+        &[
+            "judge",
+            "pref.toml",
+            "--pairwise",
+            "--a",
+            &ids[0],
+            "--b",
+            &ids[1],
+            "--match-by",
+            "prompt",
+            "--database",
+            &db,
+            "--quiet",
+        ],
+    );
+    assert!(judged.status.success(), "{}", text(&judged.stderr));
+    assert!(
+        text(&judged.stdout).contains("judge pref: 5 ok"),
+        "{}",
+        text(&judged.stdout)
+    );
+
+    let store = store::open(&db).await.unwrap();
+    let judgments = store
+        .judgments_of_job(ids[0].parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(judgments.len(), 5);
+    for j in &judgments {
+        let question = |id: i64| {
+            let store = store.clone();
+            async move {
+                let c = store.get_conversation(id).await.unwrap().unwrap();
+                c.messages
+                    .iter()
+                    .find(|m| m.role == "user")
+                    .unwrap()
+                    .content
+                    .clone()
+            }
+        };
+        let b = j.conversation_b.expect("a pair");
+        assert_eq!(question(j.conversation_a).await, question(b).await);
+    }
+    store.close().await;
+
+    let export = usersim(
+        dir.path(),
+        &[
+            "export",
+            "--job",
+            &ids[0],
+            "--format",
+            "dpo",
+            "--judge",
+            "pref",
+            "--out",
+            "pairs.jsonl",
+            "--database",
+            &db,
+        ],
+    );
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    assert!(
+        text(&export.stdout).contains("from 5 judgments"),
+        "{}",
+        text(&export.stdout)
+    );
+
+    // A way of pairing that is none is refused before anything is judged.
+    let bad = usersim(
+        dir.path(),
+        &[
+            "judge",
+            "pref.toml",
+            "--pairwise",
+            "--a",
+            &ids[0],
+            "--b",
+            &ids[1],
+            "--match-by",
+            "metadata.",
+            "--database",
+            &db,
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("metadata.KEY"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

@@ -27,7 +27,7 @@ use super::options::RunOptions;
 use super::progress::{Notice, ProgressSnapshot};
 use super::stored::{find_or_create, ByName};
 
-pub use stored_form::{content_hash, prompt_id, Provenance, SOURCE_KEY};
+pub use stored_form::{Provenance, SOURCE_KEY};
 
 /// Conversations stored per transaction.
 const BATCH: usize = 512;

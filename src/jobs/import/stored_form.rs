@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
-use crate::import::{Format, ImportedConversation};
+use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
 use crate::persona::Scenario;
 use crate::store::{self, NewConversation, NewItem, NewMessage};
@@ -78,38 +77,6 @@ pub fn stored_form(
         messages,
     };
     (item, conversation)
-}
-
-/// The conversation's identity: a hash of everything read from its source,
-/// so the same conversation imported again (from any file or line) is
-/// found, and any difference makes another.
-pub fn content_hash(c: &ImportedConversation) -> String {
-    let canonical = json!({
-        "system": c.system_prompt,
-        "messages": c.messages,
-        "tools": c.tools,
-        "reward": c.reward,
-        "metadata": c.metadata,
-        "origin": [c.origin.scenario_id, c.origin.persona_id, c.origin.trial],
-        "scenario": c.scenario,
-        "simulated_user": c.simulated_user,
-    });
-    hex(&Sha256::digest(canonical.to_string().as_bytes())[..16])
-}
-
-/// A conversation without a task id is grouped with the others that answer
-/// the same prompt: the same system prompt and first user message.
-pub fn prompt_id(c: &ImportedConversation) -> String {
-    let first_user = c.messages.iter().find(|m| m.role == Role::User);
-    let mut hasher = Sha256::new();
-    hasher.update(c.system_prompt.as_deref().unwrap_or_default().as_bytes());
-    hasher.update([0]);
-    hasher.update(first_user.map_or("", |m| &m.content).as_bytes());
-    format!("prompt-{}", hex(&hasher.finalize()[..6]))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {

@@ -37,7 +37,7 @@ pub fn label(row: &JobRow) -> String {
         .map_or_else(String::new, |m| format!(", reward ≥ {m}"));
     match spec.target {
         JudgingTarget::Job { job_id } => format!("Judging job {job_id} with {judges}{min}"),
-        JudgingTarget::Pairwise { a, b } => {
+        JudgingTarget::Pairwise { a, b, .. } => {
             format!("Judging job {a} against job {b} with {judges}{min}")
         }
     }
