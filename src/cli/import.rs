@@ -75,14 +75,14 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<i32> {
     ctx.store.close().await;
     match result {
         Ok(report) => {
-            print_report(&report, &args.database);
+            print_report(&report);
             Ok(0)
         }
         Err(e) => super::run::exit_for(e),
     }
 }
 
-fn print_report(report: &ImportReport, database: &str) {
+fn print_report(report: &ImportReport) {
     for problem in &report.skipped {
         eprintln!("skipped: {problem}");
     }
@@ -120,9 +120,10 @@ fn print_report(report: &ImportReport, database: &str) {
         println!("interrupted: what was read is stored; run the same command to import the rest");
         return;
     }
+    println!("next: usersim judge JUDGES.toml --job {}", job.id);
+    println!("next: usersim stats --job {}", job.id);
     println!(
-        "next: usersim judge JUDGES.toml --job {id} --database {database}; usersim stats --job {id}; \
-         usersim export --job {id} --format hf --out data.jsonl",
-        id = job.id
+        "next: usersim export --job {} --format hf --out data.jsonl",
+        job.id
     );
 }
