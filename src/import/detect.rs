@@ -118,6 +118,25 @@ mod tests {
     }
 
     #[test]
+    fn every_formats_name_parses_back_and_only_tau2_is_a_document() {
+        for f in [
+            Format::Openai,
+            Format::Hf,
+            Format::ShareGpt,
+            Format::NemoGym,
+            Format::Tau2,
+        ] {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+            assert_eq!(f.is_document(), f == Format::Tau2);
+        }
+        assert_eq!(Format::parse("auto"), None);
+        let why = Format::Tau2.read_line("{}", 3).unwrap_err();
+        assert!(why
+            .to_string()
+            .starts_with("line 3: a tau2-bench results file is one JSON document"));
+    }
+
+    #[test]
     fn a_tau2_results_document_is_told_by_its_first_keys_pretty_or_not_whole_or_cut() {
         let pretty = b"{\n  \"timestamp\": \"2025-06-05\",\n  \"info\": {\n    \"git_commit\": \"c";
         assert_eq!(detect_document(pretty), Some(Format::Tau2));

@@ -214,3 +214,50 @@ fn a_voice_simulation_without_messages_is_a_problem() {
     let p = read.into_iter().next().unwrap().unwrap_err();
     assert!(p.why.contains("`ticks`"), "{p}");
 }
+
+/// A file whose reading fails after its first `at` bytes.
+struct Cut {
+    inner: Cursor<Vec<u8>>,
+    at: u64,
+}
+
+impl std::io::Read for Cut {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.at.saturating_sub(self.inner.position());
+        if left == 0 {
+            return Err(std::io::Error::other("disk gone"));
+        }
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        self.inner.read(&mut buf[..n])
+    }
+}
+
+impl std::io::Seek for Cut {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+#[test]
+fn a_simulation_is_handed_on_before_the_next_is_read() {
+    let file = format!(
+        r#"{{"info": {INFO}, "tasks": {TASKS}, "simulations": [{}, {}]}}"#,
+        simulation("1", 0, 1.0),
+        simulation("1", 1, 1.0)
+    );
+    // The bytes up to the start of the second simulation, and no more.
+    let at = file.rfind(r#"{"id": "s11""#).unwrap() as u64;
+    let mut seen = Vec::new();
+    let end = read_file(
+        Cut {
+            inner: Cursor::new(file.into_bytes()),
+            at,
+        },
+        |c| {
+            seen.push(c.unwrap().origin.trial);
+            ControlFlow::Continue(())
+        },
+    );
+    assert_eq!(seen, [Some(0)]);
+    assert!(matches!(end, Err(DocumentError::Io(e)) if e.to_string() == "disk gone"));
+}
