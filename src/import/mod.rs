@@ -6,6 +6,7 @@
 //! which). The readers never panic on any input and never print.
 
 mod chat;
+mod control_tokens;
 mod conversation;
 mod detect;
 pub mod hf;

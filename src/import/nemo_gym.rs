@@ -21,7 +21,8 @@
 //! (`reason_for_contact`, `customer_details` as the known info,
 //! `unknown_info`, `task_instructions`; `customer_persona` is the persona).
 //! Its user is simulated when it has such a scenario or more than one user
-//! turn.
+//! turn; then its control tokens are cut from its text (`user_outputs`, see
+//! `import::control_tokens`).
 //!
 //! `nemo_user_sim`'s rollouts hold their conversation elsewhere
 //! (`usersim_result.conversation_messages`, chat messages): a row with
@@ -35,7 +36,7 @@ use crate::persona::UserScenario;
 
 use super::conversation::{object, text, tool_specs};
 use super::tau2::{id_text, instruction_field, user_scenario};
-use super::{nemo_user_sim, ImportedConversation, LineProblem, Origin};
+use super::{control_tokens, nemo_user_sim, ImportedConversation, LineProblem, Origin};
 
 pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LineProblem> {
     let mut row = object(line, text)?;
@@ -111,7 +112,32 @@ pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LinePr
     };
     conversation.simulated_user = scenario.is_some() || user_turns(&conversation.messages) > 1;
     conversation.scenario = scenario;
+    if conversation.simulated_user {
+        cut_control_tokens(&mut conversation);
+    }
     Ok(conversation)
+}
+
+/// A simulated user's control tokens cut as usersim cuts its own user's
+/// (see `import::control_tokens`), the reasoning's places moved with them.
+fn cut_control_tokens(conversation: &mut ImportedConversation) {
+    let cut = control_tokens::cut(&mut conversation.messages);
+    if cut.outputs.is_empty() {
+        return;
+    }
+    if let Some(Value::Array(reasoning)) = conversation.metadata.get_mut("reasoning") {
+        for r in reasoning {
+            if let Some(at) = r["before_message"]
+                .as_u64()
+                .and_then(|a| usize::try_from(a).ok())
+            {
+                r["before_message"] = json!(control_tokens::shifted(at, &cut.dropped));
+            }
+        }
+    }
+    conversation
+        .metadata
+        .insert("user_outputs".into(), Value::Array(cut.outputs));
 }
 
 /// The task and trial a NeMo Gym row names.

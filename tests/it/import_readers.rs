@@ -179,6 +179,14 @@ fn nemo_gyms_shipped_rollouts_read_with_user_and_assistant_turns_and_paired_call
                 }
             }
             assert_eq!(c.origin.trial, row["_ng_rollout_index"].as_i64());
+            for m in c.messages.iter().filter(|m| m.role == Role::User) {
+                assert!(
+                    !m.content.contains("###"),
+                    "{file}:{}: {}",
+                    n + 1,
+                    m.content
+                );
+            }
             let roles = roles(c);
             assert!(roles.contains(&"user"), "{file}:{}", n + 1);
             assert!(roles.contains(&"assistant"), "{file}:{}", n + 1);
@@ -329,6 +337,21 @@ fn tau2_bench_result_files_read_with_their_scenarios_rewards_and_paired_calls() 
                 written_results,
                 "{at}"
             );
+            // tau2's control tokens are cut from the user's text as usersim
+            // cuts its own user's; what the user wrote is kept, turn by turn.
+            let written_users: Vec<&str> = sim["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "user" && m["content"].is_string())
+                .map(|m| m["content"].as_str().unwrap())
+                .collect();
+            let outputs = c.metadata["user_outputs"].as_array().unwrap();
+            let raw: Vec<&str> = outputs.iter().map(|o| o["raw"].as_str().unwrap()).collect();
+            assert_eq!(raw, written_users, "{at}");
+            for m in c.messages.iter().filter(|m| m.role == Role::User) {
+                assert!(!m.content.contains("###"), "{at}: {}", m.content);
+            }
             // The scenario is the task's user_scenario.
             let task = tasks.iter().find(|t| t["id"] == sim["task_id"]).unwrap();
             let instructions = &task["user_scenario"]["instructions"];

@@ -4,12 +4,15 @@
 //! other field of the simulation (`reward_info`, `termination_reason`,
 //! `trial`, `seed`, costs, reviews ...) in metadata beside the run's `info`
 //! (`run`), the task's persona, description and ticket (`task`) and the ids
-//! of calls whose result was an error (`tool_errors`).
+//! of calls whose result was an error (`tool_errors`). The user's control
+//! tokens are cut from its text as usersim cuts its own user's, what it
+//! wrote kept in `user_outputs` (see `import::control_tokens`).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::import::control_tokens;
 use crate::import::conversation::ImportedConversation;
 use crate::import::{LineProblem, Origin};
 use crate::llm::message::{Message, Role};
@@ -89,6 +92,12 @@ pub(super) fn read(
     let mut conversation =
         ImportedConversation::new(line, messages, run.tools.clone(), reward, sim)
             .map_err(|p| at(p.why))?;
+    let cut = control_tokens::cut(&mut conversation.messages);
+    if !cut.outputs.is_empty() {
+        conversation
+            .metadata
+            .insert("user_outputs".into(), Value::Array(cut.outputs));
+    }
     conversation.origin = Origin {
         scenario_id: Some(task_id),
         persona_id: None,
