@@ -21,8 +21,9 @@ pub struct ImportArgs {
     /// openai (`messages`, `tools`; a NAME.metadata.jsonl sidecar beside the
     /// file is read too), hf (`messages`, `tools`, `metadata`), sharegpt
     /// (`conversations` of from/value), nemo_gym (rollouts:
-    /// `responses_create_params` and `response`), or auto (told from each
-    /// file's first line, and said).
+    /// `responses_create_params` and `response`, or `usersim_result`), tau2
+    /// (a `tau2 run` results file, one JSON document), or auto (told from
+    /// each file's first line or, for tau2, its first bytes; and said).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     format: FormatArg,
     /// Store the valid conversations and count the invalid lines, instead of

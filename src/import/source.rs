@@ -4,12 +4,14 @@
 //! are skipped.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Cursor};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{detect, Format, ImportedConversation, LineProblem};
+use super::{
+    detect, detect_document, tau2, DocumentError, Format, ImportedConversation, LineProblem,
+};
 
 /// A file or a body of conversations, with the name messages give it.
 #[derive(Debug, Clone)]
@@ -39,14 +41,17 @@ pub enum SourceError {
     },
     #[error(
         "{shown}: its format cannot be told from its first line: {why}; give --format \
-         openai, hf, sharegpt or nemo_gym"
+         openai, hf, sharegpt, nemo_gym or tau2"
     )]
     Undetected { shown: String, why: String },
+    /// A tau2-bench results document broken where `problem` says.
+    #[error("{shown}: {problem}")]
+    Document { shown: String, problem: LineProblem },
 }
 
 /// Each line of a source: its number and its text (without the line end).
 pub struct Lines {
-    reader: Box<dyn BufRead + Send>,
+    reader: Box<dyn ReadSeek>,
     line: usize,
     buffer: String,
 }
@@ -73,9 +78,9 @@ impl Source {
         }
     }
 
-    /// Its lines, from the first.
-    pub fn lines(&self) -> Result<Lines, SourceError> {
-        let reader: Box<dyn BufRead + Send> = match &self.content {
+    /// Its bytes from the start, buffered.
+    fn reader(&self) -> Result<Box<dyn ReadSeek>, SourceError> {
+        Ok(match &self.content {
             Content::File(path) => {
                 let file = File::open(path).map_err(|e| self.io(e))?;
                 if file.metadata().is_ok_and(|m| m.is_dir()) {
@@ -86,9 +91,13 @@ impl Source {
                 Box::new(BufReader::with_capacity(1 << 16, file))
             }
             Content::Text(text) => Box::new(Cursor::new(ArcText(Arc::clone(text)))),
-        };
+        })
+    }
+
+    /// Its lines, from the first.
+    pub fn lines(&self) -> Result<Lines, SourceError> {
         Ok(Lines {
-            reader,
+            reader: self.reader()?,
             line: 0,
             buffer: String::new(),
         })
@@ -99,6 +108,14 @@ impl Source {
     pub fn format(&self, format: Option<Format>) -> Result<(Format, bool), SourceError> {
         if let Some(format) = format {
             return Ok((format, false));
+        }
+        let mut head = Vec::with_capacity(HEAD);
+        self.reader()?
+            .take(HEAD as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| self.io(e))?;
+        if let Some(format) = detect_document(&head) {
+            return Ok((format, true));
         }
         let mut lines = self.lines()?;
         let first = match lines.next_line().map_err(|e| self.io(e))? {
@@ -114,8 +131,9 @@ impl Source {
             Some(format) => Ok((format, true)),
             None => Err(SourceError::Undetected {
                 shown: self.shown.clone(),
-                why: "it is not a JSON object with `messages`, `conversations` or \
-                      `responses_create_params`"
+                why: "it is not a JSON object with `messages`, `conversations`, \
+                      `responses_create_params` or `usersim_result`, nor a tau2-bench results \
+                      document"
                     .into(),
             }),
         }
@@ -146,6 +164,9 @@ impl Source {
         format: Format,
         mut each: impl FnMut(usize, Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
     ) -> Result<(), SourceError> {
+        if format.is_document() {
+            return self.read_document(each);
+        }
         let mut sidecar = match (format, self.sidecar()) {
             (Format::Openai, Some(sidecar)) => Some((sidecar.lines()?, sidecar)),
             _ => None,
@@ -166,6 +187,40 @@ impl Source {
         Ok(())
     }
 }
+
+impl Source {
+    /// A tau2-bench results document, simulation by simulation: each
+    /// conversation is handed on with its number in the file (from 1), each
+    /// problem with the line its simulation starts on.
+    fn read_document(
+        &self,
+        mut each: impl FnMut(usize, Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
+    ) -> Result<(), SourceError> {
+        let mut simulation = 0;
+        let read = tau2::read_file(self.reader()?, |read| {
+            simulation += 1;
+            match read {
+                Ok(conversation) => each(simulation, Ok(conversation)),
+                Err(problem) => each(problem.line, Err(problem)),
+            }
+        });
+        read.map_err(|e| match e {
+            DocumentError::Io(e) => self.io(e),
+            DocumentError::Invalid(problem) => SourceError::Document {
+                shown: self.shown.clone(),
+                problem,
+            },
+        })
+    }
+}
+
+/// What `auto` reads of a file to tell a tau2-bench document.
+const HEAD: usize = 64 * 1024;
+
+/// A buffered reader that can go back to the start (a tau2 document may be
+/// read twice).
+trait ReadSeek: BufRead + Seek + Send {}
+impl<T: BufRead + Seek + Send> ReadSeek for T {}
 
 /// `NAME.metadata.jsonl` beside `NAME.jsonl` (or beside `NAME.SPLIT.jsonl`,
 /// `NAME.SPLIT.metadata.jsonl`, as split exports name them).

@@ -9,10 +9,11 @@ use serde_json::{json, Map, Value};
 use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
 use crate::persona::Scenario;
+use crate::prompt::STOP_TOKEN;
 use crate::store::{self, NewConversation, NewItem, NewMessage};
 use crate::user_checks::{
-    check_conversation, CheckResult, Line, ScenarioBasis, UserChecks, UserFlag, UserTurns,
-    CHECKS_VERSION,
+    check_conversation, CheckResult, Line, ScenarioBasis, UserChecks, UserFlag, UserOutput,
+    UserTurns, CHECKS_VERSION,
 };
 
 /// Where the metadata says which file and line a conversation came from.
@@ -151,10 +152,39 @@ fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessa
         })
         .collect();
     let last_user = messages.iter().rev().find(|m| m.role == "user");
+    // What the simulated user wrote before its control tokens were cut
+    // (`import` keeps it as `user_outputs`), at the stored messages' indexes:
+    // the system prompt, when there is one, comes first.
+    let offset = usize::from(c.system_prompt.is_some());
+    let outputs = c
+        .metadata
+        .get("user_outputs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            Some(UserOutput {
+                message: o
+                    .get("message")
+                    .and_then(Value::as_u64)
+                    .map(|i| i as usize + offset),
+                raw: o.get("raw")?.as_str()?.to_string(),
+                finish_reason: None,
+            })
+        })
+        .collect();
     let turns = UserTurns {
         lines,
-        outputs: Vec::new(),
-        user_stopped: last_user.is_some_and(|m| m.content.contains("###STOP###")),
+        outputs,
+        user_stopped: last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
+            || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
+            || c.metadata
+                .get("user_outputs")
+                .and_then(Value::as_array)
+                .and_then(|o| o.last())
+                .and_then(|o| o.get("raw"))
+                .and_then(Value::as_str)
+                .is_some_and(|raw| raw.contains(STOP_TOKEN)),
         simulated_user: c.simulated_user,
     };
     check_conversation(&turns, &scenario, &ScenarioBasis::of(&scenario.user))
