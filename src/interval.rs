@@ -1,3 +1,5 @@
+//! Shared by `report` (stats) and `export::curate` (the dataset card).
+//!
 //! 95% confidence intervals that stay inside what the values can be. A
 //! normal interval (mean ± 1.96 s/√n) leaves [0, 1] near the ends: a reward
 //! of 0.95 over 20 conversations gave [0.883, 1.006]. So a pass rate (every
