@@ -174,6 +174,10 @@ pub enum RequestError {
     /// `--stratify-by` names no stratum (the message says what would).
     #[error("{0}")]
     StratifyBy(String),
+    /// A curated export's `README.md` or `manifest.json` would replace a
+    /// file no curated export wrote (a project's own README).
+    #[error("{} exists and was not written by a curated export", .0.display())]
+    NotOurs(PathBuf),
     /// The curation's pass over the store failed.
     #[error(transparent)]
     Curate(ExportError),
@@ -211,6 +215,11 @@ impl ExportRequest {
             let mut paths = ExportPaths::of(out, &kind, self.split.is_some());
             if curation.is_some() {
                 paths = paths.with_curation(out);
+            }
+            for path in paths.curated.iter().flat_map(|(m, c)| [m, c]) {
+                if !super::curate::card::replaceable(path) {
+                    return Err(RequestError::NotOurs(path.clone()));
+                }
             }
             for path in paths.all() {
                 if let Err(error @ TargetError::NotRegular { .. }) = ExportTarget::check(&path) {

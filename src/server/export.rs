@@ -275,7 +275,8 @@ pub fn refusal(e: RequestError) -> ApiError {
         e @ (RequestError::UserToolsNotHf { .. }
         | RequestError::Out(_)
         | RequestError::SplitToStdout
-        | RequestError::Writes { .. }) => ApiError::Internal(super::error::error_chain(&e)),
+        | RequestError::Writes { .. }
+        | RequestError::NotOurs(_)) => ApiError::Internal(super::error::error_chain(&e)),
     }
 }
 

@@ -431,4 +431,77 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
         text(&out.stderr)
     );
     assert!(!dir.join("x").exists());
+
+    // A README.md no curated export wrote (a project's own) is left alone.
+    let project = dir.join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("README.md"), "# my project\n").unwrap();
+    let out = usersim(
+        &project,
+        &[
+            "export",
+            "--job",
+            "1",
+            "--out",
+            "data.jsonl",
+            "--database",
+            &database,
+            "--profile",
+            "strict",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("README.md exists and was not written by a curated export"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("README.md")).unwrap(),
+        "# my project\n"
+    );
+    assert_eq!(std::fs::read_dir(&project).unwrap().count(), 1);
+}
+
+#[test]
+fn a_curated_export_again_into_its_folder_replaces_its_own_card_and_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let shipped = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
+    let examples = repo().join("examples").display().to_string();
+    let config = dir.join("quickstart.toml");
+    std::fs::write(
+        &config,
+        shipped.replace("\"../", &format!("\"{examples}/../")),
+    )
+    .unwrap();
+    let job = job_id_from(&run_ok(dir, &["run", config.to_str().unwrap(), "--quiet"]));
+    let database = format!("sqlite://{}", dir.join("usersim.db").display());
+    let folder = dir.join("dataset");
+    export(dir, &database, job, "hf", &folder, &["--profile", "strict"]);
+    let strict: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
+            .unwrap();
+    export(
+        dir,
+        &database,
+        job,
+        "hf",
+        &folder,
+        &["--profile", "generous"],
+    );
+    let generous: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (strict["profile"].as_str(), generous["profile"].as_str()),
+        (Some("strict"), Some("generous"))
+    );
+    // The second export's settings, not the first's.
+    assert_eq!(strict["settings"]["min_reward"], 1.0);
+    assert_eq!(generous["settings"]["min_reward"], 0.5);
+    assert!(strict["settings"]["max_per_stratum"].is_u64());
+    assert!(generous["settings"]["max_per_stratum"].is_null());
+    let card = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(card.contains("`generous` profile"), "{card}");
 }

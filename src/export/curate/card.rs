@@ -50,9 +50,29 @@ pub fn render(
     });
     let mut out = String::from("---\n");
     emit(&header, 0, &mut out);
-    out.push_str("---\n\n");
+    out.push_str("---\n");
+    out.push_str(MARK);
+    out.push_str("\n\n");
     body(curated, format, files, &mut out);
     out
+}
+
+/// The line that tells a card usersim wrote from another `README.md`: a
+/// curated export replaces only its own.
+pub const MARK: &str =
+    "<!-- usersim dataset card: rewritten by every curated export to this folder -->";
+
+/// Whether the file at `path` may be replaced by a curated export: missing,
+/// or written by one (`README.md` with [`MARK`], `manifest.json` with its
+/// `gates`).
+pub fn replaceable(path: &std::path::Path) -> bool {
+    match std::fs::read_to_string(path) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(text) if path.extension().is_some_and(|e| e == "json") => {
+            serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("gates").is_some())
+        }
+        Ok(text) => text.contains(MARK),
+    }
 }
 
 /// The Hub's size bucket for `n` rows.
