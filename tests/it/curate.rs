@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{job_id_from, mock_judges, repo, text, usersim};
+use crate::common::{self, job_id_from, mock_judges, repo, text, unique_name, usersim};
 
 fn run_ok(dir: &Path, args: &[&str]) -> String {
     let out = usersim(dir, args);
@@ -31,17 +31,29 @@ fn rows(path: &Path) -> Vec<Value> {
 
 /// The quickstart (job 1, as shipped) and the quickstart with the perfect
 /// mock policy, judged pairwise against it; the database URL and the ids.
-fn quickstart_jobs(dir: &Path) -> (String, i64, i64) {
+fn quickstart_jobs(dir: &Path, postgres: Option<&str>) -> (String, i64, i64) {
     let shipped = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
     let examples = repo().join("examples").display().to_string();
-    let absolute = shipped.replace("\"../", &format!("\"{examples}/../"));
+    let database = match postgres {
+        Some(url) => url.to_string(),
+        None => format!("sqlite://{}", dir.join("usersim.db").display()),
+    };
+    // Unique names: a Postgres database is shared by the tests of a run.
+    let name = unique_name("curate-quickstart");
+    let absolute = shipped
+        .replace("\"../", &format!("\"{examples}/../"))
+        .replace("sqlite://usersim.db", &database)
+        .replace("name = \"quickstart\"", &format!("name = \"{name}\""));
     let a = dir.join("quickstart.toml");
     std::fs::write(&a, &absolute).unwrap();
     let b = dir.join("perfect.toml");
     std::fs::write(
         &b,
         absolute
-            .replace("name = \"quickstart\"", "name = \"perfect\"")
+            .replace(
+                &format!("name = \"{name}\""),
+                &format!("name = \"{name}-perfect\""),
+            )
             .replace("model = \"mock-policy\"", "model = \"mock-policy+perfect\""),
     )
     .unwrap();
@@ -53,7 +65,6 @@ fn quickstart_jobs(dir: &Path) -> (String, i64, i64) {
         mock_judges("[[judges]]\nname = \"pref\"\nendpoint = \"judge\"\nbuiltin = \"pairwise_preference\"\n"),
     )
     .unwrap();
-    let database = format!("sqlite://{}", dir.join("usersim.db").display());
     run_ok(
         dir,
         &[
@@ -253,10 +264,21 @@ fn a_strict_profile_over_the_quickstart_adds_up_and_loads_with_datasets() {
     }
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let (database, a, _b) = quickstart_jobs(dir);
+    for (n, postgres) in common::databases(dir, "curate").into_iter().enumerate() {
+        if n == 0 && postgres.is_none() && std::env::var("USERSIM_TEST_POSTGRES").is_err() {
+            println!("SKIPPED: the Postgres run: USERSIM_TEST_POSTGRES is not set");
+        }
+        strict_over_the_quickstart(dir, postgres.as_deref(), python.as_deref(), n);
+    }
+}
+
+/// `--profile strict` over the quickstart's job in `postgres` (SQLite
+/// without), into folders numbered `n`.
+fn strict_over_the_quickstart(dir: &Path, postgres: Option<&str>, python: Option<&str>, n: usize) {
+    let (database, a, _b) = quickstart_jobs(dir, postgres);
     let conversations = 54;
     for format in ["openai", "hf", "sharegpt"] {
-        let folder = dir.join(format!("strict-{format}"));
+        let folder = dir.join(format!("strict-{n}-{format}"));
         export(
             dir,
             &database,
@@ -300,7 +322,7 @@ fn dpo_pairs_curated_by_a_profile_file_load_with_datasets() {
     let python = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON").ok();
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let (database, a, _b) = quickstart_jobs(dir);
+    let (database, a, _b) = quickstart_jobs(dir, None);
     let profile = dir.join("pairs.toml");
     std::fs::write(
         &profile,

@@ -42,7 +42,6 @@ pub fn render(
         "license": "other",
         "pretty_name": format!("usersim {} ({})", curated.facts.job_name, format),
         "task_categories": ["text-generation"],
-        "language": ["en"],
         "tags": ["synthetic", "usersim", "multi-turn", "conversational"],
         "size_categories": [size_category(rows)],
         "configs": [{"config_name": "default", "data_files": data_files}],
