@@ -294,7 +294,7 @@ fn strict_over_the_quickstart(dir: &Path, postgres: Option<&str>, python: Option
         assert_eq!(manifest["stratify_by"], "persona");
         let dropped = check_funnel(&manifest, conversations);
         assert!(!dropped.is_empty(), "strict dropped nothing");
-        let written = check_folder(&folder, format, &manifest, &dropped, python.as_deref());
+        let written = check_folder(&folder, format, &manifest, &dropped, python);
         assert_eq!(
             written,
             manifest["gates"][8]["left"].as_u64().unwrap(),
