@@ -157,7 +157,14 @@ fn check_funnel(manifest: &Value, conversations: u64) -> HashSet<i64> {
 /// The split → rows `datasets.load_dataset(folder)` gives, and each split's
 /// features as `Features.to_dict()` writes them.
 fn load_with_datasets(python: &str, folder: &Path) -> Value {
-    let script = "import datasets, json, sys\n\
+    // The card's header as the Hub's own parser reads it, then the folder
+    // as `datasets` loads it.
+    let script = "import datasets, json, os, sys\n\
+                  from huggingface_hub import DatasetCard\n\
+                  card = DatasetCard.load(os.path.join(sys.argv[1], 'README.md')).data.to_dict()\n\
+                  assert card['license'] == 'other' and card['task_categories'] == ['text-generation'], card\n\
+                  assert card['size_categories'][0] in ('n<1K', '1K<n<10K'), card\n\
+                  assert [c['config_name'] for c in card['configs']] == ['default'], card\n\
                   d = datasets.load_dataset(sys.argv[1])\n\
                   print(json.dumps({s: {'rows': d[s].num_rows, 'features': d[s].features.to_dict()} for s in d}))";
     let out = std::process::Command::new(python)
