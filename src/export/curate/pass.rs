@@ -244,3 +244,133 @@ fn format_reason(skip: Skip) -> &'static str {
         _ => "the format cannot write it",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::curate::profile::{NearDuplicates, Profile};
+    use crate::export::curate::test_rows::conversation;
+    use crate::export::Format;
+
+    fn curation(near: bool, max_per_stratum: Option<u64>) -> Curation {
+        Curation {
+            label: "test".into(),
+            profile: Profile {
+                near_duplicates: near.then_some(NearDuplicates {
+                    similarity: 0.9,
+                    shingle_words: 3,
+                    permutations: 64,
+                }),
+                max_per_stratum,
+                ..Profile::default()
+            },
+            stratify_by: Some(crate::export::curate::StratifyBy::Persona),
+        }
+    }
+
+    const SAID: &[(&str, &str)] = &[
+        (
+            "user",
+            "I would like to return the blue lamp from my last order please",
+        ),
+        (
+            "assistant",
+            "Of course, I have started the return of the blue lamp for you",
+        ),
+    ];
+
+    /// Where each conversation stops, in order.
+    fn stops(
+        curation: &Curation,
+        kind: &ExportKind,
+        conversations: &[StoredConversation],
+    ) -> Vec<Option<Gate>> {
+        let (filter, judgments) = (Filter::default(), JudgmentIndex::default());
+        let mut state = State {
+            filter: &filter,
+            judgments: &judgments,
+            judge_names: &[],
+            kind,
+            curation,
+            near: curation
+                .profile
+                .near_duplicates
+                .as_ref()
+                .map(NearDuplicateIndex::new),
+            per_stratum: HashMap::new(),
+        };
+        conversations
+            .iter()
+            .map(|c| {
+                let stratum = stratum::of(curation.stratify_by.as_ref(), &c.conversation);
+                state.gates(c, &stratum).unwrap().map(|s| s.gate)
+            })
+            .collect()
+    }
+
+    fn lines(format: Format) -> ExportKind {
+        ExportKind::Lines {
+            format,
+            user_tools: false,
+        }
+    }
+
+    #[test]
+    fn a_repeat_is_dropped_before_it_counts_toward_its_strata_cap() {
+        let other = [
+            (
+                "user",
+                "Where is my parcel, it should have arrived on Monday",
+            ),
+            ("assistant", "Let me look up the tracking of your parcel"),
+        ];
+        let conversations = [
+            conversation(1, "s1", "p", Some(1.0), SAID),
+            conversation(2, "s1", "p", Some(1.0), SAID),
+            conversation(3, "s2", "p", Some(1.0), &other),
+            conversation(4, "s3", "q", Some(1.0), &other),
+        ];
+        let kind = lines(Format::Hf);
+        // The repeat (2) takes none of p's two places, so 3 has one.
+        assert_eq!(
+            stops(&curation(true, Some(2)), &kind, &conversations),
+            [
+                None,
+                Some(Gate::NearDuplicates),
+                None,
+                Some(Gate::NearDuplicates)
+            ]
+        );
+        assert_eq!(
+            stops(&curation(false, Some(1)), &kind, &conversations),
+            [None, Some(Gate::StratumCap), Some(Gate::StratumCap), None]
+        );
+        assert_eq!(
+            stops(&curation(false, None), &kind, &conversations),
+            [None, None, None, None]
+        );
+    }
+
+    #[test]
+    fn the_format_gate_drops_what_the_format_cannot_write_before_near_duplicates() {
+        let silent = conversation(1, "s", "p", Some(1.0), &[("user", "hello?")]);
+        let fine = conversation(2, "s", "p", Some(1.0), SAID);
+        for format in [Format::OpenAi, Format::Hf, Format::ShareGpt] {
+            assert_eq!(
+                stops(
+                    &curation(true, Some(1)),
+                    &lines(format),
+                    &[silent.clone(), fine.clone()]
+                ),
+                [Some(Gate::Format), None],
+                "{format:?}"
+            );
+        }
+        // DPO pairs are made later: no format gate here.
+        let dpo = ExportKind::Dpo {
+            judge: "pref".into(),
+            shape: crate::export::dpo::DpoShape::Turn,
+        };
+        assert_eq!(stops(&curation(false, None), &dpo, &[silent]), [None]);
+    }
+}

@@ -40,7 +40,7 @@ pub fn conversation(
                 content: (*content).into(),
                 tool_calls: None,
                 tool_call_id: None,
-                author: (*role).into(),
+                author: if *role == "assistant" { "policy" } else { role }.into(),
                 prompt_tokens: None,
                 completion_tokens: None,
                 latency_ms: None,
