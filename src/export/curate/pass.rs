@@ -64,19 +64,7 @@ pub async fn curate(
 ) -> Result<Curated, ExportError> {
     let judgments = JudgmentIndex::build(store.judgments_of_job(job.id).await?)?;
     let judge_names = judgments.judges();
-    let mut state = State {
-        filter,
-        judgments: &judgments,
-        judge_names: &judge_names,
-        kind,
-        curation,
-        near: curation
-            .profile
-            .near_duplicates
-            .as_ref()
-            .map(NearDuplicateIndex::new),
-        per_stratum: HashMap::new(),
-    };
+    let mut state = State::new(filter, &judgments, &judge_names, kind, curation);
     let mut funnel = Funnel::default();
     let mut ids = HashSet::new();
     let mut kept: Vec<(String, String)> = Vec::new();
@@ -180,7 +168,29 @@ struct State<'a> {
     per_stratum: HashMap<String, u64>,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    fn new(
+        filter: &'a Filter,
+        judgments: &'a JudgmentIndex,
+        judge_names: &'a [String],
+        kind: &'a ExportKind,
+        curation: &'a Curation,
+    ) -> State<'a> {
+        State {
+            filter,
+            judgments,
+            judge_names,
+            kind,
+            curation,
+            near: curation
+                .profile
+                .near_duplicates
+                .as_ref()
+                .map(NearDuplicateIndex::new),
+            per_stratum: HashMap::new(),
+        }
+    }
+
     /// Where `c` stops, if it does; a kept conversation is counted in its
     /// stratum and remembered for near-duplicates.
     fn gates(
@@ -286,19 +296,7 @@ mod tests {
         conversations: &[StoredConversation],
     ) -> Vec<Option<Gate>> {
         let (filter, judgments) = (Filter::default(), JudgmentIndex::default());
-        let mut state = State {
-            filter: &filter,
-            judgments: &judgments,
-            judge_names: &[],
-            kind,
-            curation,
-            near: curation
-                .profile
-                .near_duplicates
-                .as_ref()
-                .map(NearDuplicateIndex::new),
-            per_stratum: HashMap::new(),
-        };
+        let mut state = State::new(&filter, &judgments, &[], kind, curation);
         conversations
             .iter()
             .map(|c| {
