@@ -2,7 +2,8 @@
 //! page by page in id order (deterministic), through the gates in order. What
 //! it keeps is a set of ids the export's filter then holds to; what it counts
 //! is the funnel, the flag rates and what the card says of the data.
-//! Memory: the kept ids, the kept conversations' MinHash signatures (when
+//! Memory: the job's judgment scores (as every filtered export holds them),
+//! the kept ids, the kept conversations' MinHash signatures (when
 //! near-duplicates are dropped) and the dropped ones' reasons.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -121,12 +122,8 @@ pub async fn curate(
         .into_iter()
         .map(|(flag, (flagged, checked))| (flag, flagged, checked))
         .collect();
-    for call in store.judge_calls_of_job(job.id).await? {
-        facts
-            .judges
-            .entry(call.judge_name)
-            .or_default()
-            .insert(call.call.model);
+    for (judge, model) in store.judge_models_of_job(job.id).await? {
+        facts.judges.entry(judge).or_default().insert(model);
     }
     for name in judge_names {
         facts.judges.entry(name).or_default();
