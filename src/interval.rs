@@ -1,5 +1,3 @@
-//! Shared by `report` (stats) and `export::curate` (the dataset card).
-//!
 //! 95% confidence intervals that stay inside what the values can be. A
 //! normal interval (mean ± 1.96 s/√n) leaves [0, 1] near the ends: a reward
 //! of 0.95 over 20 conversations gave [0.883, 1.006]. So a pass rate (every
@@ -7,7 +5,8 @@
 //! construction and sensible at 0 of n, n of n and n = 1; a mean of values in
 //! [0, 1] gets the normal interval clamped to [0, 1]; only values with no
 //! known bounds (a judge's rubric scores) keep the plain normal interval.
-//! Each interval says which it is.
+//! Each interval says which it is. Shared by `report` (stats) and
+//! `export::curate` (the dataset card's flag rates).
 
 use serde::Serialize;
 
