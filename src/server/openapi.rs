@@ -295,7 +295,11 @@ fn paths_and_schemas() -> Value {
                     query("judge", "string", "format=dpo: the pairwise judge whose verdicts make the pairs"),
                     {"name": "dpo_shape", "in": "query", "required": false,
                      "schema": {"enum": ["turn", "trajectory"]},
-                     "description": "format=dpo: turn (default; prompt = the shared prefix, chosen/rejected = the first differing assistant turn) or trajectory (the older whole-rollout form)"}
+                     "description": "format=dpo: turn (default; prompt = the shared prefix, chosen/rejected = the first differing assistant turn) or trajectory (the older whole-rollout form)"},
+                    {"name": "profile", "in": "query", "required": false,
+                     "schema": {"enum": ["strict", "generous"]},
+                     "description": "Curate with a built-in profile's quality gates (reward, judges, user flags, turn and length bounds, near-duplicates, caps per stratum), as `usersim export --profile`; the response holds the kept conversations in one stream (no holdout split, no manifest or card: the CLI writes those)"},
+                    query("stratify_by", "string", "With profile: persona, scenario or metadata.KEY, the strata of the caps")
                 ],
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},

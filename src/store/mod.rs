@@ -202,6 +202,9 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<JudgmentRow>, StoreError>;
     /// Every call behind those judgments, by id (position-bias statistics).
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError>;
+    /// `(judge name, model)` of those calls, each pair once, sorted: which
+    /// models judged a job, without reading the calls (a dataset card).
+    async fn judge_models_of_job(&self, job_id: i64) -> Result<Vec<(String, String)>, StoreError>;
     /// Conversation ids of a job with their scenario, persona and sample, by
     /// id: how two jobs' conversations are matched for pairwise judging.
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;

@@ -22,6 +22,7 @@ mod bad_inputs;
 mod breaker;
 mod browser;
 mod cli;
+mod curate;
 mod data_root;
 mod docs_blocks;
 mod dual_control;

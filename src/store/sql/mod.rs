@@ -279,6 +279,11 @@ impl<D: Dialect> Store for SqlStore<D> {
         judgments::calls_of_job(self, job_id).await
     }
 
+    #[tracing::instrument(name = "store.judge_models_of_job", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn judge_models_of_job(&self, job_id: i64) -> Result<Vec<(String, String)>, StoreError> {
+        judgments::judge_models_of_job(self, job_id).await
+    }
+
     #[tracing::instrument(name = "store.get_judgment", level = "debug", skip_all, fields(id = id))]
     async fn get_judgment(&self, id: i64) -> Result<Option<JudgmentRow>, StoreError> {
         judgments::get(self, id).await
