@@ -52,15 +52,16 @@ impl ImportedConversation {
     pub(super) fn new(
         line: usize,
         mut messages: Vec<Message>,
-        tools: Vec<Value>,
+        mut tools: Vec<Value>,
         reward: Option<f64>,
-        metadata: Map<String, Value>,
+        mut metadata: Map<String, Value>,
     ) -> Result<Self, LineProblem> {
         let system_prompt = match messages.first() {
             Some(m) if m.role == Role::System => Some(messages.remove(0).content.to_string()),
             _ => None,
         };
         check(line, &messages)?;
+        infer_tools(&messages, &mut tools, &mut metadata);
         // Where usersim's own exports say it (their metadata's names).
         let text = |key: &str| {
             metadata
@@ -83,6 +84,39 @@ impl ImportedConversation {
             scenario: None,
             simulated_user: false,
         })
+    }
+}
+
+/// The metadata key naming the tools a source called without defining them.
+pub const INFERRED_TOOLS_KEY: &str = "inferred_tools";
+
+/// A tool the agent called that the source does not define (a tau2-bench
+/// run whose `tool_defs` were not saved, a log without its tool list) is
+/// added as `{name, description: "", parameters: {"type": "object"}}`, so
+/// every export lists the tools its calls name, and the names are kept in
+/// metadata as [`INFERRED_TOOLS_KEY`]. The user's own calls (dual control)
+/// are the user's tools, not the agent's.
+fn infer_tools(messages: &[Message], tools: &mut Vec<Value>, metadata: &mut Map<String, Value>) {
+    let mut inferred: Vec<String> = Vec::new();
+    for call in messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .flat_map(|m| &m.tool_calls)
+    {
+        let known = tools
+            .iter()
+            .any(|t| t.get("name").and_then(Value::as_str) == Some(call.name.as_str()));
+        if !known {
+            tools.push(serde_json::json!({
+                "name": call.name,
+                "description": "",
+                "parameters": {"type": "object"},
+            }));
+            inferred.push(call.name.clone());
+        }
+    }
+    if !inferred.is_empty() {
+        metadata.insert(INFERRED_TOOLS_KEY.into(), serde_json::json!(inferred));
     }
 }
 
@@ -180,5 +214,35 @@ pub(super) fn object(line: usize, text: &str) -> Result<Map<String, Value>, Line
         Ok(Value::Object(row)) => Ok(row),
         Ok(_) => Err(LineProblem::new(line, "not a JSON object")),
         Err(e) => Err(LineProblem::new(line, format!("invalid JSON: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::Format;
+
+    #[test]
+    fn a_tool_called_but_not_defined_is_added_and_named_in_metadata() {
+        let line = r#"{"messages": [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "transfer", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}],
+            "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {}}}]}"#;
+        let c = Format::Openai.read_line(line, 1).unwrap();
+        let names: Vec<&str> = c
+            .tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["lookup", "transfer"]);
+        assert_eq!(c.tools[1]["parameters"]["type"], "object");
+        assert_eq!(
+            c.metadata[INFERRED_TOOLS_KEY],
+            serde_json::json!(["transfer"])
+        );
+        let defined = r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}"#;
+        let c = Format::Openai.read_line(defined, 1).unwrap();
+        assert!(c.tools.is_empty() && !c.metadata.contains_key(INFERRED_TOOLS_KEY));
     }
 }

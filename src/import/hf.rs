@@ -47,7 +47,10 @@ mod tests {
         let args: Value = serde_json::from_str(&c.messages[1].tool_calls[0].arguments).unwrap();
         assert_eq!(args, json!({"id": "#1"}));
         assert_eq!(c.metadata["persona"], "p1");
-        assert!(c.tools.is_empty());
+        // The row defines no tools: the one it calls is inferred.
+        assert_eq!(c.tools.len(), 1);
+        assert_eq!(c.tools[0]["name"], "get_order");
+        assert_eq!(c.metadata["inferred_tools"], json!(["get_order"]));
     }
 
     #[test]

@@ -5,12 +5,16 @@ Run by tests/it/export_consumers.rs with the python of scripts/export-consumers:
     python export_consumers.py DIR
 
     python export_consumers.py DIR EXPORTS_PAGE
+    python export_consumers.py DIR EXPORTS_PAGE --imported
 
 DIR holds openai.jsonl (+ openai.metadata.jsonl), hf.jsonl, sharegpt.jsonl,
 dpo.jsonl, dpo_trajectory.jsonl, hf_single.jsonl (an hf export of a job with
 one tool call per step), qa_hf.jsonl and qa_sharegpt.jsonl (a job without
 tool calls), the split exports hf_split.{train,validation}.jsonl and
 dpo_split.{train,validation}.jsonl, and each export's FILE.features.json.
+With --imported, DIR holds only openai.jsonl (+ openai.metadata.jsonl),
+hf.jsonl and sharegpt.jsonl, exported from conversations usersim imported
+(tests/it/import_real.rs), and those are checked alike.
 EXPORTS_PAGE is the project's docs/exports.md, whose LLaMA-Factory
 dataset_info.json entry is checked. Prints one JSON object: for each check, how many rows passed and
 the first failures, so the Rust test can assert counts of passing rows.
@@ -88,8 +92,9 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def loads_unchanged(path, check):
-    """load_dataset("json") gives back every row as written, and so does a no-op map."""
+def loads_unchanged(path, check, as_loaded=None):
+    """load_dataset("json") gives back every row as written, and so does a no-op map
+    (`as_loaded` first applied to what was loaded, when given)."""
     rows = read_jsonl(path)
     if not rows:
         return
@@ -99,6 +104,8 @@ def loads_unchanged(path, check):
         check.ok(False, f"{len(ds)} rows loaded of {len(rows)}")
         return
     for i, (loaded, remapped, row) in enumerate(zip(ds, mapped, rows)):
+        if as_loaded is not None:
+            loaded, remapped, row = as_loaded(loaded), as_loaded(remapped), as_loaded(row)
         check.ok(loaded == row and remapped == row, f"row {i} changed: {loaded!r}")
 
 
@@ -545,5 +552,37 @@ def main(folder, page):
     print(json.dumps({k: (v.report() if isinstance(v, Check) else v) for k, v in report.items()}, indent=1))
 
 
+def main_imported(folder, page):
+    """The checks of main that read one export of each chat format."""
+    report = {}
+    path = lambda name: os.path.join(folder, name)
+    report["rows"] = {}
+    for name in ("openai.jsonl", "openai.metadata.jsonl", "hf.jsonl", "sharegpt.jsonl"):
+        report["rows"][name] = len(read_jsonl(path(name)))
+        loads_unchanged(path(name), report.setdefault("loads_unchanged:" + name, Check()),
+                        # An openai line lists `tools` only when it has some (OpenAI
+                        # refuses an empty list); datasets gives the rows without
+                        # them `tools: None`, which TRL's remove_none_values takes out.
+                        as_loaded=remove_none_values if name == "openai.jsonl" else None)
+    openai_rows = read_jsonl(path("openai.jsonl"))
+    rules = report.setdefault("openai_rules", Check())
+    for i, row in enumerate(openai_rows):
+        problem = openai_problem(row)
+        rules.ok(problem is None, f"row {i}: {problem}")
+    renders(openai_rows, "qwen3", report.setdefault("openai_renders_qwen3", Check()), as_object=False)
+    renders(read_jsonl(path("hf.jsonl")), "qwen3", report.setdefault("hf_renders_qwen3", Check()),
+            as_object=True)
+    sharegpt = report.setdefault("sharegpt_schema", Check())
+    sharegpt_rows = read_jsonl(path("sharegpt.jsonl"))
+    for i, row in enumerate(sharegpt_rows):
+        problem = sharegpt_problem(row)
+        sharegpt.ok(problem is None, f"row {i}: {problem}")
+    llamafactory_checks(sharegpt_rows, page, report)
+    print(json.dumps({k: (v.report() if isinstance(v, Check) else v) for k, v in report.items()}, indent=1))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[3:] == ["--imported"]:
+        main_imported(sys.argv[1], sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -32,6 +32,7 @@ mod first_user;
 mod hardening;
 mod import_job;
 mod import_readers;
+mod import_real;
 mod judge_mock;
 mod judging;
 mod limits;

@@ -2,6 +2,7 @@
 //! conversation's content hash, and the conversation with its messages,
 //! tools, reward, metadata and the simulated-user checks.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -87,18 +88,31 @@ fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
 }
 
 /// The system prompt first, then the rest, each with who wrote it: the
-/// user, the agent (`policy`), a tool (`env`).
+/// user, the agent (`policy`), a tool (`env`), or, for a result of the
+/// user's own call (dual control), the user's tool (`user_tool`), as usersim
+/// stores its own conversations.
 fn messages(c: &ImportedConversation) -> Vec<NewMessage> {
     let system = c
         .system_prompt
         .as_deref()
         .map(|text| row("system", text, "system"));
+    let user_calls: HashSet<&str> = c
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| m.tool_calls.iter().map(|call| call.id.as_str()))
+        .collect();
     system
         .into_iter()
         .chain(c.messages.iter().map(|m| {
+            let answers_user = m
+                .tool_call_id
+                .as_deref()
+                .is_some_and(|id| user_calls.contains(id));
             let author = match m.role {
                 Role::User => "user",
                 Role::Assistant => "policy",
+                Role::Tool if answers_user => "user_tool",
                 Role::Tool => "env",
                 Role::System => "system",
             };
