@@ -39,6 +39,22 @@ pub struct EndpointConfig {
     /// PEM certificates trusted for this endpoint's `https://` besides the
     /// system's roots: a private CA, or a test server's own certificate.
     pub ca_pem: Option<String>,
+    /// `batch = true`: judging jobs send this endpoint's calls through the
+    /// OpenAI Batch API.
+    pub batch: Option<BatchSettings>,
+}
+
+/// How an endpoint's judge calls go through the Batch API.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchSettings {
+    /// Between two looks at the batches in flight.
+    pub poll: Duration,
+    /// Requests per batch file.
+    pub max_requests: u32,
+    /// Submissions of one call before its judgment fails.
+    pub max_attempts: u32,
+    /// What calls answered through a batch cost; unknown without them.
+    pub prices: Option<Prices>,
 }
 
 /// Which Azure OpenAI deployment, and which version of its API.

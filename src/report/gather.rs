@@ -489,6 +489,7 @@ mod tests {
                 prompt_tokens: 0,
                 completion_tokens: 0,
                 latency_ms: 0,
+                batch: false,
             },
             created_at: 0,
         }

@@ -336,6 +336,7 @@ mod tests {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
                 latency_ms,
+                batch: false,
             },
             created_at: 0,
         }

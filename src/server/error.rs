@@ -94,7 +94,9 @@ impl From<RunError> for ApiError {
             RunError::Invalid(problems) => ApiError::Invalid(problems),
             e @ RunError::ConfigChanged { .. } => ApiError::Conflict(e.to_string()),
             RunError::NoSuchJob(id) => ApiError::no_job(id),
-            e @ (RunError::Store(_) | RunError::Models(_)) => ApiError::Internal(error_chain(&e)),
+            e @ (RunError::Store(_) | RunError::Models(_) | RunError::Batch(_)) => {
+                ApiError::Internal(error_chain(&e))
+            }
         }
     }
 }

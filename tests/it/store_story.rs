@@ -2023,6 +2023,7 @@ fn judge_call(order: &str, sample: i64, status: &str) -> NewJudgeCall {
         prompt_tokens: 900 + sample,
         completion_tokens: 12,
         latency_ms: 450 + sample,
+        batch: false,
     }
 }
 
