@@ -107,6 +107,18 @@ pub struct MockFile {
     /// Faults to draw from: `429`, `500`, `503`, `timeout`, `malformed`, `truncated`.
     #[serde(default)]
     pub faults: Vec<String>,
+    /// The Batch API: milliseconds a batch stays in progress.
+    #[serde(default)]
+    pub batch_completion_delay_ms: u64,
+    /// The Batch API: share of requests that fail (0 to 1).
+    #[serde(default)]
+    pub batch_fail_share: f64,
+    /// The Batch API: batches (1 = the first) that expire half answered.
+    #[serde(default)]
+    pub batch_expire: Vec<u64>,
+    /// The Batch API: batches that are cancelled.
+    #[serde(default)]
+    pub batch_cancel: Vec<u64>,
 }
 
 pub fn default_database() -> String {

@@ -23,8 +23,8 @@ pub mod verify;
 pub use egress::EgressAllowlist;
 pub use job::{
     AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
-    EnvironmentConfig, Job, MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices,
-    SimulatedConfig, Target, UserMode,
+    EnvironmentConfig, Job, MissingTool, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
+    Opener, Prices, SimulatedConfig, Target, UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};
