@@ -305,5 +305,13 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
         let again = usersim(dir.path(), &judge_args(&judges, &job_arg, &database));
         assert_eq!(again.status.code(), Some(1));
         assert_eq!(server.stats().batch_requests_submitted, 8);
+        // --retry-failed sends each again, for as many attempts, under new ids.
+        let mut retry = judge_args(&judges, &job_arg, &database);
+        retry.push("--retry-failed");
+        let retried = usersim(dir.path(), &retry);
+        assert_eq!(retried.status.code(), Some(1));
+        let stats = server.stats();
+        assert_eq!(stats.batch_requests_submitted, 16);
+        assert_eq!(stats.batch_requests_repeated, 0);
     }
 }

@@ -72,6 +72,10 @@ pub(super) async fn work_judging(
             job_id: row.id,
             runner: runner.as_ref(),
             endpoints: batch_endpoints,
+            retry_from: match options.retry_failed {
+                true => Some(BatchPhase::attempts_so_far(store.as_ref(), row.id).await?),
+                false => None,
+            },
         };
         if phase.run(options).await? == PhaseEnd::Stopped {
             return report(

@@ -49,6 +49,10 @@ pub(super) struct BatchPhase<'a> {
     pub job_id: i64,
     pub runner: &'a Judging,
     pub endpoints: HashMap<String, BatchEndpoint>,
+    /// `--retry-failed`: the last attempt of each call (by custom_id base)
+    /// before this run; what those attempts failed or answered unreadably is
+    /// sent again. `None`: what earlier batches did stands.
+    pub retry_from: Option<HashMap<String, i64>>,
 }
 
 /// How the batch phase ended.
@@ -62,6 +66,21 @@ pub(super) enum PhaseEnd {
 }
 
 impl BatchPhase<'_> {
+    /// The last attempt of each call so far, for `--retry-failed`.
+    pub async fn attempts_so_far(
+        store: &dyn Store,
+        job_id: i64,
+    ) -> Result<HashMap<String, i64>, RunError> {
+        let mut out: HashMap<String, i64> = HashMap::new();
+        for r in store.batch_requests_of_job(job_id).await? {
+            let last = out
+                .entry(custom_id::base_of(&r.request.custom_id).to_string())
+                .or_default();
+            *last = (*last).max(r.request.attempt);
+        }
+        Ok(out)
+    }
+
     /// Send, poll and ingest until every call the job's unfinished items
     /// need on a batch endpoint is answered or has used up its attempts.
     pub async fn run(&self, options: &RunOptions) -> Result<PhaseEnd, RunError> {

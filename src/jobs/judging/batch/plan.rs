@@ -38,24 +38,24 @@ impl ChatModel for Unsent {
     }
 }
 
-/// The attempt to send a call as, given the statuses of its earlier
-/// submissions: none while one is in flight or answered, none once
-/// `max_attempts` failed.
-pub(super) fn next_attempt(history: &[(i64, &str)], max_attempts: u32) -> Option<i64> {
-    if history.iter().any(|(_, status)| *status != "failed") {
+/// The attempt to send a call as, given its earlier submissions (attempt,
+/// status): none while one is in flight or answered, none once
+/// `max_attempts` failed. Submissions up to attempt `since` are of earlier
+/// runs that `--retry-failed` sets aside.
+pub(super) fn next_attempt(history: &[(i64, &str)], since: i64, max_attempts: u32) -> Option<i64> {
+    let current: Vec<&(i64, &str)> = history.iter().filter(|(a, _)| *a > since).collect();
+    if current.iter().any(|(_, status)| *status != "failed") {
         return None;
     }
-    if history.len() >= max_attempts as usize {
+    if current.len() >= max_attempts as usize {
         return None;
     }
-    Some(
-        history
-            .iter()
-            .map(|(attempt, _)| *attempt)
-            .max()
-            .unwrap_or(0)
-            + 1,
-    )
+    let last = history
+        .iter()
+        .map(|(attempt, _)| *attempt)
+        .max()
+        .unwrap_or(0);
+    Some(last.max(since) + 1)
 }
 
 /// The chat completion body of `request` on `endpoint`, as its `Endpoint`
@@ -95,8 +95,14 @@ impl BatchPhase<'_> {
                 continue;
             };
             let inputs = prepared.inputs();
-            let Ok(ran) = run_reusing(judge, &Unsent, &inputs, &cached, Reuse::Settled).await
-            else {
+            // With --retry-failed, what earlier runs' batches failed or could
+            // not read is sent again; otherwise it stands.
+            let reuse = if self.retry_from.is_some() {
+                Reuse::Ok
+            } else {
+                Reuse::Settled
+            };
+            let Ok(ran) = run_reusing(judge, &Unsent, &inputs, &cached, reuse).await else {
                 continue;
             };
             for call in &ran.made {
@@ -113,10 +119,15 @@ impl BatchPhase<'_> {
                     sample: call.sample,
                     prompt_hash: prompt_hash.clone(),
                 };
-                let earlier = history
-                    .get(call_key.base().as_str())
-                    .map_or(&[][..], Vec::as_slice);
-                let Some(attempt) = next_attempt(earlier, endpoint.settings.max_attempts) else {
+                let base = call_key.base();
+                let earlier = history.get(base.as_str()).map_or(&[][..], Vec::as_slice);
+                let since = self
+                    .retry_from
+                    .as_ref()
+                    .and_then(|from| from.get(&base).copied())
+                    .unwrap_or(0);
+                let Some(attempt) = next_attempt(earlier, since, endpoint.settings.max_attempts)
+                else {
                     continue;
                 };
                 let custom_id = call_key.custom_id(attempt);
@@ -150,15 +161,25 @@ mod tests {
 
     #[test]
     fn a_call_goes_again_only_after_failures_and_within_its_attempts() {
-        assert_eq!(next_attempt(&[], 3), Some(1));
-        assert_eq!(next_attempt(&[(1, "failed")], 3), Some(2));
-        assert_eq!(next_attempt(&[(1, "failed"), (2, "failed")], 3), Some(3));
-        assert_eq!(
-            next_attempt(&[(1, "failed"), (2, "failed"), (3, "failed")], 3),
-            None
-        );
-        assert_eq!(next_attempt(&[(1, "submitted")], 3), None, "in flight");
-        assert_eq!(next_attempt(&[(1, "failed"), (2, "answered")], 3), None);
-        assert_eq!(next_attempt(&[(1, "failed")], 1), None);
+        assert_eq!(next_attempt(&[], 0, 3), Some(1));
+        assert_eq!(next_attempt(&[(1, "failed")], 0, 3), Some(2));
+        assert_eq!(next_attempt(&[(1, "failed"), (2, "failed")], 0, 3), Some(3));
+        let used_up = [(1, "failed"), (2, "failed"), (3, "failed")];
+        assert_eq!(next_attempt(&used_up, 0, 3), None);
+        assert_eq!(next_attempt(&[(1, "submitted")], 0, 3), None, "in flight");
+        assert_eq!(next_attempt(&[(1, "failed"), (2, "answered")], 0, 3), None);
+        assert_eq!(next_attempt(&[(1, "failed")], 0, 1), None);
+    }
+
+    #[test]
+    fn retry_failed_sets_earlier_runs_aside_but_never_reuses_an_id() {
+        let used_up = [(1, "failed"), (2, "failed"), (3, "failed")];
+        assert_eq!(next_attempt(&used_up, 3, 3), Some(4));
+        let answered_unreadable = [(1, "answered")];
+        assert_eq!(next_attempt(&answered_unreadable, 1, 3), Some(2));
+        // This run's own attempts still count and stop.
+        let this_run = [(1, "answered"), (2, "failed"), (3, "answered")];
+        assert_eq!(next_attempt(&this_run, 1, 3), None);
+        assert_eq!(next_attempt(&[], 5, 3), Some(6));
     }
 }
