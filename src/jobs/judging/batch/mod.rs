@@ -113,7 +113,7 @@ impl BatchPhase<'_> {
                 plan_again = false;
             }
             let counts = self.counts().await?;
-            if last_counts != Some(counts) {
+            if last_counts != Some(counts) && counts != BatchCounts::default() {
                 options.notice(Notice::Batches {
                     job_id: self.job_id,
                     counts,
