@@ -76,6 +76,7 @@ pub(super) async fn work_judging(
                 true => Some(BatchPhase::attempts_so_far(store.as_ref(), row.id).await?),
                 false => None,
             },
+            adoptable: Default::default(),
         };
         if phase.run(options).await? == PhaseEnd::Stopped {
             return report(

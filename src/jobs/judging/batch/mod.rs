@@ -53,6 +53,10 @@ pub(super) struct BatchPhase<'a> {
     /// before this run; what those attempts failed or answered unreadably is
     /// sent again. `None`: what earlier batches did stands.
     pub retry_from: Option<HashMap<String, i64>>,
+    /// Batches this phase may upload or create: those stored before it
+    /// started (a stopped run's) and those it stored itself; not those
+    /// another process is sending right now.
+    pub adoptable: std::sync::Mutex<std::collections::HashSet<i64>>,
 }
 
 /// How the batch phase ended.
@@ -100,6 +104,14 @@ impl BatchPhase<'_> {
             }
         };
         tokio::pin!(stopping);
+        let before: std::collections::HashSet<i64> = self
+            .store
+            .job_batches(self.job_id)
+            .await?
+            .into_iter()
+            .map(|b| b.id)
+            .collect();
+        self.adopt(before);
         // Planning renders every unfinished item: done first, then only when
         // an ingested batch may have changed what is needed.
         let mut plan_again = true;
@@ -145,6 +157,16 @@ impl BatchPhase<'_> {
                 () = &mut stopping => return Ok(PhaseEnd::Stopped),
             }
         }
+    }
+
+    fn adopt(&self, ids: impl IntoIterator<Item = i64>) {
+        if let Ok(mut adoptable) = self.adoptable.lock() {
+            adoptable.extend(ids);
+        }
+    }
+
+    fn may_send(&self, id: i64) -> bool {
+        self.adoptable.lock().is_ok_and(|a| a.contains(&id))
     }
 
     async fn counts(&self) -> Result<BatchCounts, RunError> {

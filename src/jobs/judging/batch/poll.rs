@@ -39,6 +39,10 @@ impl BatchPhase<'_> {
             // Its endpoint is no longer a batch endpoint of the judges: leave it.
             return Ok(false);
         };
+        if row.batch_id.is_none() && !self.may_send(row.id) {
+            // Another process is sending it.
+            return Ok(false);
+        }
         let Some(file_id) = &row.input_file_id else {
             let file = self.render_again(row).await?;
             self.upload_and_create(endpoint, row.id, file).await?;

@@ -40,6 +40,7 @@ impl BatchPhase<'_> {
                 else {
                     continue;
                 };
+                self.adopt([id]);
                 let lines: Vec<((), String)> = file
                     .into_iter()
                     .filter(|(r, _)| stored.contains(&r.custom_id))
