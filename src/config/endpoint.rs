@@ -901,4 +901,22 @@ mod tests {
         let text = serde_json::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
         assert!(!text.contains("batch"), "{text}");
     }
+
+    #[test]
+    fn batch_keys_survive_the_stored_snapshot_so_a_resumed_job_batches_the_same() {
+        let text =
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch = true\nbatch_poll_secs = 2.5\n\
+                    batch_max_attempts = 5\nbatch_input_price_per_million = 1.0\n\
+                    batch_output_price_per_million = 2.0";
+        let (written, _) = read(text);
+        let written = written.unwrap();
+        let stored = toml::to_string(&written.snapshot().unwrap()).unwrap();
+        let (again, p) = read(&stored);
+        assert!(p.is_empty(), "{p:?}");
+        let settings = |e: EndpointFile| match e {
+            EndpointFile::Server { settings, .. } => settings,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(settings(again.unwrap()), settings(written));
+    }
 }
