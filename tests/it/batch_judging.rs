@@ -204,21 +204,19 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
     }
 }
 
-/// The batches of the judging job of generation job `judged`.
+/// The batches of the judging job of generation job `judged` (none before
+/// it exists).
 async fn judging_batches(store: &dyn Store, judged: i64) -> Vec<usersim::store::BatchRow> {
-    let job = store
-        .all_jobs()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|j| {
-            j.kind == JobKind::Judging
-                && serde_json::from_str::<serde_json::Value>(&j.config_snapshot).unwrap()["target"]
-                    ["job_id"]
-                    == judged
-        })
-        .expect("a judging job");
-    store.job_batches(job.id).await.unwrap()
+    let job = store.all_jobs().await.unwrap().into_iter().find(|j| {
+        j.kind == JobKind::Judging
+            && serde_json::from_str::<serde_json::Value>(&j.config_snapshot).unwrap()["target"]
+                ["job_id"]
+                == judged
+    });
+    match job {
+        Some(job) => store.job_batches(job.id).await.unwrap(),
+        None => Vec::new(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -314,4 +312,55 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
         assert_eq!(stats.batch_requests_submitted, 16);
         assert_eq!(stats.batch_requests_repeated, 0);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again() {
+    use sqlx::{Connection, Executor};
+    let dir = tempfile::tempdir().unwrap();
+    let database = sqlite(dir.path(), "lost-id.db");
+    let job = generate(dir.path(), &database, 4, 1, 1);
+    let server = mock(MockBatchConfig {
+        completion_delay: Duration::from_secs(2),
+        ..MockBatchConfig::default()
+    })
+    .await;
+    let judges = judges(dir.path(), &server.base_url(), "");
+    let job_arg = job.to_string();
+    let args = judge_args(&judges, &job_arg, &database);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let store = store::open(&database).await.unwrap();
+    let started = Instant::now();
+    loop {
+        let batches = judging_batches(store.as_ref(), job).await;
+        if batches.iter().any(|b| b.batch_id.is_some()) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no batch");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // As if the kill had come after the batch was created and before its id
+    // was stored.
+    let mut raw = sqlx::SqliteConnection::connect(&database).await.unwrap();
+    raw.execute("UPDATE batches SET batch_id = NULL, status = 'uploaded'")
+        .await
+        .unwrap();
+    drop(raw);
+
+    let out = usersim(dir.path(), &args);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("judge helpful: 4 ok"), "{said}");
+    let stats = server.stats();
+    assert_eq!(stats.batches_created, 1, "found by its input file");
+    assert_eq!(stats.batch_requests_submitted, 4);
+    assert_eq!(stats.batch_requests_repeated, 0);
 }
