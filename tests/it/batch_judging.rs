@@ -70,6 +70,17 @@ fn judge_args<'a>(judges: &'a str, job: &'a str, database: &'a str) -> Vec<&'a s
     ]
 }
 
+/// `usersim judge ARGS` started in the background, to be killed.
+fn spawn_judge(dir: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 async fn mock(batch: MockBatchConfig) -> usersim::mock_llm::MockServer {
     common::mock(MockConfig {
         batch,
@@ -98,13 +109,7 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
         let args = judge_args(&judges, &job_arg, &database);
 
         // Killed once batches are created and before any is answered.
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_judge(dir.path(), &args);
         let started = Instant::now();
         while server.stats().batches_created < 2 {
             assert!(
@@ -328,13 +333,7 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
     let judges = judges(dir.path(), &server.base_url(), "");
     let job_arg = job.to_string();
     let args = judge_args(&judges, &job_arg, &database);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_judge(dir.path(), &args);
     let store = store::open(&database).await.unwrap();
     let started = Instant::now();
     loop {
