@@ -286,6 +286,10 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
             said.contains("judge helpful: 0 ok, 0 unparseable, 4 failed"),
             "{said}"
         );
+        assert!(
+            said.contains("0 model calls made, 8 requests sent through the Batch API"),
+            "{said}"
+        );
         let stats = server.stats();
         assert_eq!(stats.batch_requests_submitted, 8, "two attempts each");
         assert_eq!(stats.batch_requests_repeated, 0);

@@ -66,6 +66,7 @@ pub(super) async fn work_judging(
         loaded,
         models,
     ));
+    let mut batch_requests = 0;
     if !batch_endpoints.is_empty() {
         let phase = BatchPhase {
             store: store.as_ref(),
@@ -78,16 +79,12 @@ pub(super) async fn work_judging(
             },
             adoptable: Default::default(),
         };
-        if phase.run(options).await? == PhaseEnd::Stopped {
-            return report(
-                ctx,
-                row,
-                resumed,
-                &runner,
-                WorkEnd::Interrupted { released: 0 },
-                started,
-            )
-            .await;
+        match phase.run(options).await? {
+            PhaseEnd::Done { sent } => batch_requests = sent,
+            PhaseEnd::Stopped { sent } => {
+                let end = WorkEnd::Interrupted { released: 0 };
+                return report(ctx, row, resumed, &runner, (end, sent), started).await;
+            }
         }
     }
     let end = work(
@@ -107,7 +104,7 @@ pub(super) async fn work_judging(
     )
     .await?;
     drop(mock);
-    report(ctx, row, resumed, &runner, end, started).await
+    report(ctx, row, resumed, &runner, (end, batch_requests), started).await
 }
 
 async fn report(
@@ -115,7 +112,7 @@ async fn report(
     row: JobRow,
     resumed: bool,
     runner: &Judging,
-    end: WorkEnd,
+    (end, batch_requests): (WorkEnd, u64),
     started: Instant,
 ) -> Result<JudgingReport, RunError> {
     let store = &ctx.store;
@@ -131,6 +128,7 @@ async fn report(
         counts,
         outcomes,
         calls_made: runner.calls_made.load(std::sync::atomic::Ordering::Relaxed),
+        batch_requests,
         elapsed: started.elapsed(),
     })
 }

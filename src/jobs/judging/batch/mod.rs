@@ -59,14 +59,14 @@ pub(super) struct BatchPhase<'a> {
     pub adoptable: std::sync::Mutex<std::collections::HashSet<i64>>,
 }
 
-/// How the batch phase ended.
+/// How the batch phase ended, and how many requests it sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum PhaseEnd {
     /// Nothing left to send or wait for.
-    Done,
+    Done { sent: u64 },
     /// Ctrl-C, SIGTERM or a stop from the service: batches in flight stay
     /// stored and are polled by the next run.
-    Stopped,
+    Stopped { sent: u64 },
 }
 
 impl BatchPhase<'_> {
@@ -115,6 +115,7 @@ impl BatchPhase<'_> {
         // Planning renders every unfinished item: done first, then only when
         // an ingested batch may have changed what is needed.
         let mut plan_again = true;
+        let mut sent_in_all = 0;
         loop {
             let polled = self.poll_all().await?;
             let soft_errors = polled.errors;
@@ -122,6 +123,7 @@ impl BatchPhase<'_> {
             if plan_again || polled.ingested > 0 {
                 let planned = self.plan().await?;
                 sent = self.send_planned(planned).await?;
+                sent_in_all += sent;
                 plan_again = false;
             }
             let counts = self.counts().await?;
@@ -150,11 +152,11 @@ impl BatchPhase<'_> {
                 failed_polls = 0;
             }
             if counts.in_flight() == 0 && sent == 0 && !had_errors {
-                return Ok(PhaseEnd::Done);
+                return Ok(PhaseEnd::Done { sent: sent_in_all });
             }
             tokio::select! {
                 () = tokio::time::sleep(poll) => {},
-                () = &mut stopping => return Ok(PhaseEnd::Stopped),
+                () = &mut stopping => return Ok(PhaseEnd::Stopped { sent: sent_in_all }),
             }
         }
     }
