@@ -83,11 +83,25 @@ pub struct BatchObject {
     pub error_file_id: Option<String>,
     #[serde(default)]
     pub request_counts: Option<RequestCounts>,
+    /// Why a batch failed validation: `{"data": [{"code", "message", "line"}]}`.
+    #[serde(default)]
+    pub errors: Option<serde_json::Value>,
 }
 
 impl BatchObject {
     pub fn status(&self) -> BatchStatus {
         BatchStatus::parse(&self.status)
+    }
+
+    /// The first of `errors`, as `code: message (line N)`.
+    pub fn first_error(&self) -> Option<String> {
+        let first = self.errors.as_ref()?.get("data")?.get(0)?;
+        let text = |key: &str| first.get(key).and_then(|v| v.as_str()).unwrap_or("");
+        let line = first
+            .get("line")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(String::new(), |n| format!(" (line {n})"));
+        Some(format!("{}: {}{line}", text("code"), text("message")))
     }
 }
 
@@ -128,5 +142,19 @@ mod tests {
         assert_eq!(b.status(), BatchStatus::InProgress);
         assert_eq!(b.request_counts.unwrap().completed, 1);
         assert_eq!(b.output_file_id, None);
+        assert_eq!(b.first_error(), None);
+    }
+
+    #[test]
+    fn a_failed_batch_says_its_first_error() {
+        let b: BatchObject = serde_json::from_str(
+            r#"{"id":"b","status":"failed","errors":{"object":"list","data":[
+                {"code":"duplicate_custom_id","message":"used twice","line":3,"param":null}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            b.first_error().as_deref(),
+            Some("duplicate_custom_id: used twice (line 3)")
+        );
     }
 }

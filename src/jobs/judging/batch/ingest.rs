@@ -52,10 +52,7 @@ impl BatchPhase<'_> {
             .filter(|r| r.batch == row.id && r.status == "submitted")
         {
             let outcome = lines.remove(&request.request.custom_id);
-            answers.push(
-                self.answer(endpoint, request, outcome, &batch.id, &batch.status)
-                    .await,
-            );
+            answers.push(self.answer(endpoint, request, outcome, batch).await);
         }
         self.store.ingest_batch(row.id, &answers).await?;
         Ok(())
@@ -66,8 +63,7 @@ impl BatchPhase<'_> {
         endpoint: &BatchEndpoint,
         stored: &BatchRequestRow,
         outcome: Option<LineOutcome>,
-        batch_id: &str,
-        status: &str,
+        batch: &BatchObject,
     ) -> BatchAnswer {
         let r = &stored.request;
         let order = Order::parse(&r.order).unwrap_or(Order::Single);
@@ -100,9 +96,14 @@ impl BatchPhase<'_> {
                 }
             }
             Some(LineOutcome::Failed(why)) => why,
-            None => {
-                format!("batch_unanswered: batch {batch_id} ended {status} without answering it")
-            }
+            None => format!(
+                "batch_unanswered: batch {} ended {} without answering it{}",
+                batch.id,
+                batch.status,
+                batch
+                    .first_error()
+                    .map_or(String::new(), |e| format!(": {e}"))
+            ),
         };
         let last = r.attempt >= i64::from(endpoint.settings.max_attempts);
         let call = last.then(|| {
