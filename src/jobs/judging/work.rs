@@ -78,6 +78,7 @@ pub(super) async fn work_judging(
                 false => None,
             },
             adoptable: Default::default(),
+            sent: Default::default(),
         };
         match phase.run(options).await? {
             PhaseEnd::Done { sent } => batch_requests = sent,

@@ -27,6 +27,8 @@ use crate::config::MockBatchConfig;
 
 /// Requests one batch may hold, as the real API.
 const MAX_REQUESTS: usize = 50_000;
+/// Bytes of an uploaded file, as the real API (and the multipart form around it).
+const MAX_FILE_BYTES: usize = 200 * 1000 * 1000 + 64 * 1024;
 
 /// Files and batches the mock holds.
 #[derive(Default)]
@@ -90,7 +92,11 @@ impl MockBatch {
 
 pub(super) fn routes() -> Router<Arc<MockState>> {
     Router::new()
-        .route("/v1/files", post(upload))
+        // A batch file may hold 200 MB; axum's default limit is 2 MB.
+        .route(
+            "/v1/files",
+            post(upload).layer(axum::extract::DefaultBodyLimit::max(MAX_FILE_BYTES)),
+        )
         .route("/v1/files/{id}/content", get(content))
         .route("/v1/batches", post(create).get(list))
         .route("/v1/batches/{id}", get(retrieve))

@@ -57,6 +57,8 @@ pub(super) struct BatchPhase<'a> {
     /// started (a stopped run's) and those it stored itself; not those
     /// another process is sending right now.
     pub adoptable: std::sync::Mutex<std::collections::HashSet<i64>>,
+    /// Requests this phase uploaded.
+    pub sent: std::sync::atomic::AtomicU64,
 }
 
 /// How the batch phase ended, and how many requests it sent.
@@ -115,7 +117,6 @@ impl BatchPhase<'_> {
         // Planning renders every unfinished item: done first, then only when
         // an ingested batch may have changed what is needed.
         let mut plan_again = true;
-        let mut sent_in_all = 0;
         loop {
             let polled = self.poll_all().await?;
             let soft_errors = polled.errors;
@@ -123,7 +124,6 @@ impl BatchPhase<'_> {
             if plan_again || polled.ingested > 0 {
                 let planned = self.plan().await?;
                 sent = self.send_planned(planned).await?;
-                sent_in_all += sent;
                 plan_again = false;
             }
             let counts = self.counts().await?;
@@ -152,13 +152,19 @@ impl BatchPhase<'_> {
                 failed_polls = 0;
             }
             if counts.in_flight() == 0 && sent == 0 && !had_errors {
-                return Ok(PhaseEnd::Done { sent: sent_in_all });
+                return Ok(PhaseEnd::Done {
+                    sent: self.sent_so_far(),
+                });
             }
             tokio::select! {
                 () = tokio::time::sleep(poll) => {},
-                () = &mut stopping => return Ok(PhaseEnd::Stopped { sent: sent_in_all }),
+                () = &mut stopping => return Ok(PhaseEnd::Stopped { sent: self.sent_so_far() }),
             }
         }
+    }
+
+    fn sent_so_far(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn adopt(&self, ids: impl IntoIterator<Item = i64>) {

@@ -49,10 +49,8 @@ impl BatchPhase<'_> {
                 sent += lines.len() as u64;
                 // A failure here leaves the batch stored, unsent: the next
                 // poll uploads it again (nothing of it reached a batch).
-                if let Err(e) = self
-                    .upload_and_create(endpoint, id, file_bytes(&lines))
-                    .await
-                {
+                let file = (file_bytes(&lines), lines.len() as u64);
+                if let Err(e) = self.upload_and_create(endpoint, id, file).await {
                     match e {
                         RunError::Batch(e) => tracing::warn!(
                             job_id = self.job_id,
@@ -66,15 +64,18 @@ impl BatchPhase<'_> {
         Ok(sent)
     }
 
-    /// Upload a stored batch's file, store its id, create the batch.
+    /// Upload a stored batch's file of `requests` lines, store its id,
+    /// create the batch.
     pub(super) async fn upload_and_create(
         &self,
         endpoint: &BatchEndpoint,
         id: i64,
-        file: Vec<u8>,
+        (file, requests): (Vec<u8>, u64),
     ) -> Result<(), RunError> {
         let filename = format!("usersim-job{}-batch{id}.jsonl", self.job_id);
         let file_id = endpoint.client.upload(&filename, file).await?;
+        self.sent
+            .fetch_add(requests, std::sync::atomic::Ordering::Relaxed);
         self.store
             .update_batch(
                 id,
@@ -111,9 +112,9 @@ impl BatchPhase<'_> {
 
     /// The file of a stored batch that was never uploaded (the run stopped
     /// first), rendered again from its requests.
-    pub(super) async fn render_again(&self, row: &BatchRow) -> Result<Vec<u8>, RunError> {
+    pub(super) async fn render_again(&self, row: &BatchRow) -> Result<(Vec<u8>, u64), RunError> {
         let Some(endpoint) = self.endpoints.get(&row.endpoint) else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), 0));
         };
         let requests = self.store.batch_requests_of_job(self.job_id).await?;
         let mut lines = Vec::new();
@@ -145,6 +146,6 @@ impl BatchPhase<'_> {
             })?;
             lines.push(((), line));
         }
-        Ok(file_bytes(&lines))
+        Ok((file_bytes(&lines), lines.len() as u64))
     }
 }
