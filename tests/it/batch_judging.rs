@@ -367,3 +367,42 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
     assert_eq!(stats.batch_requests_submitted, 4);
     assert_eq!(stats.batch_requests_repeated, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_batch_client_uploads_a_file_of_megabytes_and_reads_back_every_answer() {
+    use usersim::llm::batch::{parse_line, request_line, BatchClient, LineOutcome};
+    let server = mock(MockBatchConfig::default()).await;
+    let config = common::endpoint_config("judge", &server.base_url(), "mock-judge");
+    let client = BatchClient::new(&config, &server.base_url()).unwrap();
+    // 600 requests of 5 kB each: 3 MB, past the 2 MB a web framework takes by default.
+    let prompt = "Rate this conversation. ".repeat(220);
+    let mut file = String::new();
+    for i in 0..600 {
+        let body = serde_json::json!({"model": "mock-judge", "messages": [{"role": "user", "content": prompt}]});
+        file.push_str(&request_line(&format!("r-{i}"), &body).unwrap());
+        file.push('\n');
+    }
+    assert!(file.len() > 3_000_000, "{}", file.len());
+    let file_id = client.upload("big.jsonl", file.into_bytes()).await.unwrap();
+    let created = client.create(&file_id).await.unwrap();
+    assert_eq!(
+        client
+            .find_by_input_file(&file_id)
+            .await
+            .unwrap()
+            .map(|b| b.id),
+        Some(created.id.clone())
+    );
+    let done = client.get(&created.id).await.unwrap();
+    assert_eq!(done.status, "completed", "{done:?}");
+    let output = client
+        .content(done.output_file_id.as_deref().unwrap())
+        .await
+        .unwrap();
+    let answered = output
+        .lines()
+        .filter(|l| matches!(parse_line(l).unwrap().outcome, LineOutcome::Answered { .. }))
+        .count();
+    assert_eq!(answered, 600);
+    assert_eq!(server.stats().batch_requests_submitted, 600);
+}
