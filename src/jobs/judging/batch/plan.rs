@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use crate::judge::{call_request, run_reusing, Reuse};
-use crate::llm::batch::request_line;
+use crate::llm::batch::{request_line, BatchError};
 use crate::llm::wire::{to_request, Sampling};
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
 use crate::store::NewBatchRequest;
@@ -132,7 +132,10 @@ impl BatchPhase<'_> {
                 };
                 let custom_id = call_key.custom_id(attempt);
                 let line = request_line(&custom_id, &body(endpoint, &request)).map_err(|e| {
-                    RunError::Store(crate::store::StoreError::Corrupt(e.to_string()))
+                    BatchError::Malformed {
+                        what: "write the batch file",
+                        message: e.to_string(),
+                    }
                 })?;
                 planned.push(Planned {
                     endpoint: judge.endpoint.clone(),
