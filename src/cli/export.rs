@@ -4,6 +4,7 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use crate::export::curate::CurationRequest;
 use crate::export::dpo::DpoShape;
 use crate::export::paths::ExportPaths;
 use crate::export::prepare::PreparedExport;
@@ -106,6 +107,26 @@ pub struct ExportArgs {
     /// scenarios: write the unsolved scenarios too.
     #[arg(long)]
     keep_unsolved: bool,
+    /// Curate: apply a profile's quality gates in order (reward, judges,
+    /// simulated-user flags, turn and length bounds, near-duplicate
+    /// conversations, caps per stratum, a holdout share by scenario) and
+    /// write manifest.json (the funnel, every dropped conversation and why)
+    /// and a Hugging Face dataset card README.md beside --out. strict,
+    /// generous or a TOML file written as profiles/strict.toml is. A flag
+    /// that sets what a profile key sets wins (--min-reward, --split,
+    /// --stratify-by, a --min-judge of the same judge); lists add up
+    /// (--drop-flagged, --drop-user-flag, --min-judge of other judges).
+    #[arg(long, value_name = "strict|generous|FILE.toml")]
+    profile: Option<String>,
+    /// The strata of --profile's caps and of the manifest's counts: persona,
+    /// scenario or metadata.KEY (a key of the conversations' stored
+    /// metadata). Wins over the profile's strata.by.
+    #[arg(
+        long,
+        value_name = "persona|scenario|metadata.KEY",
+        requires = "profile"
+    )]
+    stratify_by: Option<String>,
     /// The pairwise judge whose verdicts make --format dpo's pairs.
     #[arg(long, value_name = "NAME")]
     judge: Option<String>,
@@ -144,6 +165,10 @@ impl ExportArgs {
             split: self.split.map(|fraction| SplitRequest {
                 fraction,
                 seed: self.split_seed,
+            }),
+            curation: self.profile.as_ref().map(|profile| CurationRequest {
+                profile: profile.clone(),
+                stratify_by: self.stratify_by.clone(),
             }),
         }
     }
@@ -209,7 +234,17 @@ async fn export_from(
                 ExportTarget::Stdout => eprintln!("{said}"),
                 ExportTarget::File(out) => {
                     println!("{said}");
-                    let paths = ExportPaths::of(out, &prepared.kind, prepared.split.is_some());
+                    let mut paths = ExportPaths::of(out, &prepared.kind, prepared.split.is_some());
+                    if prepared.curated.is_some() {
+                        paths = paths.with_curation(out);
+                    }
+                    if let Some((manifest, card)) = &paths.curated {
+                        println!(
+                            "curated: {} (the gates' counts and every dropped conversation), dataset card {} (the folder uploads to the Hugging Face Hub as it is)",
+                            manifest.display(),
+                            card.display()
+                        );
+                    }
                     if let Some(features) = &paths.features {
                         println!(
                             "datasets features: {} (pass them to load_dataset as features=Features.from_dict(...) to load several files in one call)",

@@ -91,6 +91,18 @@ pub fn refuse(e: RequestError, database: &str) -> anyhow::Result<i32> {
         }
         RequestError::Store(e) => return Err(e.into()),
         RequestError::Corrupt(e) => return Err(e.into()),
+        RequestError::Profile(problems) => {
+            let mut lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            lines.push("--profile takes strict, generous or a TOML profile (docs/exports.md lists its keys); nothing was written".into());
+            lines.join("\n")
+        }
+        RequestError::StratifyBy(message) => format!("--stratify-by {message}"),
+        RequestError::Curate(e) => return Err(e.into()),
+        RequestError::NotOurs(path) => format!(
+            "--profile writes manifest.json and README.md beside --out, and {} exists and was not written by a curated export, so it is left alone; give --out a folder of its own (e.g. --out dataset/data.jsonl)",
+            path.display()
+        ),
+        RequestError::CurateScenarios => "--profile applies to conversations; --format scenarios writes synthesized scenarios, which no gate applies to: leave --profile out".into(),
     };
     eprintln!("{said}");
     Ok(EXIT_INVALID)

@@ -90,6 +90,7 @@ impl FilterArgs {
             conversations: ConversationFilter::default(),
             drop_user_flags: Vec::new(),
             unsolved: UnsolvedScenarios::default(),
+            curated: None,
         }
     }
 }

@@ -25,7 +25,7 @@ pub async fn jobs(database: &str) -> anyhow::Result<i32> {
         let counts = store.item_counts(row.id).await?;
         let mean = match row.kind {
             JobKind::Judging | JobKind::Synthesis => None,
-            JobKind::Generation => store.job_summary(row.id).await?.mean_reward,
+            JobKind::Generation | JobKind::Import => store.job_summary(row.id).await?.mean_reward,
         };
         lines.push([
             row.id.to_string(),

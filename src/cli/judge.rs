@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::jobs::judging::{
     job_name, judge as run_judging, JudgesSource, JudgingReport, JudgingSpec, JudgingTarget,
+    MatchBy,
 };
 use crate::jobs::{RunError, RunOptions, WorkEnd};
 
@@ -14,6 +15,7 @@ pub struct JudgeArgs<'a> {
     pub judges: &'a Path,
     pub job: Option<i64>,
     pub pair: Option<(i64, i64)>,
+    pub match_by: MatchBy,
     pub min_reward: Option<f64>,
     pub database: &'a str,
     pub options: RunOptions,
@@ -22,7 +24,11 @@ pub struct JudgeArgs<'a> {
 pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
     let path = std::path::absolute(args.judges)?;
     let target = match (args.job, args.pair) {
-        (_, Some((a, b))) => JudgingTarget::Pairwise { a, b },
+        (_, Some((a, b))) => JudgingTarget::Pairwise {
+            a,
+            b,
+            match_by: args.match_by.clone(),
+        },
         (Some(job_id), None) => JudgingTarget::Job { job_id },
         (None, None) => {
             eprintln!("error: say what to judge: --job ID, or --pairwise --a JOB_A --b JOB_B");

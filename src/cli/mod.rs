@@ -15,6 +15,7 @@ mod conversations;
 mod export;
 mod export_said;
 mod filters;
+mod import;
 mod jobs;
 mod judge;
 pub mod logging;
@@ -91,13 +92,19 @@ enum Command {
         #[arg(long, required_unless_present = "pairwise")]
         job: Option<i64>,
         /// Compare job --a with job --b on the same scenario, persona and
-        /// sample, with the file's pairwise judges.
+        /// sample (or as --match-by says), with the file's pairwise judges.
         #[arg(long, requires_all = ["a", "b"], conflicts_with = "job")]
         pairwise: bool,
         #[arg(long, value_name = "JOB_A")]
         a: Option<i64>,
         #[arg(long, value_name = "JOB_B")]
         b: Option<i64>,
+        /// How --pairwise pairs A's conversations with B's: scenario (the
+        /// same scenario, persona and sample), prompt (the same system prompt
+        /// and first user message: two models' answers, imported), or
+        /// metadata.KEY (the same value of a metadata key).
+        #[arg(long, default_value = "scenario", requires = "pairwise", value_parser = crate::jobs::judging::MatchBy::from_user)]
+        match_by: crate::jobs::judging::MatchBy,
         /// Judge only conversations with at least this reward (A's, pairwise).
         #[arg(long, value_parser = crate::config::ranges::parse_finite)]
         min_reward: Option<f64>,
@@ -177,6 +184,10 @@ enum Command {
     /// Export a job's conversations as training JSONL (openai), or a pairwise
     /// judge's verdicts as DPO preference pairs (dpo).
     Export(export::ExportArgs),
+    /// Import conversations usersim did not generate (OpenAI or HF messages,
+    /// ShareGPT, NeMo Gym rollouts) as the items of an import job, to judge,
+    /// check, curate and export them as generated ones.
+    Import(import::ImportArgs),
     /// Statistics of a job: rewards, pass^k, and what its judges said.
     Stats(stats::StatsArgs),
     /// Compare the simulated users of two jobs (two user prompts or models)
@@ -310,6 +321,7 @@ pub async fn main() -> i32 {
             pairwise,
             a,
             b,
+            match_by,
             min_reward,
             database,
             concurrency,
@@ -321,6 +333,7 @@ pub async fn main() -> i32 {
                 judges: &judges,
                 job,
                 pair: if pairwise { a.zip(b) } else { None },
+                match_by,
                 min_reward,
                 database: &database,
                 options: crate::jobs::RunOptions {
@@ -353,6 +366,7 @@ pub async fn main() -> i32 {
         Command::Jobs { database } => jobs::jobs(&database).await,
         Command::Conversations(args) => conversations::conversations(args).await,
         Command::Export(args) => export::export(args).await,
+        Command::Import(args) => import::import(args).await,
         Command::Stats(args) => stats::stats(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
         Command::Serve {

@@ -300,3 +300,26 @@ pub struct DatasetFile {
 fn default_samples() -> u32 {
     1
 }
+
+/// What a job config's defaults come to, for a job that has no config of
+/// its own (an import job, when it is judged).
+#[derive(Debug, Clone, Copy)]
+pub struct JobDefaults {
+    pub concurrency: usize,
+    pub lease: std::time::Duration,
+    pub circuit_breaker: super::CircuitBreakerConfig,
+}
+
+impl JobDefaults {
+    pub fn get() -> JobDefaults {
+        let breaker = CircuitBreakerFile::default();
+        JobDefaults {
+            concurrency: default_concurrency(),
+            lease: std::time::Duration::from_secs_f64(default_lease_secs()),
+            circuit_breaker: super::CircuitBreakerConfig {
+                window: breaker.window,
+                max_error_rate: breaker.max_error_rate,
+            },
+        }
+    }
+}

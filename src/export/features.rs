@@ -77,8 +77,43 @@ pub fn dpo() -> Value {
     ]))
 }
 
+/// The features a dataset card declares for what `kind` writes: those of
+/// [`of`] and [`dpo`], and `openai`'s lines (arguments as JSON strings, an
+/// assistant's `weight`); `None` for NeMo Gym rollouts, whose rows are
+/// NeMo Gym's own.
+pub fn for_card(kind: &super::request::ExportKind) -> Option<Value> {
+    use super::request::ExportKind;
+    match kind {
+        ExportKind::Lines {
+            format: Format::OpenAi,
+            ..
+        } => Some(openai()),
+        ExportKind::Lines { format, user_tools } => of(*format, *user_tools),
+        ExportKind::Dpo { .. } => Some(dpo()),
+        ExportKind::Scenarios { .. } => None,
+    }
+}
+
+/// An `openai` line: messages (tool-call arguments as JSON strings, an
+/// assistant's `weight`) and tools.
+pub fn openai() -> Value {
+    let mut message = chat_message(string());
+    if let Value::Object(fields) = &mut message {
+        fields.insert("weight".into(), int());
+    }
+    Value::Object(object(&[
+        ("messages", list(message)),
+        ("tools", list(tool())),
+    ]))
+}
+
 /// An `hf` message.
 fn message() -> Value {
+    chat_message(any_json())
+}
+
+/// A chat message whose tool calls' arguments are `arguments`.
+fn chat_message(arguments: Value) -> Value {
     Value::Object(object(&[
         ("role", string()),
         ("content", string()),
@@ -89,7 +124,7 @@ fn message() -> Value {
                 ("type", string()),
                 (
                     "function",
-                    Value::Object(object(&[("name", string()), ("arguments", any_json())])),
+                    Value::Object(object(&[("name", string()), ("arguments", arguments)])),
                 ),
             ]))),
         ),

@@ -13,6 +13,7 @@
 //! store ([`prepare`]) and written ([`writing`]) here, so both keep and drop
 //! the same conversations and refuse the same requests.
 
+pub mod curate;
 pub mod dpo;
 pub mod features;
 pub mod file_set;
@@ -69,6 +70,15 @@ impl Format {
             "sharegpt" => Some(Format::ShareGpt),
             "nemo_gym" | "nemo-gym" => Some(Format::NemoGym),
             _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+            Format::Hf => "hf",
+            Format::ShareGpt => "sharegpt",
+            Format::NemoGym => "nemo_gym",
         }
     }
 
@@ -132,6 +142,9 @@ pub struct Filter {
     /// Drop the conversations of these scenarios: the job's synthesized
     /// scenarios no attempt passed (see [`unsolved`]).
     pub unsolved: UnsolvedScenarios,
+    /// A curated export's conversations (of one job) that passed every gate
+    /// (see [`curate`]); the job's others are dropped.
+    pub curated: Option<std::sync::Arc<curate::CuratedSet>>,
 }
 
 /// Why a conversation was left out of an export.
@@ -157,6 +170,8 @@ pub enum Skip {
     ArgumentsNotAnObject,
     /// The turns do not alternate as LLaMA-Factory's ShareGPT requires.
     NotShareGpt,
+    /// A curation gate dropped it (`manifest.json` says which and why).
+    Curated,
 }
 
 impl Filter {
@@ -169,6 +184,13 @@ impl Filter {
     /// [`Filter::needs_judgments`].
     pub fn check(&self, c: &StoredConversation, judgments: &JudgmentIndex) -> Result<(), Skip> {
         let id = c.conversation.id;
+        if self
+            .curated
+            .as_ref()
+            .is_some_and(|set| !set.keeps(&c.conversation))
+        {
+            return Err(Skip::Curated);
+        }
         let Some(reward) = c.conversation.reward else {
             return Err(Skip::NotScored);
         };
@@ -312,6 +334,7 @@ pub struct Skipped {
     pub no_policy_reply: u64,
     pub arguments_not_an_object: u64,
     pub not_sharegpt: u64,
+    pub curated: u64,
 }
 
 impl Skipped {
@@ -327,6 +350,7 @@ impl Skipped {
             Skip::NoPolicyReply => self.no_policy_reply += 1,
             Skip::ArgumentsNotAnObject => self.arguments_not_an_object += 1,
             Skip::NotShareGpt => self.not_sharegpt += 1,
+            Skip::Curated => self.curated += 1,
         }
     }
 
@@ -341,6 +365,7 @@ impl Skipped {
             + self.no_policy_reply
             + self.arguments_not_an_object
             + self.not_sharegpt
+            + self.curated
     }
 }
 
@@ -377,6 +402,10 @@ impl fmt::Display for Skipped {
                 (
                     self.not_sharegpt,
                     "whose turns do not alternate as ShareGPT requires",
+                ),
+                (
+                    self.curated,
+                    "dropped by the profile's gates (manifest.json says why)",
                 ),
             ],
         )
@@ -543,13 +572,7 @@ impl<'a> Exporter<'a> {
                 continue;
             }
             let metadata = metadata::of(c, judgments, &self.judges);
-            let made = match self.format {
-                Format::OpenAi => openai::line(c)?,
-                Format::Hf => hf::line(c, metadata.clone(), self.user_tools)?,
-                Format::ShareGpt => sharegpt::line(c, metadata.clone())?,
-                Format::NemoGym => Ok(nemo_gym::line(c)?),
-            };
-            let line = match made {
+            let line = match line_of(self.format, c, &metadata, self.user_tools)? {
                 Ok(line) => line,
                 Err(skip) => {
                     self.counts.skipped.add(skip);
@@ -582,6 +605,22 @@ impl<'a> Exporter<'a> {
     pub fn counts(&self) -> ExportCounts {
         self.counts
     }
+}
+
+/// `c` as a line of `format` with its `metadata`, or why the format cannot
+/// write it.
+pub fn line_of(
+    format: Format,
+    c: &StoredConversation,
+    metadata: &serde_json::Value,
+    user_tools: bool,
+) -> Result<Result<serde_json::Value, Skip>, ExportError> {
+    Ok(match format {
+        Format::OpenAi => openai::line(c)?,
+        Format::Hf => hf::line(c, metadata.clone(), user_tools)?,
+        Format::ShareGpt => sharegpt::line(c, metadata.clone())?,
+        Format::NemoGym => Ok(nemo_gym::line(c)?),
+    })
 }
 
 /// Write a job's conversations as rows to `sink`, calling `on_page` after

@@ -2,7 +2,8 @@
 //! split: `FILE.train.jsonl`, `FILE.validation.jsonl`), the openai metadata
 //! sidecar beside each, the `datasets` features (`FILE.features.json`) and
 //! the manifest of them all (`FILE.sha256`, written last; see
-//! [`super::file_set`]).
+//! [`super::file_set`]); a curated export adds `manifest.json` and the
+//! dataset card `README.md` in the same folder.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,9 @@ pub struct ExportPaths {
     pub lines: Vec<PathBuf>,
     /// The `datasets` features, when the format is meant for `datasets`.
     pub features: Option<PathBuf>,
+    /// A curated export's `manifest.json` and dataset card `README.md`, in
+    /// `--out`'s folder.
+    pub curated: Option<(PathBuf, PathBuf)>,
     /// The sha256 of every file written.
     pub manifest: PathBuf,
 }
@@ -45,7 +49,30 @@ impl ExportPaths {
         ExportPaths {
             lines,
             features: features_of(kind).map(|_| suffixed(out, ".features.json")),
+            curated: None,
             manifest: suffixed(out, ".sha256"),
+        }
+    }
+
+    /// With the files of a curated export beside `out`.
+    pub fn with_curation(mut self, out: &Path) -> ExportPaths {
+        self.curated = Some((
+            out.with_file_name("manifest.json"),
+            out.with_file_name("README.md"),
+        ));
+        self
+    }
+
+    /// The data files (no sidecar) and the split each holds, as a dataset
+    /// card's `data_files` name them.
+    pub fn data_files(out: &Path, split: bool) -> Vec<(&'static str, PathBuf)> {
+        if split {
+            [Side::Train, Side::Validation]
+                .iter()
+                .map(|side| (side.name(), with_part(out, side.name())))
+                .collect()
+        } else {
+            vec![("train", out.to_path_buf())]
         }
     }
 
@@ -56,9 +83,19 @@ impl ExportPaths {
         all
     }
 
-    /// The files the manifest lists: the lines, then the features.
+    /// The files the manifest lists: the lines, the features, then a
+    /// curated export's manifest.json and README.md.
     pub fn written(&self) -> Vec<PathBuf> {
-        self.lines.iter().chain(&self.features).cloned().collect()
+        let curated = self
+            .curated
+            .iter()
+            .flat_map(|(manifest, card)| [manifest, card]);
+        self.lines
+            .iter()
+            .chain(&self.features)
+            .chain(curated)
+            .cloned()
+            .collect()
     }
 }
 

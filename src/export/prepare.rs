@@ -42,6 +42,9 @@ pub struct PreparedExport {
     pub split: Option<Split>,
     /// Where it goes; `None`: the caller takes the rows.
     pub target: Option<ExportTarget>,
+    /// A curated export's first pass: what it kept and why it dropped the
+    /// rest (the filter holds to its set).
+    pub curated: Option<Box<super::curate::Curated>>,
 }
 
 impl PreparedExport {
@@ -95,6 +98,22 @@ impl CheckedRequest {
         if filter.needs_judgments() {
             refuse_unjudged(&filter, row.id, &judged_by(store, row.id).await?, notices)?;
         }
+        let mut filter = filter;
+        if let Some(curation) = &self.curation {
+            let curated =
+                super::curate::pass::curate(store, &row, &filter, &self.kind, curation, self.split)
+                    .await
+                    .map_err(RequestError::Curate)?;
+            filter.curated = Some(curated.set.clone());
+            return Ok(PreparedExport {
+                row,
+                kind: self.kind,
+                filter,
+                split: curated.split.clone(),
+                target: self.target,
+                curated: Some(Box::new(curated)),
+            });
+        }
         let split = match self.split {
             Some(split) => {
                 let keys = store.conversation_keys(row.id).await?;
@@ -112,6 +131,7 @@ impl CheckedRequest {
             filter,
             split,
             target: self.target,
+            curated: None,
         })
     }
 }
@@ -172,6 +192,7 @@ async fn complete(
         },
         drop_user_flags,
         unsolved,
+        curated: None,
     })
 }
 

@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use crate::store::StoreError;
 use crate::user_checks::UserFlag;
 
+use crate::config::Problem;
+
+use super::curate::{combine::combine, Curation, CurationRequest, ProfileSource, StratifyBy};
 use super::dpo::DpoShape;
 use super::paths::ExportPaths;
 use super::target::{ExportTarget, TargetError};
@@ -37,6 +40,8 @@ pub struct ExportRequest {
     pub out: Option<PathBuf>,
     /// Split by scenario into train and validation files.
     pub split: Option<SplitRequest>,
+    /// `--profile` (and `--stratify-by`): curate with quality gates.
+    pub curation: Option<CurationRequest>,
 }
 
 /// The conditions on the exported conversations, as asked.
@@ -109,6 +114,15 @@ pub enum ExportKind {
 }
 
 impl ExportKind {
+    /// The format's name, as `--format` takes it.
+    pub fn format_name(&self) -> &'static str {
+        match self {
+            ExportKind::Lines { format, .. } => format.name(),
+            ExportKind::Dpo { .. } => "dpo",
+            ExportKind::Scenarios { .. } => "scenarios",
+        }
+    }
+
     /// Whether each line's metadata goes to a sidecar file.
     pub fn metadata_in_sidecar(&self) -> bool {
         matches!(self, ExportKind::Lines { format, .. } if format.metadata_in_sidecar())
@@ -154,6 +168,22 @@ pub enum RequestError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Corrupt(#[from] CorruptJudgment),
+    /// The profile does not read: each problem with its file and line.
+    #[error("the curation profile does not read")]
+    Profile(Vec<Problem>),
+    /// `--stratify-by` names no stratum (the message says what would).
+    #[error("{0}")]
+    StratifyBy(String),
+    /// A curated export's `README.md` or `manifest.json` would replace a
+    /// file no curated export wrote (a project's own README).
+    #[error("{} exists and was not written by a curated export", .0.display())]
+    NotOurs(PathBuf),
+    /// The curation's pass over the store failed.
+    #[error(transparent)]
+    Curate(ExportError),
+    /// A curated export of synthesized scenarios (they are not conversations).
+    #[error("scenarios are not curated: a profile's gates apply to conversations")]
+    CurateScenarios,
 }
 
 /// A request whose format and outputs are checked; what is left needs the
@@ -165,22 +195,32 @@ pub struct CheckedRequest {
     pub filters: FilterRequest,
     pub target: Option<ExportTarget>,
     pub split: Option<SplitRequest>,
+    pub curation: Option<Curation>,
 }
 
 impl ExportRequest {
     /// The format and the flags it takes, then the output files: what can
     /// be refused before the store is opened.
-    pub fn check(self) -> Result<CheckedRequest, RequestError> {
+    pub fn check(mut self) -> Result<CheckedRequest, RequestError> {
         let kind = self.kind()?;
         let target = match &self.out {
             Some(out) => Some(ExportTarget::check(out).map_err(RequestError::Out)?),
             None => None,
         };
+        let curation = self.curation(&kind, &target)?;
         if self.split.is_some() && target == Some(ExportTarget::Stdout) {
             return Err(RequestError::SplitToStdout);
         }
         if let Some(ExportTarget::File(out)) = &target {
-            let paths = ExportPaths::of(out, &kind, self.split.is_some());
+            let mut paths = ExportPaths::of(out, &kind, self.split.is_some());
+            if curation.is_some() {
+                paths = paths.with_curation(out);
+            }
+            for path in paths.curated.iter().flat_map(|(m, c)| [m, c]) {
+                if !super::curate::card::replaceable(path) {
+                    return Err(RequestError::NotOurs(path.clone()));
+                }
+            }
             for path in paths.all() {
                 if let Err(error @ TargetError::NotRegular { .. }) = ExportTarget::check(&path) {
                     return Err(RequestError::Writes {
@@ -196,7 +236,36 @@ impl ExportRequest {
             filters: self.filters,
             target,
             split: self.split,
+            curation,
         })
+    }
+
+    /// The profile read and combined with the flags (see
+    /// [`super::curate::combine`]); a holdout only where files are written.
+    fn curation(
+        &mut self,
+        kind: &ExportKind,
+        target: &Option<ExportTarget>,
+    ) -> Result<Option<Curation>, RequestError> {
+        let Some(asked) = &self.curation else {
+            return Ok(None);
+        };
+        if matches!(kind, ExportKind::Scenarios { .. }) {
+            return Err(RequestError::CurateScenarios);
+        }
+        let source = ProfileSource::parse(&asked.profile);
+        let profile = source.load().map_err(RequestError::Profile)?;
+        let stratify_by = match &asked.stratify_by {
+            Some(text) => Some(StratifyBy::parse(text).map_err(RequestError::StratifyBy)?),
+            None => profile.stratify_by.clone(),
+        };
+        let files = matches!(target, Some(ExportTarget::File(_)));
+        combine(&profile, &mut self.filters, &mut self.split, files);
+        Ok(Some(Curation {
+            label: source.label(),
+            profile,
+            stratify_by,
+        }))
     }
 
     fn kind(&self) -> Result<ExportKind, RequestError> {

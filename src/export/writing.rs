@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::store::Store;
 
+use super::curate::{card, manifest};
 use super::dpo::{self, DpoCounts};
 use super::file_set::FileSet;
 use super::paths::{features_of, ExportPaths};
@@ -112,7 +113,10 @@ pub async fn write_files(
     out: &Path,
     progress: &mut (dyn FnMut(Written) + Send),
 ) -> Result<Report, WriteError> {
-    let paths = ExportPaths::of(out, &export.kind, export.split.is_some());
+    let mut paths = ExportPaths::of(out, &export.kind, export.split.is_some());
+    if export.curated.is_some() {
+        paths = paths.with_curation(out);
+    }
     let features = features_of(&export.kind);
     // Dropped on any error, the partial files are removed.
     let mut files = FileSet::with_manifest(&paths.written(), &paths.manifest)?;
@@ -141,11 +145,48 @@ pub async fn write_files(
         };
         write_to(store, export, &mut outputs, progress).await?
     };
-    // The features file is the set's last.
-    if let (Some(features), Some(writer)) = (&features, files.writers().last()) {
+    // After the lines: the features, then a curated export's manifest.json
+    // and README.md.
+    let mut rest = files.writers().skip(paths.lines.len());
+    if let Some(features) = &features {
+        let writer = rest.next().ok_or(WriteError::NoOutput)?;
         serde_json::to_writer_pretty(&mut *writer, features)?;
         writer.write_all(b"\n")?;
     }
+    if let Some(curated) = &export.curated {
+        let files_written = data_files(out, export.split.is_some(), &report);
+        let format = export.kind.format_name();
+        let manifest = manifest::manifest(curated, format, &export.filter, &files_written);
+        let writer = rest.next().ok_or(WriteError::NoOutput)?;
+        serde_json::to_writer_pretty(&mut *writer, &manifest)?;
+        writer.write_all(b"\n")?;
+        let card_features = super::features::for_card(&export.kind);
+        let card = card::render(curated, format, card_features.as_ref(), &files_written);
+        let writer = rest.next().ok_or(WriteError::NoOutput)?;
+        writer.write_all(card.as_bytes())?;
+    }
+    drop(rest);
     files.commit()?;
     Ok(report)
+}
+
+/// The data files of an export to `out` (by name, no folder) with the rows
+/// `report` says each got.
+fn data_files(out: &Path, split: bool, report: &Report) -> Vec<manifest::DataFile> {
+    ExportPaths::data_files(out, split)
+        .into_iter()
+        .map(|(name, path)| manifest::DataFile {
+            split: name,
+            name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            rows: report
+                .sides
+                .iter()
+                .filter(|(side, _)| side.map_or("train", |s| s.name()) == name)
+                .map(|(_, n)| *n)
+                .sum(),
+        })
+        .collect()
 }

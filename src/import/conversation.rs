@@ -61,13 +61,25 @@ impl ImportedConversation {
             _ => None,
         };
         check(line, &messages)?;
+        // Where usersim's own exports say it (their metadata's names).
+        let text = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let origin = Origin {
+            scenario_id: text("scenario"),
+            persona_id: text("persona"),
+            trial: metadata.get("sample").and_then(Value::as_i64),
+        };
         Ok(ImportedConversation {
             system_prompt,
             messages,
             tools,
             reward,
             metadata,
-            origin: Origin::default(),
+            origin,
             scenario: None,
             simulated_user: false,
         })

@@ -1,17 +1,67 @@
-//! `--format auto`: which format a file is in, from its first line.
+//! `--format auto`: which format a file is in, from its first bytes (a
+//! tau2-bench results document, whose first line may be only `{`) or else
+//! its first line.
 
+use std::fmt;
+
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::Format;
 
+/// [`Format::Tau2`] when `head`, the first bytes of a file (the whole file
+/// or a prefix of it, say 64 KiB), opens a JSON object whose first
+/// top-level key that tells formats apart is `info`, `tasks` or
+/// `simulations`, as a tau2-bench results file does, pretty-printed or on
+/// one line; `None` when it is a JSON-lines format's key (`messages`,
+/// `conversations`, `responses_create_params`, `usersim_result`) or the
+/// head says nothing: then [`detect`] the first line.
+pub fn detect_document(head: &[u8]) -> Option<Format> {
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_slice(head);
+    // The visitor stops at the first key that tells, with an error that only
+    // means "stop"; a head cut inside a value fails the same way.
+    let _ = de::Deserializer::deserialize_map(&mut de, Keys(&mut found));
+    found
+}
+
+struct Keys<'a>(&'a mut Option<Format>);
+
+impl<'de> Visitor<'de> for Keys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "info" | "tasks" | "simulations" => {
+                    *self.0 = Some(Format::Tau2);
+                    return Err(de::Error::custom("told"));
+                }
+                "messages" | "conversations" | "responses_create_params" | "usersim_result" => {
+                    return Err(de::Error::custom("told"));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The format `first_line` is written in: a NeMo Gym rollout has
-/// `responses_create_params`, ShareGPT `conversations`; of the rows with
+/// `responses_create_params` (or, `nemo_user_sim`'s, `usersim_result`),
+/// ShareGPT `conversations`; of the rows with
 /// `messages`, `hf`'s always have `metadata` (or object arguments) and
 /// `openai`'s never. `None` when it is none of them.
 pub fn detect(first_line: &str) -> Option<Format> {
     let row: Value = serde_json::from_str(first_line).ok()?;
     let row = row.as_object()?;
-    if row.contains_key("responses_create_params") {
+    if row.contains_key("responses_create_params") || row.contains_key("usersim_result") {
         return Some(Format::NemoGym);
     }
     if row.get("conversations").is_some_and(Value::is_array) {
@@ -58,8 +108,58 @@ mod tests {
             detect(r#"{"responses_create_params": {"input": []}}"#),
             Some(Format::NemoGym)
         );
+        assert_eq!(
+            detect(r#"{"reward": 1.0, "usersim_result": {"conversation_messages": []}}"#),
+            Some(Format::NemoGym)
+        );
         for other in ["", "{", "[1]", r#"{"text": "x"}"#, r#"{"messages": 1}"#] {
             assert_eq!(detect(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn every_formats_name_parses_back_and_only_tau2_is_a_document() {
+        for f in [
+            Format::Openai,
+            Format::Hf,
+            Format::ShareGpt,
+            Format::NemoGym,
+            Format::Tau2,
+        ] {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+            assert_eq!(f.is_document(), f == Format::Tau2);
+        }
+        assert_eq!(Format::parse("auto"), None);
+        let why = Format::Tau2.read_line("{}", 3).unwrap_err();
+        assert!(why
+            .to_string()
+            .starts_with("line 3: a tau2-bench results file is one JSON document"));
+    }
+
+    #[test]
+    fn a_tau2_results_document_is_told_by_its_first_keys_pretty_or_not_whole_or_cut() {
+        let pretty = b"{\n  \"timestamp\": \"2025-06-05\",\n  \"info\": {\n    \"git_commit\": \"c";
+        assert_eq!(detect_document(pretty), Some(Format::Tau2));
+        let compact = br#"{"timestamp":"t","info":{},"tasks":[],"simulations":[]}"#;
+        assert_eq!(detect_document(compact), Some(Format::Tau2));
+        assert_eq!(
+            detect_document(br#"  {"simulations": ["#),
+            Some(Format::Tau2)
+        );
+        for other in [
+            &br#"{"messages": [], "info": {}}"#[..],
+            br#"{"responses_create_params": {}, "tasks": []}"#,
+            br#"{"timestamp": "cut her"#,
+            b"[{\"info\": 1}]",
+            b"",
+            b"\xff\xfe",
+        ] {
+            assert_eq!(
+                detect_document(other),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
         }
     }
 }

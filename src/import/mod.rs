@@ -1,20 +1,35 @@
 //! Reading conversations usersim did not generate (issue 27): one reader per
 //! source format, each turning one line of a JSONL file into an
-//! [`ImportedConversation`] or a [`LineProblem`] that says why not. The
-//! readers never panic on any input and never print.
+//! [`ImportedConversation`] or a [`LineProblem`] that says why not, except
+//! tau2-bench's results, one JSON document a file, which [`tau2::read_file`]
+//! reads whole, streaming its simulations ([`Format::is_document`] tells
+//! which). A [`Source`] is read line by line (or simulation by simulation),
+//! with memory independent of its size. The readers never panic on any
+//! input and never print.
 
 mod chat;
+mod control_tokens;
 mod conversation;
 mod detect;
 pub mod hf;
+mod identity;
 pub mod nemo_gym;
+mod nemo_user_sim;
 pub mod openai;
 mod problem;
+mod request;
 pub mod sharegpt;
+mod sidecar;
+mod source;
+pub mod tau2;
 
 pub use conversation::{ImportedConversation, Origin};
-pub use detect::detect;
+pub use detect::{detect, detect_document};
+pub use identity::{content_hash, prompt_id, prompt_key};
 pub use problem::LineProblem;
+pub use request::ImportRequest;
+pub use source::{Content, Source, SourceError};
+pub use tau2::DocumentError;
 
 /// The source formats a file can be read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,16 +38,38 @@ pub enum Format {
     Hf,
     ShareGpt,
     NemoGym,
+    /// tau2-bench results: one JSON document, read with [`tau2::read_file`].
+    Tau2,
 }
 
 impl Format {
+    pub const ALL: [Format; 5] = [
+        Format::Openai,
+        Format::Hf,
+        Format::ShareGpt,
+        Format::NemoGym,
+        Format::Tau2,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Openai => "openai",
             Format::Hf => "hf",
             Format::ShareGpt => "sharegpt",
             Format::NemoGym => "nemo_gym",
+            Format::Tau2 => "tau2",
         }
+    }
+
+    /// The format named `name` (`--format`), `auto` aside.
+    pub fn parse(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// Whether a file in this format is one JSON document (read whole with
+    /// [`tau2::read_file`]) rather than a conversation a line.
+    pub fn is_document(self) -> bool {
+        matches!(self, Format::Tau2)
     }
 
     /// Reads `text`, line `line` (1-based) of a file in this format.
@@ -42,6 +79,10 @@ impl Format {
             Format::Hf => hf::read_line(text, line),
             Format::ShareGpt => sharegpt::read_line(text, line),
             Format::NemoGym => nemo_gym::read_line(text, line),
+            Format::Tau2 => Err(LineProblem::new(
+                line,
+                "a tau2-bench results file is one JSON document, not a conversation a line: it is read whole",
+            )),
         }
     }
 }

@@ -12,18 +12,37 @@
 //! are kept in metadata, and so are the request's and the response's
 //! settings (without the items and tools already read).
 //!
+//! Where the row places the conversation (`origin`): the task
+//! (`_ng_task_id.task_id`, the `tau2` agent's `task.id`, the row's `id`, or
+//! `_ng_task_index`) and the trial (`_ng_rollout_index`). The hidden
+//! scenario its simulated user played: the `tau2` agent's
+//! `task.user_scenario` (as in a tau2-bench results file), or
+//! `conversational_tool_use_simulation`'s `customer_scenario`
+//! (`reason_for_contact`, `customer_details` as the known info,
+//! `unknown_info`, `task_instructions`; `customer_persona` is the persona).
+//! Its user is simulated when it has such a scenario or more than one user
+//! turn; then its control tokens are cut from its text (`user_outputs`, see
+//! `import::control_tokens`).
+//!
 //! `nemo_user_sim`'s rollouts hold their conversation elsewhere
-//! (`usersim_result.conversation_messages`) and are not read here.
+//! (`usersim_result.conversation_messages`, chat messages): a row with
+//! `usersim_result` and no `responses_create_params` is read by
+//! `nemo_user_sim`.
 
 use serde_json::{json, Map, Value};
 
 use crate::llm::message::{Message, Role, ToolCall};
+use crate::persona::UserScenario;
 
 use super::conversation::{object, text, tool_specs};
-use super::{ImportedConversation, LineProblem};
+use super::tau2::{id_text, instruction_field, user_scenario};
+use super::{control_tokens, nemo_user_sim, ImportedConversation, LineProblem, Origin};
 
 pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LineProblem> {
     let mut row = object(line, text)?;
+    if !row.contains_key("responses_create_params") && row.contains_key("usersim_result") {
+        return nemo_user_sim::read(row, line);
+    }
     let mut request = match row.remove("responses_create_params") {
         Some(Value::Object(r)) => r,
         _ => {
@@ -85,7 +104,90 @@ pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LinePr
     }
     row.insert("responses_create_params".into(), Value::Object(request));
     row.insert("response".into(), Value::Object(response));
-    ImportedConversation::new(line, messages, tools, reward, row)
+    let (scenario, persona_id) = scenario(&row).map_err(|why| LineProblem::new(line, why))?;
+    let mut conversation = ImportedConversation::new(line, messages, tools, reward, row)?;
+    conversation.origin = Origin {
+        persona_id,
+        ..origin(&conversation.metadata)
+    };
+    conversation.simulated_user = scenario.is_some() || user_turns(&conversation.messages) > 1;
+    conversation.scenario = scenario;
+    if conversation.simulated_user {
+        cut_control_tokens(&mut conversation);
+    }
+    Ok(conversation)
+}
+
+/// A simulated user's control tokens cut as usersim cuts its own user's
+/// (see `import::control_tokens`), the reasoning's places moved with them.
+fn cut_control_tokens(conversation: &mut ImportedConversation) {
+    let cut = control_tokens::cut(&mut conversation.messages);
+    if cut.outputs.is_empty() {
+        return;
+    }
+    if let Some(Value::Array(reasoning)) = conversation.metadata.get_mut("reasoning") {
+        for r in reasoning {
+            if let Some(at) = r["before_message"]
+                .as_u64()
+                .and_then(|a| usize::try_from(a).ok())
+            {
+                r["before_message"] = json!(control_tokens::shifted(at, &cut.dropped));
+            }
+        }
+    }
+    conversation
+        .metadata
+        .insert("user_outputs".into(), Value::Array(cut.outputs));
+}
+
+/// The task and trial a NeMo Gym row names.
+pub(super) fn origin(row: &Map<String, Value>) -> Origin {
+    let scenario_id = row
+        .get("_ng_task_id")
+        .and_then(|t| t.get("task_id"))
+        .and_then(id_text)
+        .or_else(|| row.get("task").and_then(|t| t.get("id")).and_then(id_text))
+        .or_else(|| row.get("id").and_then(id_text))
+        .or_else(|| row.get("_ng_task_index").and_then(id_text));
+    Origin {
+        scenario_id,
+        persona_id: None,
+        trial: row.get("_ng_rollout_index").and_then(Value::as_i64),
+    }
+}
+
+pub(super) fn user_turns(messages: &[Message]) -> usize {
+    messages.iter().filter(|m| m.role == Role::User).count()
+}
+
+/// The scenario the row's simulated user played, and its persona's name.
+fn scenario(row: &Map<String, Value>) -> Result<(Option<UserScenario>, Option<String>), String> {
+    if let Some(task) = row.get("task").filter(|t| t.get("user_scenario").is_some()) {
+        let (scenario, _persona) =
+            user_scenario(task.get("user_scenario")).map_err(|why| format!("`task`: {why}"))?;
+        return Ok((scenario, None));
+    }
+    let Some(customer) = row.get("customer_scenario").filter(|c| !c.is_null()) else {
+        return Ok((None, None));
+    };
+    let fields = customer
+        .as_object()
+        .ok_or("`customer_scenario` is not an object")?;
+    let at = |why: String| format!("`customer_scenario`: {why}");
+    let scenario = UserScenario {
+        reason_for_contact: instruction_field(fields, "reason_for_contact").map_err(at)?,
+        known_info: instruction_field(fields, "customer_details").map_err(at)?,
+        unknown_info: instruction_field(fields, "unknown_info").map_err(at)?,
+        task_instructions: instruction_field(fields, "task_instructions").map_err(at)?,
+        opening: None,
+        turns: Vec::new(),
+    };
+    let persona = fields
+        .get("customer_persona")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
+    Ok((Some(scenario), persona))
 }
 
 #[derive(Default)]
@@ -206,6 +308,46 @@ mod tests {
         assert_eq!(c.metadata["responses_create_params"]["temperature"], 0.5);
         assert_eq!(c.metadata["response"]["model"], "m");
         assert_eq!(c.tools[0]["name"], "get");
+        assert_eq!(c.origin.scenario_id.as_deref(), Some("3"));
+        assert!(!c.simulated_user, "one user turn and no scenario");
+    }
+
+    #[test]
+    fn a_tau2_task_or_a_customer_scenario_is_the_simulated_users_scenario() {
+        let tau2 = ROW.replace(
+            r#""task": {"id": 3}"#,
+            r#""task": {"id": "50", "user_scenario": {"persona": null, "instructions": {
+                "domain": "retail", "reason_for_call": "undo", "known_info": "Chen",
+                "unknown_info": "email", "task_instructions": "."}}},
+               "_ng_task_index": 192, "_ng_rollout_index": 3"#,
+        );
+        let c = read_line(&tau2, 1).unwrap();
+        assert_eq!(c.origin.scenario_id.as_deref(), Some("50"));
+        assert_eq!(c.origin.trial, Some(3));
+        assert_eq!(c.scenario.as_ref().unwrap().reason_for_contact, "undo");
+        assert!(c.simulated_user);
+        let customer = ROW.replace(
+            r#""task": {"id": 3}"#,
+            r#""id": "s_5", "customer_scenario": {"customer_persona": "Accessibility advocate",
+                "reason_for_contact": "ASL", "customer_details": "ACC123",
+                "unknown_info": "notice", "task_instructions": "ask"}"#,
+        );
+        let c = read_line(&customer, 1).unwrap();
+        assert_eq!(c.origin.scenario_id.as_deref(), Some("s_5"));
+        assert_eq!(
+            c.origin.persona_id.as_deref(),
+            Some("Accessibility advocate")
+        );
+        assert_eq!(c.scenario.as_ref().unwrap().known_info, "ACC123");
+        assert!(c.simulated_user);
+        let broken = ROW.replace(
+            r#""task": {"id": 3}"#,
+            r#""customer_scenario": {"unknown_info": 1}"#,
+        );
+        assert!(read_line(&broken, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("`customer_scenario`: `unknown_info`"));
     }
 
     #[test]

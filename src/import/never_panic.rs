@@ -1,17 +1,30 @@
 //! No input makes a reader panic: arbitrary text, and arbitrary JSON in
 //! each format's own top-level shape.
 
+use std::io::Cursor;
+use std::ops::ControlFlow;
+
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use super::{detect, Format};
+use super::{detect, detect_document, tau2, Format};
 
-const FORMATS: [Format; 4] = [
+const FORMATS: [Format; 5] = [
     Format::Openai,
     Format::Hf,
     Format::ShareGpt,
     Format::NemoGym,
+    Format::Tau2,
 ];
+
+/// Reads `bytes` as a tau2-bench results file to the end.
+fn read_tau2(bytes: &[u8]) {
+    let _ = detect_document(bytes);
+    let _ = tau2::read_file(Cursor::new(bytes), |c| {
+        let _ = c.map(|c| c.messages.len());
+        ControlFlow::Continue(())
+    });
+}
 
 fn json_value() -> impl Strategy<Value = Value> {
     let key = prop::sample::select(vec![
@@ -41,6 +54,36 @@ fn json_value() -> impl Strategy<Value = Value> {
         "reward",
         "weight",
         "summary",
+        "usersim_result",
+        "conversation_messages",
+        "reasoning_content",
+        "invocations",
+        "request",
+        "persona",
+        "uuid",
+        "task",
+        "user_scenario",
+        "customer_scenario",
+        "reason_for_call",
+        "reason_for_contact",
+        "known_info",
+        "task_instructions",
+        "_ng_task_id",
+        "task_id",
+        "_ng_rollout_index",
+        "info",
+        "tasks",
+        "simulations",
+        "environment_info",
+        "policy",
+        "tool_defs",
+        "trial",
+        "reward_info",
+        "tool_messages",
+        "requestor",
+        "error",
+        "is_audio",
+        "ticks",
     ]);
     let word = prop::sample::select(vec![
         "",
@@ -90,6 +133,12 @@ proptest! {
         for format in FORMATS {
             let _ = format.read_line(&text, 1);
         }
+        read_tau2(text.as_bytes());
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_tau2_reader(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        read_tau2(&bytes);
     }
 
     #[test]
@@ -99,5 +148,35 @@ proptest! {
         for format in FORMATS {
             let _ = format.read_line(&text, 1);
         }
+        read_tau2(text.as_bytes());
+    }
+
+    #[test]
+    fn arbitrary_results_documents_never_panic_the_tau2_reader(
+        info in json_value(),
+        tasks in prop::collection::vec(json_value(), 0..4),
+        simulations in prop::collection::vec(json_value(), 0..4),
+        simulations_first in any::<bool>(),
+        pretty in any::<bool>(),
+    ) {
+        let json = |v: &Value| {
+            if pretty {
+                serde_json::to_string_pretty(v).unwrap_or_default()
+            } else {
+                v.to_string()
+            }
+        };
+        let (info, tasks, simulations) = (
+            json(&info),
+            json(&Value::Array(tasks)),
+            json(&Value::Array(simulations)),
+        );
+        // Both orders: `simulations` last is read in one pass, first in two.
+        let text = if simulations_first {
+            format!("{{\"simulations\": {simulations},\n\"info\": {info},\n\"tasks\": {tasks}}}")
+        } else {
+            format!("{{\"info\": {info},\n\"tasks\": {tasks},\n\"simulations\": {simulations}}}")
+        };
+        read_tau2(text.as_bytes());
     }
 }

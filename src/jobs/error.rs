@@ -21,6 +21,10 @@ pub enum RunError {
     },
     #[error("job {0} is not in the database")]
     NoSuchJob(i64),
+    #[error(
+        "job {id} '{name}' is an import job: its conversations are stored as they are read, so          there is nothing to work; `usersim import FILE… --name '{name}'` adds what is missing"
+    )]
+    NothingToWork { id: i64, name: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

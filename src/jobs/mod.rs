@@ -3,7 +3,8 @@
 //! to start the mock come from the edge in a [`Context`]; progress goes to a
 //! [`ProgressSink`] the edge renders.
 //!
-//! One folder per kind of job (`generation/`, `judging/`, `synthesis/`) over
+//! One folder per kind of job (`generation/`, `judging/`, `synthesis/`,
+//! `import/`) over
 //! the shared machinery at this level (the work loop, leases, group commit,
 //! the circuit breaker, progress, and the types every kind uses). The shared
 //! modules import no kind and no kind imports another: the kinds meet only
@@ -16,6 +17,7 @@ pub mod context;
 pub mod error;
 pub mod generation;
 pub mod hash;
+pub mod import;
 pub mod judge_calls;
 pub mod judging;
 pub mod models;
@@ -107,6 +109,10 @@ async fn work_stored_as(
         JobKind::Synthesis => Ok(JobReport::Synthesis(Box::new(
             synthesis::resume_synthesis(ctx, row, options, mode).await?,
         ))),
+        JobKind::Import => Err(RunError::NothingToWork {
+            id: row.id,
+            name: row.name,
+        }),
     }
 }
 

@@ -61,6 +61,7 @@ impl ProgressSnapshot {
             JobKind::Generation => "conv/min",
             JobKind::Judging => "judgments/min",
             JobKind::Synthesis => "proposals/min",
+            JobKind::Import => "conv/min",
         }
     }
 
@@ -141,6 +142,13 @@ pub enum Notice {
     Tripped { job_id: i64 },
     /// Where a judging job's batches are (the Batch API); said when it changes.
     Batches { job_id: i64, counts: BatchCounts },
+    /// An import reads `source` as `format`, told from its first line when
+    /// `detected`.
+    Reading {
+        source: String,
+        format: &'static str,
+        detected: bool,
+    },
 }
 
 /// A judging job's batches and their requests, for the long wait.
@@ -194,6 +202,15 @@ impl std::fmt::Display for Notice {
                 counts.failed,
                 counts.requests
             ),
+            Notice::Reading {
+                source,
+                format,
+                detected: true,
+            } => write!(
+                f,
+                "{source}: reading it as {format} (told from its first line)"
+            ),
+            Notice::Reading { source, format, .. } => write!(f, "{source}: reading it as {format}"),
         }
     }
 }

@@ -45,11 +45,15 @@ pub static JUDGING_ITEMS: ItemTotals = ItemTotals::new();
 /// Synthesis items: a proposal stored, or failed.
 pub static PROPOSALS: ItemTotals = ItemTotals::new();
 
+/// Import items: a conversation read and stored (none fails).
+pub static IMPORTED: ItemTotals = ItemTotals::new();
+
 /// The totals for a job of `kind`.
 pub fn of_kind(kind: JobKind) -> &'static ItemTotals {
     match kind {
         JobKind::Generation => &CONVERSATIONS,
         JobKind::Judging => &JUDGING_ITEMS,
         JobKind::Synthesis => &PROPOSALS,
+        JobKind::Import => &IMPORTED,
     }
 }

@@ -54,7 +54,7 @@ pub async fn job_stats(
     let usage = usage(store, &job, &calls, &judging_jobs).await?;
     let synthesis = match job.kind {
         JobKind::Synthesis => Some(super::synthesis::synthesis_stats(store, &job).await?),
-        JobKind::Generation | JobKind::Judging => None,
+        JobKind::Generation | JobKind::Judging | JobKind::Import => None,
     };
     let synthesized = SynthesizedReport::of(&synthesized_outcomes(store, &job).await?);
     Ok(StatsReport {

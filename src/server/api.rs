@@ -34,6 +34,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/compare-users", get(compare_users))
         .route("/v1/conversations/{id}", get(get_conversation))
         .merge(super::judging::router())
+        .merge(super::imports::router())
         .merge(super::synthesis::router())
         .route(
             "/v1/openapi.json",

@@ -94,6 +94,7 @@ impl From<RunError> for ApiError {
             RunError::Invalid(problems) => ApiError::Invalid(problems),
             e @ RunError::ConfigChanged { .. } => ApiError::Conflict(e.to_string()),
             RunError::NoSuchJob(id) => ApiError::no_job(id),
+            e @ RunError::NothingToWork { .. } => ApiError::Conflict(e.to_string()),
             e @ (RunError::Store(_) | RunError::Models(_) | RunError::Batch(_)) => {
                 ApiError::Internal(error_chain(&e))
             }

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::config::Problem;
+use crate::export::curate::{CurationRequest, ProfileSource};
 use crate::export::prepare::PreparedExport;
 use crate::export::request::{
     ExportKind, ExportRequest, Field, FilterRequest, Malformed, RequestError,
@@ -55,6 +56,11 @@ pub struct ExportQuery {
     pub judge: Option<String>,
     /// `format=dpo`: `turn` (the default) or `trajectory`.
     pub dpo_shape: Option<String>,
+    /// Curate with a built-in profile (`strict`, `generous`; a profile file
+    /// is the CLI's).
+    pub profile: Option<String>,
+    /// With `profile`: the strata of its caps.
+    pub stratify_by: Option<String>,
 }
 
 impl ExportQuery {
@@ -88,6 +94,7 @@ impl ExportQuery {
                 )])
             })?),
         };
+        let curation = self.curation()?;
         let mut malformed = Vec::new();
         let drop_user_flags = parsed(
             &self.drop_user_flag,
@@ -134,7 +141,25 @@ impl ExportQuery {
             },
             out: None,
             split: None,
+            curation,
         })
+    }
+
+    /// `profile` (a built-in one only: the service reads no file it was
+    /// not given inside its data root) and `stratify_by`.
+    fn curation(&self) -> Result<Option<CurationRequest>, ApiError> {
+        match (given(&self.profile), given(&self.stratify_by)) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err(invalid("stratify_by", "stratify_by applies with profile=strict or profile=generous only")),
+            (Some(profile), _) if ProfileSource::parse(profile) == ProfileSource::File(profile.into()) => Err(invalid(
+                "profile",
+                format!("'{profile}' is not a built-in profile; use strict or generous (a profile file is `usersim export --profile FILE.toml`'s)"),
+            )),
+            (Some(profile), stratify_by) => Ok(Some(CurationRequest {
+                profile: profile.to_string(),
+                stratify_by: stratify_by.map(str::to_string),
+            })),
+        }
     }
 }
 
@@ -236,11 +261,22 @@ pub fn refusal(e: RequestError) -> ApiError {
         }
         RequestError::Store(e) => e.into(),
         RequestError::Corrupt(e) => ExportError::from(e).into(),
+        RequestError::StratifyBy(message) => invalid("stratify_by", message),
+        RequestError::CurateScenarios => invalid(
+            "profile",
+            "format=scenarios writes synthesized scenarios, which no gate applies to; leave profile out",
+        ),
+        RequestError::Curate(e) => e.into(),
+        // Built-in profiles always read.
+        RequestError::Profile(problems) => ApiError::Internal(
+            problems.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "),
+        ),
         // A query names no output file and keeps no user tool calls.
         e @ (RequestError::UserToolsNotHf { .. }
         | RequestError::Out(_)
         | RequestError::SplitToStdout
-        | RequestError::Writes { .. }) => ApiError::Internal(super::error::error_chain(&e)),
+        | RequestError::Writes { .. }
+        | RequestError::NotOurs(_)) => ApiError::Internal(super::error::error_chain(&e)),
     }
 }
 

@@ -224,6 +224,7 @@ impl ConversationsQuery {
             conversations: ConversationFilter::default(),
             drop_user_flags: Vec::new(),
             unsolved: Default::default(),
+            curated: None,
         })
     }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::config::{Problem, Trust};
 use crate::jobs::judging::{
-    job_name, submit_judging, JudgesSource, JudgingSpec, JudgingTarget, INLINE_JUDGES,
+    job_name, submit_judging, JudgesSource, JudgingSpec, JudgingTarget, MatchBy, INLINE_JUDGES,
 };
 use crate::judge::load_judges_with;
 
@@ -86,14 +86,34 @@ fn target(value: &Value) -> Result<JudgingTarget, Problem> {
         return Ok(JudgingTarget::Job { job_id: *job_id });
     }
     if let Some([a, b]) = ids(value, &["a", "b"]).as_deref() {
-        return Ok(JudgingTarget::Pairwise { a: *a, b: *b });
+        return Ok(JudgingTarget::Pairwise {
+            a: *a,
+            b: *b,
+            match_by: MatchBy::Scenario,
+        });
+    }
+    if let Some(match_by) = value.get("match_by").and_then(Value::as_str) {
+        let mut rest = value.clone();
+        if let Some(object) = rest.as_object_mut() {
+            object.remove("match_by");
+        }
+        if let Some([a, b]) = ids(&rest, &["a", "b"]).as_deref() {
+            let match_by = MatchBy::from_user(match_by)
+                .map_err(|why| field_problem("target.match_by", why))?;
+            return Ok(JudgingTarget::Pairwise {
+                a: *a,
+                b: *b,
+                match_by,
+            });
+        }
     }
     Err(field_problem(
         "target",
         format!(
             "{value} is not a target; send {{\"job\": JOB_ID}} to judge a job's conversations, \
              or {{\"a\": JOB_A, \"b\": JOB_B}} to judge job A's conversations against job B's \
-             (pairwise)"
+             (pairwise; with \"match_by\": \"prompt\" or \"metadata.KEY\" to pair them by \
+             prompt or a metadata key instead of scenario, persona and sample)"
         ),
     ))
 }
@@ -118,7 +138,7 @@ fn spec_of(request: &JudgingRequest, base: &Path) -> Result<JudgingSpec, ApiErro
 fn named_jobs(spec: &JudgingSpec) -> Vec<(&'static str, i64)> {
     let mut jobs = match spec.target {
         JudgingTarget::Job { job_id } => vec![("target.job", job_id)],
-        JudgingTarget::Pairwise { a, b } => vec![("target.a", a), ("target.b", b)],
+        JudgingTarget::Pairwise { a, b, .. } => vec![("target.a", a), ("target.b", b)],
     };
     if let JudgesSource::Job { job_id } = spec.judges {
         jobs.push(("judges.from_job", job_id));
@@ -197,7 +217,11 @@ mod tests {
     fn a_target_is_a_job_or_two_and_both_bad_fields_are_reported() {
         assert_eq!(
             target(&json!({"a": 1, "b": 2})).unwrap(),
-            JudgingTarget::Pairwise { a: 1, b: 2 }
+            JudgingTarget::Pairwise {
+                a: 1,
+                b: 2,
+                match_by: MatchBy::Scenario
+            }
         );
         assert_eq!(
             target(&json!({"job": 5})).unwrap(),

@@ -8,6 +8,7 @@ mod auth;
 mod error;
 mod export;
 mod filters;
+mod imports;
 mod json_errors;
 mod judging;
 mod metrics;

@@ -57,6 +57,7 @@ fn error(description: &str) -> Value {
 /// The document, with the errors every operation shares documented on each.
 pub fn document() -> Value {
     let mut document = paths_and_schemas();
+    imports(&mut document);
     if let Some(paths) = document["paths"].as_object_mut() {
         for (path, item) in paths.iter_mut() {
             let Some(operations) = item.as_object_mut() else {
@@ -294,7 +295,11 @@ fn paths_and_schemas() -> Value {
                     query("judge", "string", "format=dpo: the pairwise judge whose verdicts make the pairs"),
                     {"name": "dpo_shape", "in": "query", "required": false,
                      "schema": {"enum": ["turn", "trajectory"]},
-                     "description": "format=dpo: turn (default; prompt = the shared prefix, chosen/rejected = the first differing assistant turn) or trajectory (the older whole-rollout form)"}
+                     "description": "format=dpo: turn (default; prompt = the shared prefix, chosen/rejected = the first differing assistant turn) or trajectory (the older whole-rollout form)"},
+                    {"name": "profile", "in": "query", "required": false,
+                     "schema": {"enum": ["strict", "generous"]},
+                     "description": "Curate with a built-in profile's quality gates (reward, judges, user flags, turn and length bounds, near-duplicates, caps per stratum), as `usersim export --profile`; the response holds the kept conversations in one stream (no holdout split, no manifest or card: the CLI writes those)"},
+                    query("stratify_by", "string", "With profile: persona, scenario or metadata.KEY, the strata of the caps")
                 ],
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},
@@ -470,6 +475,50 @@ fn paths_and_schemas() -> Value {
     })
 }
 
+/// `POST /v1/imports` and its schemas, added to the document beside the
+/// other routes.
+fn imports(document: &mut Value) {
+    document["paths"]["/v1/imports"] = json!({"post": {
+        "summary": "Import conversations usersim did not generate into an import job (as `usersim import`), to judge, check, curate and export them",
+        "description": "Either JSON naming files inside the data root ({\"name\", \"files\", \"format\", \"skip_invalid\"}), \
+            or the conversations themselves, one JSON object per line (Content-Type: application/x-ndjson, \
+            with name, format and skip_invalid in the query), within the body limit. Formats: openai, hf, \
+            sharegpt, nemo_gym, or auto (told from each source's first line). Every invalid line is a \
+            problem with its file and line, and nothing is stored unless skip_invalid. A conversation the \
+            job holds already is not added again, so the same import twice adds nothing.",
+        "parameters": [
+            query("name", "string", "NDJSON body: the import job to make or add to"),
+            choice("format", &["openai", "hf", "sharegpt", "nemo_gym", "auto"], "NDJSON body: the format of its lines (default auto)"),
+            query("skip_invalid", "boolean", "NDJSON body: store the valid lines and count the invalid ones")
+        ],
+        "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ImportRequest"}},
+            "application/x-ndjson": {"schema": {"type": "string"}}
+        }},
+        "responses": {
+            "201": json_response("A new import job, with what was read and added", "ImportReport"),
+            "200": json_response("Added to the import job of this name", "ImportReport"),
+            "422": json_response("The request, a file or a line has problems; nothing stored", "Problems")
+        }
+    }});
+    let schemas = &mut document["components"]["schemas"];
+    schemas["ImportRequest"] = json!({"type": "object", "required": ["name", "files"], "additionalProperties": false, "properties": {
+                    "name": {"type": "string", "description": "The import job to make or add to"},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "JSONL files, relative to the data root"},
+                    "format": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "auto"]},
+                    "skip_invalid": {"type": "boolean", "description": "Store the valid lines and count the invalid ones, instead of storing nothing"}}});
+    schemas["ImportReport"] = json!({"type": "object", "required": ["job", "created", "conversations", "added", "invalid", "sources", "skipped"], "properties": {
+                    "job": {"$ref": "#/components/schemas/Job"},
+                    "created": {"type": "boolean"},
+                    "conversations": {"type": "integer", "description": "Valid conversations read"},
+                    "added": {"type": "integer", "description": "Of those, how many the job did not hold yet"},
+                    "invalid": {"type": "integer", "description": "Invalid lines skipped"},
+                    "sources": {"type": "array", "items": {"type": "object", "properties": {
+                        "source": {"type": "string"}, "format": {"type": "string"}, "detected": {"type": "boolean"},
+                        "conversations": {"type": "integer"}, "added": {"type": "integer"}, "invalid": {"type": "integer"}}}},
+                    "skipped": {"type": "array", "description": "The invalid lines skipped, the first 1,000", "items": {"type": "object"}}}});
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +529,7 @@ mod tests {
             include_str!("mod.rs"),
             include_str!("api.rs"),
             include_str!("judging.rs"),
+            include_str!("imports.rs"),
             include_str!("synthesis.rs"),
             include_str!("ui/mod.rs"),
         ];

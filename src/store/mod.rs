@@ -122,6 +122,16 @@ pub trait Store: Send + Sync {
         owner: &str,
         batch: &[(i64, &NewConversation)],
     ) -> Result<Vec<Result<i64, StoreError>>, StoreError>;
+    /// In one transaction, each `(item, conversation)` of an import job
+    /// whose item key the job does not hold yet: the item, done at once,
+    /// and its conversation with its messages and user checks. A key the
+    /// job holds is left as it is, so importing the same conversations again
+    /// (or after a kill) stores each once. Returns how many were new.
+    async fn store_imported(
+        &self,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError>;
     /// Mark a leased item done without storing a conversation: a judging
     /// item, whose judgments are stored on their own. `LeaseLost` when
     /// `owner` no longer holds it.
@@ -194,6 +204,9 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<JudgmentRow>, StoreError>;
     /// Every call behind those judgments, by id (position-bias statistics).
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError>;
+    /// `(judge name, model)` of those calls, each pair once, sorted: which
+    /// models judged a job, without reading the calls (a dataset card).
+    async fn judge_models_of_job(&self, job_id: i64) -> Result<Vec<(String, String)>, StoreError>;
     /// Conversation ids of a job with their scenario, persona and sample, by
     /// id: how two jobs' conversations are matched for pairwise judging.
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;

@@ -69,7 +69,7 @@ impl ItemStatus {
 }
 
 /// What a job's items are: conversations to generate, stored
-/// conversations to judge, or scenarios to propose.
+/// conversations to judge, scenarios to propose, or conversations imported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
@@ -77,6 +77,9 @@ pub enum JobKind {
     Judging,
     /// Scenario synthesis: proposals of task blueprints (`usersim synthesize`).
     Synthesis,
+    /// Conversations usersim did not generate (`usersim import`): each item
+    /// is done as it is stored, with its conversation.
+    Import,
 }
 
 impl JobKind {
@@ -85,6 +88,7 @@ impl JobKind {
             JobKind::Generation => "generation",
             JobKind::Judging => "judging",
             JobKind::Synthesis => "synthesis",
+            JobKind::Import => "import",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -92,6 +96,7 @@ impl JobKind {
             "generation" => JobKind::Generation,
             "judging" => JobKind::Judging,
             "synthesis" => JobKind::Synthesis,
+            "import" => JobKind::Import,
             _ => return None,
         })
     }

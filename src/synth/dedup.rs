@@ -1,15 +1,18 @@
 //! Near-duplicate scenarios: two blueprints are the same task when they run
 //! the same gold actions for much the same goal, or when their goals read
 //! almost alike whatever the actions. Goals are compared by MinHash over word
-//! shingles (an estimate of their Jaccard similarity): cheap, deterministic,
-//! no embedding model.
+//! shingles ([`crate::minhash`]: an estimate of their Jaccard similarity).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::config::ranges::{DEDUP_PERMUTATIONS, DEDUP_SHINGLE_WORDS, DEDUP_SIMILARITY};
+use crate::minhash::{signature_similarity, MinHash};
 use crate::persona::Scenario;
+
+#[cfg(test)]
+use crate::minhash::exact_jaccard;
 
 pub use crate::config::dedup::DedupConfig;
 
@@ -32,8 +35,7 @@ struct Kept {
 pub struct DedupIndex {
     similarity: f64,
     same_actions_similarity: f64,
-    shingle_words: usize,
-    permutation_seeds: Vec<u64>,
+    minhash: MinHash,
     kept: Vec<Kept>,
     /// Indexes into `kept` by normalized gold-action sequence (non-empty only).
     by_actions: HashMap<String, Vec<usize>>,
@@ -55,9 +57,6 @@ impl DedupIndex {
             as usize;
         let permutations =
             u64::from(config.permutations).clamp(DEDUP_PERMUTATIONS.min, DEDUP_PERMUTATIONS.max);
-        let permutation_seeds = (0..permutations)
-            .map(|i| splitmix64(config.seed ^ splitmix64(i)))
-            .collect();
         let defaults = DedupConfig::default();
         DedupIndex {
             similarity: clamp(config.similarity, defaults.similarity),
@@ -65,8 +64,7 @@ impl DedupIndex {
                 config.same_actions_similarity,
                 defaults.same_actions_similarity,
             ),
-            shingle_words,
-            permutation_seeds,
+            minhash: MinHash::new(shingle_words, permutations, config.seed),
             kept: Vec::new(),
             by_actions: HashMap::new(),
         }
@@ -142,75 +140,18 @@ impl DedupIndex {
 
     /// The MinHash signature of `text`'s word shingles.
     pub fn signature(&self, text: &str) -> Vec<u64> {
-        let shingles = shingle_hashes(text, self.shingle_words);
-        self.permutation_seeds
-            .iter()
-            .map(|&seed| {
-                shingles
-                    .iter()
-                    .map(|&h| splitmix64(h ^ seed))
-                    .min()
-                    .unwrap_or(u64::MAX)
-            })
-            .collect()
+        self.minhash.signature(text)
     }
 
     /// The estimated Jaccard similarity of two texts' word shingles.
     pub fn similarity(&self, a: &str, b: &str) -> f64 {
-        signature_similarity(&self.signature(a), &self.signature(b))
+        self.minhash.similarity(a, b)
     }
-}
-
-/// The share of equal slots of two signatures of one index: 1 for two
-/// empty texts, in [0, 1] always.
-fn signature_similarity(a: &[u64], b: &[u64]) -> f64 {
-    if a.is_empty() {
-        return 1.0;
-    }
-    let equal = a.iter().zip(b).filter(|(x, y)| x == y).count();
-    equal as f64 / a.len() as f64
 }
 
 /// What the user wants, in words: the reason for contact and the instructions.
 pub fn goal_text(s: &Scenario) -> String {
     format!("{} {}", s.user.reason_for_contact, s.user.task_instructions)
-}
-
-/// Lowercased alphanumeric words.
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The distinct shingles of `n` words (a text shorter than `n` words is one
-/// shingle), hashed.
-fn shingle_hashes(text: &str, n: usize) -> Vec<u64> {
-    let words = words(text);
-    let mut hashes: Vec<u64> = if words.is_empty() {
-        Vec::new()
-    } else if words.len() <= n {
-        vec![fnv1a(&words.join(" "))]
-    } else {
-        words.windows(n).map(|w| fnv1a(&w.join(" "))).collect()
-    };
-    hashes.sort_unstable();
-    hashes.dedup();
-    hashes
-}
-
-/// The exact Jaccard similarity of two texts' `n`-word shingles (1 for two
-/// empty texts); what the MinHash estimate approximates.
-pub fn exact_jaccard(a: &str, b: &str, n: usize) -> f64 {
-    let a = shingle_hashes(a, n.max(1));
-    let b = shingle_hashes(b, n.max(1));
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let (a, b): (std::collections::HashSet<_>, std::collections::HashSet<_>) =
-        (a.into_iter().collect(), b.into_iter().collect());
-    a.intersection(&b).count() as f64 / a.union(&b).count() as f64
 }
 
 /// The gold actions as one canonical text: tool names and arguments with
@@ -272,22 +213,6 @@ fn canonical(value: &serde_json::Value, out: &mut String) {
         }
         other => out.push_str(&other.to_string()),
     }
-}
-
-/// 64-bit FNV-1a: a fixed hash, so signatures are the same on every run.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// SplitMix64's finalizer: one seeded permutation of the hashes per seed
-/// (and the diversity planner's offsets).
-pub(super) fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

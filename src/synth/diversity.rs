@@ -26,7 +26,7 @@
 use crate::config::synth::diversity::DiversityConfig;
 
 use super::brief::{Outcome, ProposalBrief};
-use super::dedup::splitmix64;
+use crate::minhash::splitmix64;
 
 /// 2^64 / φ: the golden ratio's rotation, the best spread in one dimension.
 const KIND_STEP: u64 = 0x9e37_79b9_7f4a_7c15;

@@ -363,7 +363,58 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
         place.usersim(&args);
         files.push(out);
     }
+    // A curated export: its manifest and dataset card are shared as they are.
+    let curated = place.work.join("out").join(format!("{stem}.curated"));
+    place.usersim(&[
+        "export",
+        "--job",
+        &ids[0],
+        "--format",
+        "hf",
+        "--out",
+        curated.join("data.jsonl").to_str().unwrap(),
+        "--database",
+        &database,
+        "--profile",
+        "strict",
+    ]);
     files
+}
+
+/// Every curated export's `manifest.json` and `README.md` under `work/out`.
+fn curated_files(place: &Place) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(place.work.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .flat_map(|d| [d.join("manifest.json"), d.join("README.md")])
+        .collect();
+    files.sort();
+    files
+}
+
+/// What the text of `file` (a curated export's manifest or card) gives
+/// away: `file at: why`.
+fn traces_in_text(file: &Path, known: &[String]) -> Vec<String> {
+    let content = std::fs::read_to_string(file).unwrap();
+    let value = if file.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&content)
+            .unwrap_or_else(|e| panic!("{}: not JSON ({e})", file.display()))
+    } else {
+        Value::String(content)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let one_line = dir.path().join(format!(
+        "{}-{}",
+        file.parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy(),
+        file.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&one_line, serde_json::to_string(&value).unwrap()).unwrap();
+    traces_in(&one_line, known)
 }
 
 /// Every `.jsonl` under `work/out`: the exports, their sidecars, the
@@ -449,10 +500,19 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         }
         found.extend(traces_in(file, &known));
     }
+    let curated = curated_files(&place);
+    for file in &curated {
+        found.extend(traces_in_text(file, &known));
+    }
     println!(
-        "scanned {} files ({rows} export rows, {pairs} DPO pairs) of {}",
+        "scanned {} files ({rows} export rows, {pairs} DPO pairs) and {} manifests and dataset cards of {}",
         files.len(),
+        curated.len(),
         ran.join(", ")
+    );
+    assert!(
+        curated.len() >= 2 * EXAMPLES.iter().filter(|e| e.needs.is_empty()).count(),
+        "not every example's curated export was scanned: {curated:?}"
     );
     assert!(
         pairs > 0,
@@ -501,4 +561,30 @@ fn the_scan_finds_paths_temp_folders_and_process_ids_and_passes_urls_and_prose()
         found[3].contains(": path '/srv/data' in"),
         "only the quoted path: {found:#?}"
     );
+}
+
+#[test]
+fn the_scan_of_a_manifest_and_a_card_finds_a_path_in_either() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("x.curated");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(
+        folder.join("manifest.json"),
+        r#"{"files": [{"file": "data.train.jsonl"}], "dropped": [{"reason": "cannot open /var/lib/x/db.json"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("README.md"),
+        "---\nlicense: other\n---\n# job\n- `data.train.jsonl`: 3 rows\n",
+    )
+    .unwrap();
+    let manifest = traces_in_text(&folder.join("manifest.json"), &[]);
+    assert_eq!(manifest.len(), 1, "{manifest:#?}");
+    assert!(
+        manifest[0].contains("path '/var/lib/x/db.json'"),
+        "{manifest:#?}"
+    );
+    assert!(traces_in_text(&folder.join("README.md"), &[]).is_empty());
+    std::fs::write(folder.join("README.md"), "made in /home/ann/work\n").unwrap();
+    assert_eq!(traces_in_text(&folder.join("README.md"), &[]).len(), 1);
 }

@@ -232,7 +232,10 @@ async fn submit_slow_job(
 /// Stopped part-way: some items left, none still leased.
 async fn assert_stopped_mid_job(store: &dyn Store, job: i64) {
     let partial = store.item_counts(job).await.unwrap();
-    assert_eq!(partial.leased, 0, "items in flight were released");
+    assert_eq!(
+        partial.leased, 0,
+        "items in flight were released: {partial:?}"
+    );
     assert!(
         partial.done < partial.total(),
         "stopped mid-job: {partial:?}"
@@ -249,7 +252,11 @@ async fn terminate_mid_job(store: &dyn Store, name: &str, child: Child) -> std::
                 break;
             }
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "no progress");
+        // Generous: on a loaded CI machine a real model may hold both cores.
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "no conversation of job '{name}' stored within 180 s"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(Command::new("kill")
@@ -295,8 +302,14 @@ async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversa
         let args = ["worker", "--database", &db, "--job", &id_arg, "--quiet"];
         let child = spawn(dir.path(), &args);
         let out = terminate_mid_job(store.as_ref(), &name, child).await;
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let said = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "the worker on {db} ended with {:?} after SIGTERM; counts {:?}; it said: {said}",
+            out.status,
+            store.item_counts(id).await.unwrap()
+        );
         assert!(said.contains("worker stopped"), "{said}");
         assert!(said.contains("again to resume"), "{said}");
         assert_stopped_mid_job(store.as_ref(), id).await;
@@ -305,7 +318,11 @@ async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversa
             dir.path(),
             &["run", "--resume", &id_arg, "--database", &db, "--quiet"],
         );
-        assert!(last.status.success(), "{}", text(&last.stderr));
+        assert!(
+            last.status.success(),
+            "resuming on {db}: {}",
+            text(&last.stderr)
+        );
         assert_eq!(assert_done_exactly_once(store.as_ref(), id).await, 54);
     }
 }

@@ -187,6 +187,41 @@ async fn a_submitted_job_runs_to_the_end_and_every_view_of_it_agrees() {
         .unwrap();
     assert_eq!(unknown.status(), 400);
 
+    // A built-in curation profile gates the streamed rows: strict keeps only
+    // full rewards, so no more rows than those.
+    let full = service
+        .json(&format!("/v1/jobs/{id}/conversations?min_reward=1"))
+        .await["conversations"]
+        .as_array()
+        .unwrap()
+        .len();
+    let strict = service
+        .text(&format!(
+            "/v1/jobs/{id}/export?format=hf&profile=strict&stratify_by=scenario"
+        ))
+        .await;
+    assert!(strict.lines().count() <= full, "{strict}");
+    for line in strict.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(row["metadata"]["reward"], 1.0, "{row}");
+    }
+    for (query, field) in [
+        ("profile=/etc/passwd", "profile"),
+        ("profile=strict&stratify_by=model", "stratify_by"),
+        ("stratify_by=persona", "stratify_by"),
+    ] {
+        let (status, body) = status_and_json(
+            service
+                .get(&format!("/v1/jobs/{id}/export?format=hf&{query}"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 422, "{query}: {body}");
+        assert_eq!(locations(&body), [field], "{query}: {body}");
+    }
+
     // One conversation, through the API and the UI.
     let conversation = service.json(&format!("/v1/conversations/{}", ids[0])).await;
     let messages = conversation["messages"].as_array().unwrap();
@@ -280,6 +315,7 @@ async fn the_openapi_document_describes_every_route() {
     let paths = document["paths"].as_object().unwrap();
     for route in [
         "/v1/judging-jobs",
+        "/v1/imports",
         "/v1/judgments/{id}",
         "/judgments/{id}",
         "/healthz",

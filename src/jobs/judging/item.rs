@@ -123,6 +123,9 @@ pub(super) struct Prepared<'j> {
     conversation: StoredConversation,
     other: Option<StoredConversation>,
     scenario: Option<&'j Scenario>,
+    /// The scenario an imported conversation carries, when the judged job's
+    /// scenarios do not have it.
+    imported: Option<Scenario>,
     persona: Option<ResolvedPersona>,
     policy_text: Option<String>,
 }
@@ -131,7 +134,7 @@ impl Prepared<'_> {
     pub(super) fn inputs(&self) -> JudgeInputs<'_> {
         let mut inputs = JudgeInputs::new(&self.conversation);
         inputs.other = self.other.as_ref().map(Other::Conversation);
-        inputs.scenario = self.scenario;
+        inputs.scenario = self.scenario.or(self.imported.as_ref());
         inputs.persona = self.persona.as_ref();
         inputs.domain_policy = self.policy_text.as_deref();
         inputs
@@ -172,6 +175,11 @@ impl Judging {
             None => None,
         };
         let scenario = self.scenarios.get(&conversation.conversation.scenario_id);
+        // An imported conversation carries the scenario its user played.
+        let imported = scenario
+            .is_none()
+            .then(|| imported_scenario(&conversation))
+            .flatten();
         let persona = self
             .personas
             .get(&conversation.conversation.persona_id)
@@ -189,6 +197,7 @@ impl Judging {
             conversation,
             other,
             scenario,
+            imported,
             persona,
             policy_text,
         })
@@ -268,4 +277,15 @@ impl ItemRunner for Judging {
             ),
         }
     }
+}
+
+/// The hidden scenario an imported conversation's simulated user played
+/// (its metadata's `scenario`), as a scenario of its own id.
+fn imported_scenario(c: &StoredConversation) -> Option<Scenario> {
+    let user = c.conversation.metadata.get("scenario")?;
+    serde_json::from_value(serde_json::json!({
+        "id": c.conversation.scenario_id,
+        "user": user,
+    }))
+    .ok()
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::{EndpointConfig, Job, Problem};
+use crate::config::{EndpointConfig, Job, MockConfig, Problem};
 use crate::judge::hash::sha256_hex;
 use crate::judge::{
     judges_of_job, load_judges_file, load_judges_text, unknown_endpoints, Judge, Mode,
@@ -16,17 +16,51 @@ use crate::store::{JobKind, Store};
 
 use super::super::error::RunError;
 use super::super::stored::stored_job;
+use super::super::work::WorkSettings;
 use super::spec::{JudgesSource, JudgingSpec, JudgingTarget, INLINE_JUDGES};
 
 /// Everything a judging job needs, loaded.
 pub(super) struct Loaded {
     pub(super) judges: Vec<Judge>,
     pub(super) endpoints: BTreeMap<String, EndpointConfig>,
-    /// The job whose conversations are judged (A's, when pairwise).
-    pub(super) source: Job,
+    /// How the job whose conversations are judged (A's, when pairwise) is
+    /// worked.
+    pub(super) source: Judged,
     pub(super) source_id: i64,
     pub(super) scenarios: Vec<Scenario>,
     pub(super) personas: Vec<Persona>,
+}
+
+/// What a judging job takes from the judged job's config: how many items
+/// at once, leases and the circuit breaker, the mock's behaviour. An import
+/// job has no config: the defaults a job config has.
+#[derive(Debug, Clone)]
+pub(super) struct Judged {
+    pub(super) concurrency: usize,
+    pub(super) settings: WorkSettings,
+    pub(super) mock: MockConfig,
+}
+
+impl Judged {
+    fn of(job: &Job) -> Judged {
+        Judged {
+            concurrency: job.concurrency,
+            settings: WorkSettings::of(job),
+            mock: job.mock.clone(),
+        }
+    }
+
+    fn imported() -> Judged {
+        let defaults = crate::config::file::JobDefaults::get();
+        Judged {
+            concurrency: defaults.concurrency,
+            settings: WorkSettings {
+                lease: defaults.lease,
+                circuit_breaker: defaults.circuit_breaker,
+            },
+            mock: MockConfig::default(),
+        }
+    }
 }
 
 fn invalid(problems: Vec<Problem>) -> RunError {
@@ -46,16 +80,21 @@ pub(super) async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded
         .get_job(source_id)
         .await?
         .ok_or(RunError::NoSuchJob(source_id))?;
-    if source_row.kind != JobKind::Generation {
-        return Err(problem(
-            "--job",
-            format!(
-                "job {source_id} is a {} job; judges judge the conversations of a generation job",
-                source_row.kind
-            ),
-        ));
-    }
-    let source = stored_job(&source_row)?;
+    // The judged job's config, when it has one (an import job has none).
+    let source = match source_row.kind {
+        JobKind::Generation => Some(stored_job(&source_row)?),
+        JobKind::Import => None,
+        JobKind::Judging | JobKind::Synthesis => {
+            return Err(problem(
+                "--job",
+                format!(
+                    "job {source_id} is a {} job; judges judge the conversations of a generation \
+                     or import job",
+                    source_row.kind
+                ),
+            ))
+        }
+    };
     if let JudgingTarget::Pairwise { b, .. } = spec.target {
         store.get_job(b).await?.ok_or(RunError::NoSuchJob(b))?;
     }
@@ -79,7 +118,10 @@ pub(super) async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded
             (set.judges, set.endpoints, label)
         }
     };
-    let mut endpoints = source.endpoints.clone();
+    let mut endpoints = source
+        .as_ref()
+        .map(|s| s.endpoints.clone())
+        .unwrap_or_default();
     endpoints.extend(own_endpoints);
     let mut problems = unknown_endpoints(&file, &judges, |name| endpoints.contains_key(name));
     let pairwise = matches!(spec.target, JudgingTarget::Pairwise { .. });
@@ -104,19 +146,24 @@ pub(super) async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
-    let scenarios =
-        load_job_scenarios(&source.dataset, source.user_simulator.mode).unwrap_or_else(|p| {
-            tracing::warn!(
-                "the judged job's scenarios cannot be read now ({} problems); judging without them",
-                p.len()
-            );
-            Vec::new()
-        });
-    let personas = load_job_personas(&source.dataset).unwrap_or_default();
+    // An import job's scenarios are in its conversations' metadata.
+    let (scenarios, personas) = match &source {
+        Some(source) => (
+            load_job_scenarios(&source.dataset, source.user_simulator.mode).unwrap_or_else(|p| {
+                tracing::warn!(
+                    "the judged job's scenarios cannot be read now ({} problems); judging without them",
+                    p.len()
+                );
+                Vec::new()
+            }),
+            load_job_personas(&source.dataset).unwrap_or_default(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
     Ok(Loaded {
         judges,
         endpoints,
-        source,
+        source: source.as_ref().map_or_else(Judged::imported, Judged::of),
         source_id,
         scenarios,
         personas,

@@ -18,6 +18,6 @@ mod work;
 
 pub use super::report::JudgingReport;
 
-pub use spec::{JudgesSource, JudgingSpec, JudgingTarget, INLINE_JUDGES};
+pub use spec::{JudgesSource, JudgingSpec, JudgingTarget, MatchBy, INLINE_JUDGES};
 pub(in crate::jobs) use submit::resume_judging;
 pub use submit::{job_name, judge, judge_generation_job, submit_judging};

@@ -73,7 +73,7 @@ async fn submit_loaded(
 pub fn job_name(target: &JudgingTarget) -> String {
     match target {
         JudgingTarget::Job { job_id } => format!("judge-job-{job_id}"),
-        JudgingTarget::Pairwise { a, b } => format!("judge-{a}-vs-{b}"),
+        JudgingTarget::Pairwise { a, b, .. } => format!("judge-{a}-vs-{b}"),
     }
 }
 

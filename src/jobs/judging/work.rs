@@ -13,7 +13,7 @@ use super::super::models::{connect_endpoints, Connected};
 use super::super::models::{ModelsError, RunningMock};
 use super::super::options::RunOptions;
 use super::super::report::JudgingReport;
-use super::super::work::{owner_name, work, WorkEnd, WorkOptions, WorkSettings};
+use super::super::work::{owner_name, work, WorkEnd, WorkOptions};
 use super::batch::{AnsweredByBatch, BatchEndpoint, BatchPhase, PhaseEnd};
 use super::item::Judging;
 use super::load::Loaded;
@@ -56,7 +56,7 @@ pub(super) async fn work_judging(
         .used_endpoints()
         .map(|e| (e.name.clone(), e.timeout))
         .collect();
-    let settings = WorkSettings::of(&loaded.source);
+    let settings = loaded.source.settings;
     let concurrency = options.concurrency.unwrap_or(loaded.source.concurrency);
     let source_job = loaded.source_id;
     let runner = Arc::new(Judging::new(

@@ -190,7 +190,8 @@ pub async fn render(
     let refresh = !job.finished();
     let running = job.running_here.then(running);
     match names::kind(&row) {
-        Kind::Generation => {}
+        // An import job's conversations are browsed as a generation job's.
+        Kind::Generation | Kind::Import => {}
         Kind::Judging => {
             return judgment_page::render_judging_job(state, head(&row, job), running, refresh)
                 .await;

@@ -68,7 +68,7 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
         let label = names::label(&row);
         let kind = names::kind(&row);
         let (conversations, mean_reward) = match kind {
-            Kind::Generation => {
+            Kind::Generation | Kind::Import => {
                 let summary = state.store.job_summary(row.id).await?;
                 (Some(summary.conversations), summary.mean_reward)
             }

@@ -15,7 +15,7 @@ pub fn kind(row: &JobRow) -> Kind {
 /// `Judging job 3 with its own judges`, `Judging job 1 against job 2`, or
 /// the generation job's name.
 pub fn label(row: &JobRow) -> String {
-    if kind(row) == Kind::Generation {
+    if matches!(kind(row), Kind::Generation | Kind::Import) {
         return row.name.clone();
     }
     let Ok(spec) = serde_json::from_str::<JudgingSpec>(&row.config_snapshot) else {
@@ -37,7 +37,7 @@ pub fn label(row: &JobRow) -> String {
         .map_or_else(String::new, |m| format!(", reward ≥ {m}"));
     match spec.target {
         JudgingTarget::Job { job_id } => format!("Judging job {job_id} with {judges}{min}"),
-        JudgingTarget::Pairwise { a, b } => {
+        JudgingTarget::Pairwise { a, b, .. } => {
             format!("Judging job {a} against job {b} with {judges}{min}")
         }
     }

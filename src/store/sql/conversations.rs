@@ -145,6 +145,19 @@ async fn store_one<D: Dialect>(
             "complete_item: the conversation names another item or job; storing it under the leased item"
         );
     }
+    Ok(Ok(
+        insert_whole::<D>(tx, job_id, item_id, conversation).await?
+    ))
+}
+
+/// The conversation with its messages, usage and user checks, as the result
+/// of item `item_id` of job `job_id`. Returns its id.
+pub(super) async fn insert_whole<D: Dialect>(
+    tx: &mut D::Tx,
+    job_id: i64,
+    item_id: i64,
+    conversation: &NewConversation,
+) -> Result<i64, StoreError> {
     let conversation_id = insert_conversation(tx, job_id, item_id, conversation).await?;
     D::insert_rows(tx, conversation_id, conversation).await?;
     if let Some(checks) = &conversation.user_checks {
@@ -155,7 +168,7 @@ async fn store_one<D: Dialect>(
         )
         .await?;
     }
-    Ok(Ok(conversation_id))
+    Ok(conversation_id)
 }
 
 async fn insert_conversation(

@@ -70,6 +70,11 @@ const CALLS_OF_JOB: Sql = sql!(
     " FROM judge_calls \
      WHERE conversation_a IN (SELECT id FROM conversations WHERE job_id = $1) ORDER BY id"
 );
+const JUDGE_MODELS_OF_JOB: Sql = sql!(
+    "SELECT DISTINCT judge_name, model FROM judge_calls \
+     WHERE conversation_a IN (SELECT id FROM conversations WHERE job_id = $1) \
+     ORDER BY judge_name, model"
+);
 const BY_ID: Sql = sql!(
     "SELECT ",
     judgment_columns!(),
@@ -220,6 +225,19 @@ pub(super) async fn calls_of_job(
         .fetch_all(&CALLS_OF_JOB, &[Param::Int(job_id)])
         .await?;
     rows.iter().map(decode::judge_call).collect()
+}
+
+pub(super) async fn judge_models_of_job(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let rows = store
+        .reader()
+        .fetch_all(&JUDGE_MODELS_OF_JOB, &[Param::Int(job_id)])
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.text("judge_name")?, row.text("model")?)))
+        .collect()
 }
 
 pub(super) async fn get(

@@ -7,6 +7,7 @@
 mod batches;
 mod conversations;
 pub(crate) mod dialect;
+mod imports;
 mod items;
 mod jobs;
 mod judgments;
@@ -172,6 +173,18 @@ impl<D: Dialect> Store for SqlStore<D> {
         conversations::complete_items(self, owner, batch).await
     }
 
+    #[tracing::instrument(name = "store.store_imported", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn store_imported(
+        &self,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        imports::store_imported(self, job_id, batch).await
+    }
+
     #[tracing::instrument(name = "store.finish_item", level = "debug", skip_all, fields(item_id = item_id))]
     async fn finish_item(&self, item_id: i64, owner: &str) -> Result<(), StoreError> {
         items::finish(self, item_id, owner).await
@@ -306,6 +319,11 @@ impl<D: Dialect> Store for SqlStore<D> {
     #[tracing::instrument(name = "store.judge_calls_of_job", level = "debug", skip_all, fields(job_id = job_id))]
     async fn judge_calls_of_job(&self, job_id: i64) -> Result<Vec<JudgeCallRow>, StoreError> {
         judgments::calls_of_job(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.judge_models_of_job", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn judge_models_of_job(&self, job_id: i64) -> Result<Vec<(String, String)>, StoreError> {
+        judgments::judge_models_of_job(self, job_id).await
     }
 
     #[tracing::instrument(name = "store.get_judgment", level = "debug", skip_all, fields(id = id))]

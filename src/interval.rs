@@ -5,7 +5,8 @@
 //! construction and sensible at 0 of n, n of n and n = 1; a mean of values in
 //! [0, 1] gets the normal interval clamped to [0, 1]; only values with no
 //! known bounds (a judge's rubric scores) keep the plain normal interval.
-//! Each interval says which it is.
+//! Each interval says which it is. Shared by `report` (stats) and
+//! `export::curate` (the dataset card's flag rates).
 
 use serde::Serialize;
 

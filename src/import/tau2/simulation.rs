@@ -1,0 +1,109 @@
+//! One element of `simulations` as an [`ImportedConversation`]: its
+//! messages, the domain's policy as the system prompt, the agent's tools,
+//! `reward_info.reward` as the reward, its task's user scenario, and every
+//! other field of the simulation (`reward_info`, `termination_reason`,
+//! `trial`, `seed`, costs, reviews ...) in metadata beside the run's `info`
+//! (`run`), the task's persona, description and ticket (`task`) and the ids
+//! of calls whose result was an error (`tool_errors`). The user's control
+//! tokens are cut from its text as usersim cuts its own user's, what it
+//! wrote kept in `user_outputs` (see `import::control_tokens`).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::import::control_tokens;
+use crate::import::conversation::ImportedConversation;
+use crate::import::{LineProblem, Origin};
+use crate::llm::message::{Message, Role};
+
+use super::messages;
+use super::run::{id_text, Run, Task};
+
+/// `index` is the simulation's place in `simulations`, `line` the line of
+/// the file it starts on.
+pub(super) fn read(
+    index: usize,
+    line: usize,
+    simulation: Value,
+    run: &Run,
+    tasks: &HashMap<String, Task>,
+) -> Result<ImportedConversation, LineProblem> {
+    let Value::Object(mut sim) = simulation else {
+        return Err(LineProblem::new(
+            line,
+            format!("`simulations[{index}]` is not an object"),
+        ));
+    };
+    let task_id = sim.get("task_id").and_then(id_text);
+    let trial = sim.get("trial").and_then(Value::as_i64);
+    let at = |why: String| {
+        let task = match (&task_id, trial) {
+            (Some(task), Some(trial)) => format!(" (task `{task}`, trial {trial})"),
+            (Some(task), None) => format!(" (task `{task}`)"),
+            _ => String::new(),
+        };
+        LineProblem::new(line, format!("`simulations[{index}]`{task}: {why}"))
+    };
+    let Some(task_id) = task_id.clone() else {
+        return Err(at("no `task_id`".into()));
+    };
+    let list = match sim.remove("messages") {
+        Some(Value::Array(list)) => list,
+        None | Some(Value::Null) if sim.get("ticks").is_some_and(|t| !t.is_null()) => {
+            return Err(at(
+                "no `messages`: a full-duplex (voice) simulation keeps its turns in `ticks`, which are not read".into(),
+            ))
+        }
+        None | Some(Value::Null) => return Err(at("no `messages`".into())),
+        Some(_) => return Err(at("`messages` is not a list".into())),
+    };
+    let task = tasks
+        .get(&task_id)
+        .ok_or_else(|| at(format!("task `{task_id}` is not in the file's `tasks`")))?;
+    let scenario = task
+        .scenario
+        .clone()
+        .map_err(|why| at(format!("its task's {why}")))?;
+    let read = messages::read(&list).map_err(at)?;
+    drop(list);
+    let mut messages = read.messages;
+    if messages.first().map(|m| m.role) != Some(Role::System) {
+        let policy = match sim.remove("policy") {
+            Some(Value::String(p)) if !p.is_empty() => Some(p),
+            _ => run.policy.clone(),
+        };
+        if let Some(policy) = policy {
+            messages.insert(0, Message::system(policy));
+        }
+    }
+    let reward = sim
+        .get("reward_info")
+        .and_then(|r| r.get("reward"))
+        .and_then(Value::as_f64);
+    sim.remove("ticks");
+    sim.insert("run".into(), Value::Object(run.metadata.clone()));
+    if !task.metadata.is_empty() {
+        sim.insert("task".into(), Value::Object(task.metadata.clone()));
+    }
+    if !read.tool_errors.is_empty() {
+        sim.insert("tool_errors".into(), serde_json::json!(read.tool_errors));
+    }
+    let mut conversation =
+        ImportedConversation::new(line, messages, run.tools.clone(), reward, sim)
+            .map_err(|p| at(p.why))?;
+    let cut = control_tokens::cut(&mut conversation.messages);
+    if !cut.outputs.is_empty() {
+        conversation
+            .metadata
+            .insert("user_outputs".into(), Value::Array(cut.outputs));
+    }
+    conversation.origin = Origin {
+        scenario_id: Some(task_id),
+        persona_id: None,
+        trial,
+    };
+    conversation.scenario = scenario;
+    conversation.simulated_user = true;
+    Ok(conversation)
+}

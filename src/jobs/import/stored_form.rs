@@ -1,0 +1,191 @@
+//! An imported conversation as the store keeps it: an item keyed by the
+//! conversation's content hash, and the conversation with its messages,
+//! tools, reward, metadata and the simulated-user checks.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
+use crate::llm::message::Role;
+use crate::persona::Scenario;
+use crate::prompt::STOP_TOKEN;
+use crate::store::{self, NewConversation, NewItem, NewMessage};
+use crate::user_checks::{
+    check_conversation, CheckResult, Line, ScenarioBasis, UserChecks, UserFlag, UserOutput,
+    UserTurns, CHECKS_VERSION,
+};
+
+/// Where the metadata says which file and line a conversation came from.
+pub const SOURCE_KEY: &str = "import";
+
+/// Where a conversation was read: its file's name (never its folder) and
+/// line, and the format.
+pub struct Provenance<'a> {
+    pub file_name: &'a str,
+    pub line: usize,
+    pub format: Format,
+}
+
+/// The item and conversation of `c` in job `job_id`.
+pub fn stored_form(
+    c: &ImportedConversation,
+    job_id: i64,
+    from: &Provenance<'_>,
+) -> (NewItem, NewConversation) {
+    let key = content_hash(c);
+    let scenario_id = c.origin.scenario_id.clone().unwrap_or_else(|| prompt_id(c));
+    let persona_id = c.origin.persona_id.clone().unwrap_or_default();
+    let sample = c.origin.trial.unwrap_or(0);
+    let item = NewItem {
+        key: key.clone(),
+        scenario_id: scenario_id.clone(),
+        persona_id: persona_id.clone(),
+        sample,
+        seed: 0,
+    };
+    let mut metadata = c.metadata.clone();
+    metadata.insert(
+        SOURCE_KEY.into(),
+        json!({"format": from.format.as_str(), "file": from.file_name, "line": from.line}),
+    );
+    if let Some(scenario) = &c.scenario {
+        metadata.insert("scenario".into(), json!(scenario));
+    }
+    let messages = messages(c);
+    let user_checks = user_checks(c, &scenario_id, &messages);
+    let now = store::now_ms();
+    let conversation = NewConversation {
+        job_id,
+        item_id: 0,
+        item_key: key,
+        scenario_id,
+        persona_id,
+        sample,
+        seed: 0,
+        policy_model: text_of(&metadata, &["policy_model", "model"]).unwrap_or_default(),
+        user_model: text_of(&metadata, &["user_model"]).unwrap_or_default(),
+        termination: text_of(&metadata, &["termination", "termination_reason"])
+            .unwrap_or_else(|| "imported".into()),
+        reward: c.reward,
+        reward_breakdown: Value::Null,
+        metadata: Value::Object(metadata),
+        tools: Arc::new(Value::Array(c.tools.clone())),
+        usage: Vec::new(),
+        started_at: now,
+        finished_at: now,
+        user_checks: Some(user_checks.to_json()),
+        messages,
+    };
+    (item, conversation)
+}
+
+fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|k| metadata.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// The system prompt first, then the rest, each with who wrote it: the
+/// user, the agent (`policy`), a tool (`env`).
+fn messages(c: &ImportedConversation) -> Vec<NewMessage> {
+    let system = c
+        .system_prompt
+        .as_deref()
+        .map(|text| row("system", text, "system"));
+    system
+        .into_iter()
+        .chain(c.messages.iter().map(|m| {
+            let author = match m.role {
+                Role::User => "user",
+                Role::Assistant => "policy",
+                Role::Tool => "env",
+                Role::System => "system",
+            };
+            NewMessage {
+                tool_calls: (!m.tool_calls.is_empty()).then(|| json!(m.tool_calls)),
+                tool_call_id: m.tool_call_id.clone(),
+                ..row(m.role.as_str(), &m.content, author)
+            }
+        }))
+        .collect()
+}
+
+fn row(role: &str, text: &str, author: &str) -> NewMessage {
+    NewMessage {
+        role: role.into(),
+        content: text.into(),
+        tool_calls: None,
+        tool_call_id: None,
+        author: author.into(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        latency_ms: None,
+    }
+}
+
+/// The simulated-user checks over the stored messages, with the hidden
+/// scenario when the source has one; without a simulated user every check
+/// is unknown.
+fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessage]) -> UserChecks {
+    let user = c.scenario.as_ref().map_or_else(|| json!({}), |u| json!(u));
+    let Ok(scenario) = serde_json::from_value::<Scenario>(json!({"id": scenario_id, "user": user}))
+    else {
+        // Not reached: every field but the id and the user has a default.
+        return UserChecks {
+            version: CHECKS_VERSION,
+            checks: UserFlag::ALL.map(CheckResult::unknown).to_vec(),
+        };
+    };
+    let lines: Vec<Line> = messages
+        .iter()
+        .enumerate()
+        .map(|(index, m)| {
+            let calls = m
+                .tool_calls
+                .iter()
+                .flat_map(|calls| calls.as_array().into_iter().flatten())
+                .filter_map(|call| call.get("name").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect();
+            Line::new(index, &m.role, &m.author, &m.content, calls)
+        })
+        .collect();
+    let last_user = messages.iter().rev().find(|m| m.role == "user");
+    // What the simulated user wrote before its control tokens were cut
+    // (`import` keeps it as `user_outputs`), at the stored messages' indexes:
+    // the system prompt, when there is one, comes first.
+    let offset = usize::from(c.system_prompt.is_some());
+    let outputs = c
+        .metadata
+        .get("user_outputs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            Some(UserOutput {
+                message: o
+                    .get("message")
+                    .and_then(Value::as_u64)
+                    .map(|i| i as usize + offset),
+                raw: o.get("raw")?.as_str()?.to_string(),
+                finish_reason: None,
+            })
+        })
+        .collect();
+    let turns = UserTurns {
+        lines,
+        outputs,
+        user_stopped: last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
+            || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
+            || c.metadata
+                .get("user_outputs")
+                .and_then(Value::as_array)
+                .and_then(|o| o.last())
+                .and_then(|o| o.get("raw"))
+                .and_then(Value::as_str)
+                .is_some_and(|raw| raw.contains(STOP_TOKEN)),
+        simulated_user: c.simulated_user,
+    };
+    check_conversation(&turns, &scenario, &ScenarioBasis::of(&scenario.user))
+}

@@ -1,0 +1,53 @@
+//! Conversations imported from a file (an `import` job): each is stored with
+//! an item that is done from the start, keyed by the conversation's content
+//! hash, so a conversation already in the job is left as it is.
+
+use super::conversations::insert_whole;
+use super::dialect::Dialect;
+use super::runs::{Commit, Runs};
+use super::statement::{sql, Param, Sql};
+use super::SqlStore;
+use crate::store::decode::StoredRow;
+use crate::store::{NewConversation, NewItem, StoreError};
+
+// An item that exists already returns no row: its conversation was stored
+// with it, in the same transaction.
+const INSERT_DONE_ITEM: Sql = sql!(
+    "INSERT INTO items (job_id, key, scenario_id, persona_id, sample, seed, updated_at, \
+     status, attempts) VALUES ($1, $2, $3, $4, $5, $6, ",
+    NOW,
+    ", 'done', 1) ON CONFLICT (job_id, key) DO NOTHING RETURNING id"
+);
+
+/// In one transaction, each `(item, conversation)` whose item key job
+/// `job_id` does not hold yet: the item, done, and its conversation. Returns
+/// how many were new.
+pub(super) async fn store_imported<D: Dialect>(
+    store: &SqlStore<D>,
+    job_id: i64,
+    batch: &[(NewItem, NewConversation)],
+) -> Result<u64, StoreError> {
+    let mut tx = store.begin_write().await?;
+    let mut stored = 0;
+    for (item, conversation) in batch {
+        let added = tx
+            .fetch_optional(
+                &INSERT_DONE_ITEM,
+                &[
+                    Param::Int(job_id),
+                    Param::Text(&item.key),
+                    Param::Text(&item.scenario_id),
+                    Param::Text(&item.persona_id),
+                    Param::Int(item.sample),
+                    Param::Int(item.seed),
+                ],
+            )
+            .await?;
+        if let Some(row) = added {
+            insert_whole::<D>(&mut tx, job_id, row.int("id")?, conversation).await?;
+            stored += 1;
+        }
+    }
+    tx.commit().await?;
+    Ok(stored)
+}
