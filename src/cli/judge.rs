@@ -68,8 +68,12 @@ pub fn print_report(
         Err(e) => return Err(e.into()),
     };
     let c = &report.counts;
+    let batched = match report.batch_requests {
+        0 => String::new(),
+        n => format!(", {n} requests sent through the Batch API"),
+    };
     println!(
-        "judging job {} '{}' {} in {:.1}s ({}); {} model calls made",
+        "judging job {} '{}' {} in {:.1}s ({}); {} model calls made{batched}",
         report.job.id,
         report.job.name,
         report.job.status.as_str(),

@@ -1,5 +1,6 @@
 //! `usersim mock-llm --port P [--scenarios FILE] [--latency-ms MS] [--latency-jitter-ms MS]
-//! [--fault-rate R --faults 429,500,503,timeout,malformed,truncated]`
+//! [--fault-rate R --faults 429,500,503,timeout,malformed,truncated]
+//! [--batch-delay-ms MS] [--batch-fail-share S] [--batch-expire N,..] [--batch-cancel N,..]`
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::config::{MockConfig, MockFault};
+use crate::config::{MockBatchConfig, MockConfig, MockFault};
 use crate::mock_llm::faults::fault_name;
 use crate::mock_llm::MockServer;
 use crate::persona::load::load_scenarios;
@@ -29,6 +30,18 @@ pub struct MockFlags {
     /// Faults to inject, comma separated: 429, 500, 503, timeout, malformed, truncated.
     #[arg(long, value_delimiter = ',', value_parser = parse_fault)]
     faults: Vec<MockFault>,
+    /// The Batch API: milliseconds a batch stays in progress before it answers.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    batch_delay_ms: u64,
+    /// The Batch API: share of batch requests that fail, between 0 and 1.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_fault_rate)]
+    batch_fail_share: f64,
+    /// The Batch API: batches (1 = the first created) that expire half answered, comma separated.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    batch_expire: Vec<u64>,
+    /// The Batch API: batches that are cancelled, comma separated.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    batch_cancel: Vec<u64>,
 }
 
 fn parse_fault(s: &str) -> Result<MockFault, String> {
@@ -56,6 +69,12 @@ impl MockFlags {
             fault_rate: self.fault_rate,
             faults: self.faults.clone(),
             announced_tokens_per_minute: None,
+            batch: MockBatchConfig {
+                completion_delay: Duration::from_millis(self.batch_delay_ms),
+                fail_share: self.batch_fail_share,
+                expire: self.batch_expire.clone(),
+                cancel: self.batch_cancel.clone(),
+            },
         }
     }
 
@@ -73,6 +92,20 @@ impl MockFlags {
                 "faults {} at rate {}",
                 names.join(","),
                 self.fault_rate
+            ));
+        }
+        let b = &self.config().batch;
+        if b.completion_delay > Duration::ZERO
+            || b.fail_share > 0.0
+            || !b.expire.is_empty()
+            || !b.cancel.is_empty()
+        {
+            parts.push(format!(
+                "batches answer after {} ms, {} of requests fail, expire {:?}, cancel {:?}",
+                b.completion_delay.as_millis(),
+                b.fail_share,
+                b.expire,
+                b.cancel
             ));
         }
         if parts.is_empty() {

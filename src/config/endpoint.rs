@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
-use super::job::{EndpointConfig, Prices, Target};
+use super::job::{BatchSettings, EndpointConfig, Prices, Target};
 use super::problem::Problem;
 use super::ranges;
 use super::service::{OperatorEndpoints, Trust};
@@ -54,6 +54,34 @@ pub struct EndpointSettings {
     /// USD per million completion tokens.
     #[serde(default)]
     pub output_price_per_million: Option<f64>,
+    /// Send judging jobs' calls through the OpenAI Batch API (docs/batch.md).
+    #[serde(default)]
+    pub batch: bool,
+    /// USD per million prompt tokens of calls answered through a batch.
+    #[serde(default)]
+    pub batch_input_price_per_million: Option<f64>,
+    /// USD per million completion tokens of calls answered through a batch.
+    #[serde(default)]
+    pub batch_output_price_per_million: Option<f64>,
+    /// Seconds between two looks at the batches in flight.
+    #[serde(default = "default_batch_poll_secs")]
+    pub batch_poll_secs: f64,
+    /// Requests per batch file (the API takes at most 50,000).
+    #[serde(default = "default_batch_max_requests")]
+    pub batch_max_requests: u32,
+    /// Submissions of one call before its judgment fails.
+    #[serde(default = "default_batch_max_attempts")]
+    pub batch_max_attempts: u32,
+}
+
+fn default_batch_poll_secs() -> f64 {
+    30.0
+}
+fn default_batch_max_requests() -> u32 {
+    50_000
+}
+fn default_batch_max_attempts() -> u32 {
+    3
 }
 
 fn default_max_tokens() -> u32 {
@@ -156,6 +184,30 @@ pub struct EndpointSnapshot {
     pub input_price_per_million: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_price_per_million: Option<f64>,
+    // The batch keys are written only when set, so that the snapshots (and
+    // config hashes) of endpoints without them stay as they were.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_input_price_per_million: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_output_price_per_million: Option<f64>,
+    #[serde(skip_serializing_if = "is_default_poll")]
+    pub batch_poll_secs: f64,
+    #[serde(skip_serializing_if = "is_default_max_requests")]
+    pub batch_max_requests: u32,
+    #[serde(skip_serializing_if = "is_default_max_attempts")]
+    pub batch_max_attempts: u32,
+}
+
+fn is_default_poll(v: &f64) -> bool {
+    *v == default_batch_poll_secs()
+}
+fn is_default_max_requests(v: &u32) -> bool {
+    *v == default_batch_max_requests()
+}
+fn is_default_max_attempts(v: &u32) -> bool {
+    *v == default_batch_max_attempts()
 }
 
 const SERVER_ONLY: &[&str] = &[
@@ -366,6 +418,12 @@ impl EndpointFile {
             tokens_per_minute: s.tokens_per_minute,
             input_price_per_million: s.input_price_per_million,
             output_price_per_million: s.output_price_per_million,
+            batch: s.batch,
+            batch_input_price_per_million: s.batch_input_price_per_million,
+            batch_output_price_per_million: s.batch_output_price_per_million,
+            batch_poll_secs: s.batch_poll_secs,
+            batch_max_requests: s.batch_max_requests,
+            batch_max_attempts: s.batch_max_attempts,
         })
     }
 
@@ -515,13 +573,16 @@ pub fn check_endpoint(
     if problems.len() != before {
         return None;
     }
-    let prices = match (s.input_price_per_million, s.output_price_per_million) {
-        (Some(input), Some(output)) => Some(Prices {
-            input_per_million: input,
-            output_per_million: output,
-        }),
-        _ => None,
-    };
+    let prices = prices_of(s.input_price_per_million, s.output_price_per_million);
+    let batch = s.batch.then(|| BatchSettings {
+        poll: Duration::from_secs_f64(s.batch_poll_secs),
+        max_requests: s.batch_max_requests,
+        max_attempts: s.batch_max_attempts,
+        prices: prices_of(
+            s.batch_input_price_per_million,
+            s.batch_output_price_per_million,
+        ),
+    });
     Some(EndpointConfig {
         name: name.to_string(),
         target: target?,
@@ -539,6 +600,7 @@ pub fn check_endpoint(
         prices,
         azure,
         ca_pem: None,
+        batch,
     })
 }
 
@@ -585,29 +647,96 @@ fn check_settings(
             ));
         }
     }
-    match (s.input_price_per_million, s.output_price_per_million) {
+    check_batch(file, field, s, problems);
+    check_prices(
+        file,
+        field,
+        ("input_price_per_million", "output_price_per_million"),
+        (s.input_price_per_million, s.output_price_per_million),
+        problems,
+    );
+}
+
+/// Prices when both are given.
+fn prices_of(input: Option<f64>, output: Option<f64>) -> Option<Prices> {
+    Some(Prices {
+        input_per_million: input?,
+        output_per_million: output?,
+    })
+}
+
+/// A pair of prices: both in range, or neither given.
+fn check_prices(
+    file: &Path,
+    field: &dyn Fn(&str) -> String,
+    (input_key, output_key): (&str, &str),
+    prices: (Option<f64>, Option<f64>),
+    problems: &mut Vec<Problem>,
+) {
+    match prices {
         (Some(input), Some(output)) => {
-            problems.extend(ranges::PRICE_PER_MILLION.problem(
-                file,
-                &field("input_price_per_million"),
-                input,
-            ));
-            problems.extend(ranges::PRICE_PER_MILLION.problem(
-                file,
-                &field("output_price_per_million"),
-                output,
-            ));
+            problems.extend(ranges::PRICE_PER_MILLION.problem(file, &field(input_key), input));
+            problems.extend(ranges::PRICE_PER_MILLION.problem(file, &field(output_key), output));
         }
         (None, None) => {}
         _ => problems.push(Problem::at_field(
             file,
-            &field("input_price_per_million"),
+            &field(input_key),
             format!(
-                "give both input_price_per_million and output_price_per_million (USD, {}), or \
-                 neither",
+                "give both {input_key} and {output_key} (USD, {}), or neither",
                 ranges::PRICE_PER_MILLION
             ),
         )),
+    }
+}
+
+/// The batch keys: their ranges, both batch prices or neither, and no batch
+/// key without `batch = true`.
+fn check_batch(
+    file: &Path,
+    field: &dyn Fn(&str) -> String,
+    s: &EndpointSettings,
+    problems: &mut Vec<Problem>,
+) {
+    problems.extend(ranges::BATCH_POLL_SECS.problem(
+        file,
+        &field("batch_poll_secs"),
+        s.batch_poll_secs,
+    ));
+    problems.extend(ranges::BATCH_MAX_REQUESTS.problem(
+        file,
+        &field("batch_max_requests"),
+        s.batch_max_requests,
+    ));
+    problems.extend(ranges::BATCH_MAX_ATTEMPTS.problem(
+        file,
+        &field("batch_max_attempts"),
+        s.batch_max_attempts,
+    ));
+    check_prices(
+        file,
+        field,
+        (
+            "batch_input_price_per_million",
+            "batch_output_price_per_million",
+        ),
+        (
+            s.batch_input_price_per_million,
+            s.batch_output_price_per_million,
+        ),
+        problems,
+    );
+    let batch_keys_set = s.batch_input_price_per_million.is_some()
+        || s.batch_poll_secs != default_batch_poll_secs()
+        || s.batch_max_requests != default_batch_max_requests()
+        || s.batch_max_attempts != default_batch_max_attempts();
+    if batch_keys_set && !s.batch {
+        problems.push(Problem::at_field(
+            file,
+            &field("batch"),
+            "batch keys are set but batch is not; set batch = true to judge through the \
+             Batch API, or remove the batch_* keys",
+        ));
     }
 }
 
@@ -703,5 +832,91 @@ mod tests {
                 "endpoints.e.output_price_per_million",
             ]
         );
+    }
+
+    fn checked(text: &str) -> (Option<EndpointConfig>, Vec<String>) {
+        let (e, p) = read(text);
+        assert!(p.is_empty(), "{p:?}");
+        let mut problems = Vec::new();
+        let config = check_endpoint(
+            Path::new("e.toml"),
+            "e",
+            &e.unwrap(),
+            Trust::Local,
+            &mut problems,
+        );
+        let fields = problems
+            .iter()
+            .map(|p| p.location.clone().unwrap_or_default())
+            .collect();
+        (config, fields)
+    }
+
+    #[test]
+    fn batch_keys_are_checked_against_their_ranges() {
+        let (config, fields) = checked(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch = true\nbatch_poll_secs = 0.0\n\
+             batch_max_requests = 50001\nbatch_max_attempts = 0\n\
+             batch_input_price_per_million = 1.0",
+        );
+        assert!(config.is_none());
+        assert_eq!(
+            fields,
+            [
+                "endpoints.e.batch_poll_secs",
+                "endpoints.e.batch_max_requests",
+                "endpoints.e.batch_max_attempts",
+                "endpoints.e.batch_input_price_per_million",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_endpoint_carries_its_settings_and_batch_prices() {
+        let (config, fields) = checked(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch = true\nbatch_poll_secs = 2\n\
+             batch_max_requests = 1000\nbatch_input_price_per_million = 1.25\n\
+             batch_output_price_per_million = 5.0",
+        );
+        assert!(fields.is_empty(), "{fields:?}");
+        let batch = config.unwrap().batch.unwrap();
+        assert_eq!(batch.poll, Duration::from_secs(2));
+        assert_eq!(batch.max_requests, 1000);
+        assert_eq!(batch.max_attempts, 3);
+        assert_eq!(
+            batch.prices,
+            Some(Prices {
+                input_per_million: 1.25,
+                output_per_million: 5.0
+            })
+        );
+    }
+
+    #[test]
+    fn batch_keys_without_batch_are_a_problem_and_no_batch_keys_leave_the_snapshot_as_it_was() {
+        let (_, fields) =
+            checked("base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch_max_requests = 10");
+        assert_eq!(fields, ["endpoints.e.batch"]);
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"");
+        let text = serde_json::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
+        assert!(!text.contains("batch"), "{text}");
+    }
+
+    #[test]
+    fn batch_keys_survive_the_stored_snapshot_so_a_resumed_job_batches_the_same() {
+        let text =
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch = true\nbatch_poll_secs = 2.5\n\
+                    batch_max_attempts = 5\nbatch_input_price_per_million = 1.0\n\
+                    batch_output_price_per_million = 2.0";
+        let (written, _) = read(text);
+        let written = written.unwrap();
+        let stored = toml::to_string(&written.snapshot().unwrap()).unwrap();
+        let (again, p) = read(&stored);
+        assert!(p.is_empty(), "{p:?}");
+        let settings = |e: EndpointFile| match e {
+            EndpointFile::Server { settings, .. } => settings,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(settings(again.unwrap()), settings(written));
     }
 }

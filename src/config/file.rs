@@ -107,6 +107,28 @@ pub struct MockFile {
     /// Faults to draw from: `429`, `500`, `503`, `timeout`, `malformed`, `truncated`.
     #[serde(default)]
     pub faults: Vec<String>,
+    // The batch keys are written only when set, so that the snapshots (and
+    // config hashes) of configs without them stay as they were.
+    /// The Batch API: milliseconds a batch stays in progress.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batch_completion_delay_ms: u64,
+    /// The Batch API: share of requests that fail (0 to 1).
+    #[serde(default, skip_serializing_if = "is_zero_share")]
+    pub batch_fail_share: f64,
+    /// The Batch API: batches (1 = the first) that expire half answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch_expire: Vec<u64>,
+    /// The Batch API: batches that are cancelled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch_cancel: Vec<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_share(share: &f64) -> bool {
+    *share == 0.0
 }
 
 pub fn default_database() -> String {

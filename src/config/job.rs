@@ -39,6 +39,22 @@ pub struct EndpointConfig {
     /// PEM certificates trusted for this endpoint's `https://` besides the
     /// system's roots: a private CA, or a test server's own certificate.
     pub ca_pem: Option<String>,
+    /// `batch = true`: judging jobs send this endpoint's calls through the
+    /// OpenAI Batch API.
+    pub batch: Option<BatchSettings>,
+}
+
+/// How an endpoint's judge calls go through the Batch API.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchSettings {
+    /// Between two looks at the batches in flight.
+    pub poll: Duration,
+    /// Requests per batch file.
+    pub max_requests: u32,
+    /// Submissions of one call before its judgment fails.
+    pub max_attempts: u32,
+    /// What calls answered through a batch cost; unknown without them.
+    pub prices: Option<Prices>,
 }
 
 /// Which Azure OpenAI deployment, and which version of its API.
@@ -100,6 +116,24 @@ pub struct MockConfig {
     /// `x-ratelimit-reset-tokens`, counted over the last 60 s of what it
     /// reported (it never refuses a request for it). For the limiter's tests.
     pub announced_tokens_per_minute: Option<u64>,
+    /// How the mock's Batch API behaves.
+    pub batch: MockBatchConfig,
+}
+
+/// The mock's Batch API (`/v1/files`, `/v1/batches`): how long a batch takes,
+/// which of its requests fail, which batches expire or are cancelled.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MockBatchConfig {
+    /// A batch is `in_progress` for this long after it is created.
+    pub completion_delay: Duration,
+    /// Share of requests (drawn from each custom_id) that fail: half as an
+    /// error-file line, half as a 500 in the output file.
+    pub fail_share: f64,
+    /// Batches (1 = the first created) that expire having answered only
+    /// the first half of their requests.
+    pub expire: Vec<u64>,
+    /// Batches that are cancelled before they answer anything.
+    pub cancel: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -18,8 +18,8 @@ use super::file::{
     RolesFile, UserSimulatorFile,
 };
 use super::job::{
-    CircuitBreakerConfig, DatasetConfig, EnvironmentConfig, Job, MockConfig, MockFault,
-    NemoGymConfig, PolicyConfig, UserSimulatorConfig,
+    CircuitBreakerConfig, DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig,
+    MockFault, NemoGymConfig, PolicyConfig, UserSimulatorConfig,
 };
 use super::paths::{Resolver, Want};
 use super::problem::Problem;
@@ -460,6 +460,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             fault_rate: mock.fault_rate,
             faults,
             announced_tokens_per_minute: None,
+            batch: mock_batch(&mock),
         },
         name: head.name,
         source: path.to_path_buf(),
@@ -630,6 +631,16 @@ pub(super) fn mock_config(path: &Path, mock: &MockFile, problems: &mut Vec<Probl
         fault_rate: mock.fault_rate,
         faults,
         announced_tokens_per_minute: None,
+        batch: mock_batch(mock),
+    }
+}
+
+fn mock_batch(mock: &MockFile) -> MockBatchConfig {
+    MockBatchConfig {
+        completion_delay: Duration::from_millis(mock.batch_completion_delay_ms),
+        fail_share: mock.batch_fail_share,
+        expire: mock.batch_expire.clone(),
+        cancel: mock.batch_cancel.clone(),
     }
 }
 
@@ -649,6 +660,24 @@ fn check_mock(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> Vec<
         }
     }
     problems.extend(ranges::MOCK_LATENCY_MS.problem(path, "mock.latency_ms", mock.latency_ms));
+    problems.extend(ranges::MOCK_LATENCY_MS.problem(
+        path,
+        "mock.batch_completion_delay_ms",
+        mock.batch_completion_delay_ms,
+    ));
+    problems.extend(ranges::MOCK_FAULT_RATE.problem(
+        path,
+        "mock.batch_fail_share",
+        mock.batch_fail_share,
+    ));
+    for (key, list) in [
+        ("mock.batch_expire", &mock.batch_expire),
+        ("mock.batch_cancel", &mock.batch_cancel),
+    ] {
+        for (i, n) in list.iter().enumerate() {
+            problems.extend(ranges::MOCK_BATCH_NUMBER.problem(path, &format!("{key}[{i}]"), *n));
+        }
+    }
     problems.extend(ranges::MOCK_LATENCY_MS.problem(
         path,
         "mock.latency_jitter_ms",

@@ -22,9 +22,9 @@ pub mod verify;
 
 pub use egress::EgressAllowlist;
 pub use job::{
-    AzureDeployment, CircuitBreakerConfig, DatasetFormat, EndpointConfig, EnvironmentConfig, Job,
-    MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices, SimulatedConfig, Target,
-    UserMode,
+    AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
+    EnvironmentConfig, Job, MissingTool, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
+    Opener, Prices, SimulatedConfig, Target, UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};

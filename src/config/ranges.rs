@@ -44,6 +44,14 @@ pub const fn above(min: f64, max: f64) -> Real {
     }
 }
 
+/// Seconds between two looks at a job's batches in flight (`batch_poll_secs`).
+pub const BATCH_POLL_SECS: Real = closed(0.05, 3_600.0);
+/// Requests in one batch file: the Batch API takes at most 50,000.
+pub const BATCH_MAX_REQUESTS: Whole = whole(1, 50_000);
+/// Submissions of one judge call through batches before it fails.
+pub const BATCH_MAX_ATTEMPTS: Whole = whole(1, 10);
+/// A batch of the mock's Batch API, by the order it was created in (1 = the first).
+pub const MOCK_BATCH_NUMBER: Whole = whole(1, 1_000_000);
 /// Conversations in flight at once (`concurrency`, `--concurrency`).
 pub const CONCURRENCY: Whole = whole(1, 10_000);
 /// User turns per conversation.

@@ -29,4 +29,6 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Models(#[from] ModelsError),
+    #[error("the Batch API: {0}")]
+    Batch(#[from] crate::llm::batch::BatchError),
 }

@@ -26,6 +26,7 @@ pub fn to_call(row: JudgeCallRow) -> Option<JudgeCall> {
             completion_tokens: c.completion_tokens.max(0) as u64,
         },
         latency_ms: c.latency_ms.max(0) as u64,
+        batch: c.batch,
     })
 }
 
@@ -46,5 +47,6 @@ pub fn from_call(call: &JudgeCall) -> NewJudgeCall {
         prompt_tokens: call.usage.prompt_tokens as i64,
         completion_tokens: call.usage.completion_tokens as i64,
         latency_ms: call.latency_ms as i64,
+        batch: call.batch,
     }
 }

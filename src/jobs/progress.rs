@@ -140,6 +140,8 @@ pub enum Notice {
     Cancelled { job_id: i64, released: u64 },
     /// The circuit breaker stopped the job (its reason is logged once, where it tripped).
     Tripped { job_id: i64 },
+    /// Where a judging job's batches are (the Batch API); said when it changes.
+    Batches { job_id: i64, counts: BatchCounts },
     /// An import reads `source` as `format`, told from its first line when
     /// `detected`.
     Reading {
@@ -147,6 +149,27 @@ pub enum Notice {
         format: &'static str,
         detected: bool,
     },
+}
+
+/// A judging job's batches and their requests, for the long wait.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchCounts {
+    /// Batches made (ever, by any run of the job).
+    pub submitted: u64,
+    /// Of those, whose answers are stored.
+    pub done: u64,
+    /// Requests sent, counting each attempt.
+    pub requests: u64,
+    pub answered: u64,
+    /// Failed attempts (sent again while attempts remain).
+    pub failed: u64,
+}
+
+impl BatchCounts {
+    /// Batches sent and not yet answered.
+    pub fn in_flight(&self) -> u64 {
+        self.submitted - self.done.min(self.submitted)
+    }
 }
 
 impl std::fmt::Display for Notice {
@@ -168,6 +191,17 @@ impl std::fmt::Display for Notice {
                 "job {job_id} was cancelled; {released} items in flight were returned to pending"
             ),
             Notice::Tripped { job_id } => write!(f, "job {job_id} stopped by its circuit breaker"),
+            Notice::Batches { job_id, counts } => write!(
+                f,
+                "job {job_id} batches: {} submitted, {} in progress, {} done | requests: {} \
+                 answered, {} failed, {} sent",
+                counts.submitted,
+                counts.in_flight(),
+                counts.done,
+                counts.answered,
+                counts.failed,
+                counts.requests
+            ),
             Notice::Reading {
                 source,
                 format,

@@ -38,6 +38,8 @@ pub struct JudgingReport {
     pub outcomes: BTreeMap<String, [u64; 3]>,
     /// Model calls made by this run (cached calls are not counted).
     pub calls_made: u64,
+    /// Requests this run sent through the Batch API (each attempt counted).
+    pub batch_requests: u64,
     pub elapsed: Duration,
 }
 

@@ -39,7 +39,7 @@ pub struct WorkOptions {
 }
 
 /// Resolves when `stop` turns true; never without one (or once its sender is gone).
-async fn stop_requested(stop: Option<tokio::sync::watch::Receiver<bool>>) {
+pub(in crate::jobs) async fn stop_requested(stop: Option<tokio::sync::watch::Receiver<bool>>) {
     if let Some(mut stop) = stop {
         if stop.wait_for(|stop| *stop).await.is_ok() {
             return;

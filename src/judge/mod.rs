@@ -30,5 +30,8 @@ pub use file::{
     unknown_endpoints, JudgeFile, JudgeSet,
 };
 pub use render::{resolved_persona, JudgeInputs, Other};
-pub use run::{run, JudgeCall, JudgeOutcome, JudgeRun, JudgeStatus};
+pub use run::{
+    answered_call, call_request, run, run_reusing, JudgeCall, JudgeOutcome, JudgeRun, JudgeStatus,
+    Reuse,
+};
 pub use verdict::{Order, Preference, Verdict};

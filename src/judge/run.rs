@@ -68,6 +68,8 @@ pub struct JudgeCall {
     pub error: Option<String>,
     pub usage: Usage,
     pub latency_ms: u64,
+    /// Answered through a provider's Batch API.
+    pub batch: bool,
 }
 
 impl JudgeCall {
@@ -158,18 +160,41 @@ pub async fn run(
     inputs: &JudgeInputs<'_>,
     cached: &[JudgeCall],
 ) -> Result<JudgeRun, JudgeError> {
+    run_reusing(judge, model, inputs, cached, Reuse::Ok).await
+}
+
+/// Which cached calls a judgment reuses instead of making them again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Those that came out `ok`: a failed or unparseable call is made again.
+    Ok,
+    /// Those, and every call answered through a batch: the batch already
+    /// sent a failed request again as often as it may, and an unparseable
+    /// answer is the answer (`--retry-failed` makes it again).
+    Settled,
+}
+
+impl Reuse {
+    fn reuses(self, call: &JudgeCall) -> bool {
+        call.status == JudgeStatus::Ok || (self == Reuse::Settled && call.batch)
+    }
+}
+
+/// [`run`], reusing the cached calls `reuse` says.
+pub async fn run_reusing(
+    judge: &Judge,
+    model: &dyn ChatModel,
+    inputs: &JudgeInputs<'_>,
+    cached: &[JudgeCall],
+    reuse: Reuse,
+) -> Result<JudgeRun, JudgeError> {
     inputs.check(judge)?;
     let ctx = Ctx {
         judge,
         model,
         inputs,
         cached,
-        rules: ParseRules {
-            parser: &judge.parser,
-            mode: judge.mode,
-            range: judge.range,
-            assertions: inputs.assertions().len(),
-        },
+        reuse,
     };
     let (reading, consistent, calls) = match judge.mode {
         Mode::Pointwise | Mode::Assertions => {
@@ -220,7 +245,87 @@ struct Ctx<'a> {
     model: &'a dyn ChatModel,
     inputs: &'a JudgeInputs<'a>,
     cached: &'a [JudgeCall],
-    rules: ParseRules<'a>,
+    reuse: Reuse,
+}
+
+fn parse_rules<'a>(judge: &'a Judge, inputs: &JudgeInputs<'_>) -> ParseRules<'a> {
+    ParseRules {
+        parser: &judge.parser,
+        mode: judge.mode,
+        range: judge.range,
+        assertions: inputs.assertions().len(),
+    }
+}
+
+/// The model call of `order` and `sample` a judgment would make now: its
+/// prompt (and the prompt's hash) and the request. For sending it some other
+/// way (a batch) and reading the answer with [`answered_call`].
+pub fn call_request(
+    judge: &Judge,
+    inputs: &JudgeInputs<'_>,
+    order: Order,
+    sample: u32,
+) -> Result<(String, ChatRequest), JudgeError> {
+    let prompt = render_prompt(judge, inputs, order)?;
+    let prompt_hash = sha256_hex(prompt.as_bytes());
+    Ok((prompt_hash, request(judge, inputs, sample, &prompt)))
+}
+
+fn request(judge: &Judge, inputs: &JudgeInputs<'_>, sample: u32, prompt: &str) -> ChatRequest {
+    let seed = (inputs.conversation.conversation.seed as u64).wrapping_add(u64::from(sample));
+    ChatRequest {
+        role: Role::Judge,
+        messages: vec![Message::user(prompt)],
+        seed: Some(seed),
+        temperature: judge.temperature,
+        max_tokens: judge.max_tokens,
+        ..ChatRequest::default()
+    }
+}
+
+/// A call's record from an answer that came another way (a batch): the
+/// output read as [`run`] reads it.
+pub fn answered_call(
+    judge: &Judge,
+    inputs: &JudgeInputs<'_>,
+    blank: JudgeCall,
+    content: &str,
+    usage: Usage,
+) -> JudgeCall {
+    let mut call = blank;
+    call.usage = usage;
+    match parse(&parse_rules(judge, inputs), content) {
+        Ok(verdict) => {
+            call.parsed = Some(verdict);
+            call.status = JudgeStatus::Ok;
+            call.error = None;
+        }
+        Err(u) => {
+            call.status = JudgeStatus::Unparseable;
+            call.error = Some(u.reason);
+        }
+    }
+    call.raw_output = content.to_string();
+    call
+}
+
+impl JudgeCall {
+    /// A call of `order` and `sample` not answered (yet): status `failed`.
+    pub fn unanswered(order: Order, sample: u32, prompt_hash: &str, model: &str) -> JudgeCall {
+        JudgeCall {
+            order,
+            sample,
+            prompt_hash: prompt_hash.to_string(),
+            model: model.to_string(),
+            raw_output: String::new(),
+            parsed: None,
+            status: JudgeStatus::Failed,
+            error: None,
+            usage: Usage::default(),
+            latency_ms: 0,
+            batch: false,
+        }
+    }
 }
 
 /// One order's samples: what they came to, and each call with whether it was
@@ -240,7 +345,7 @@ impl Ctx<'_> {
                 c.order == order
                     && c.sample == sample
                     && c.prompt_hash == prompt_hash
-                    && c.status == JudgeStatus::Ok
+                    && self.reuse.reuses(c)
             });
             match hit {
                 Some(call) => calls.push((call.clone(), false)),
@@ -255,47 +360,24 @@ impl Ctx<'_> {
     }
 
     async fn call(&self, order: Order, sample: u32, prompt: &str, prompt_hash: &str) -> JudgeCall {
-        let seed =
-            (self.inputs.conversation.conversation.seed as u64).wrapping_add(u64::from(sample));
-        let request = ChatRequest {
-            role: Role::Judge,
-            messages: vec![Message::user(prompt)],
-            seed: Some(seed),
-            temperature: self.judge.temperature,
-            max_tokens: self.judge.max_tokens,
-            ..ChatRequest::default()
-        };
-        let mut call = JudgeCall {
-            order,
-            sample,
-            prompt_hash: prompt_hash.to_string(),
-            model: self.model.model().to_string(),
-            raw_output: String::new(),
-            parsed: None,
-            status: JudgeStatus::Failed,
-            error: None,
-            usage: Usage::default(),
-            latency_ms: 0,
-        };
+        let request = request(self.judge, self.inputs, sample, prompt);
+        let mut call = JudgeCall::unanswered(order, sample, prompt_hash, self.model.model());
         match self.model.complete(request).await {
-            Err(e) => call.error = Some(format!("{}: {e}", e.class())),
+            Err(e) => {
+                call.error = Some(format!("{}: {e}", e.class()));
+                call
+            }
             Ok(response) => {
-                call.usage = response.usage;
                 call.latency_ms = response.latency_ms;
-                match parse(&self.rules, &response.message.content) {
-                    Ok(verdict) => {
-                        call.parsed = Some(verdict);
-                        call.status = JudgeStatus::Ok;
-                    }
-                    Err(u) => {
-                        call.status = JudgeStatus::Unparseable;
-                        call.error = Some(u.reason);
-                    }
-                }
-                call.raw_output = response.message.content.to_string();
+                answered_call(
+                    self.judge,
+                    self.inputs,
+                    call,
+                    &response.message.content,
+                    response.usage,
+                )
             }
         }
-        call
     }
 }
 

@@ -2,6 +2,7 @@
 //! implementation, its limits, the one retry policy, the transports that
 //! carry its requests, and the wire format.
 
+pub mod batch;
 pub mod chat;
 pub mod endpoint;
 pub mod error;

@@ -175,6 +175,7 @@ mod tests {
             fault_rate,
             faults,
             announced_tokens_per_minute: None,
+            batch: Default::default(),
         }
     }
 

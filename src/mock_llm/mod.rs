@@ -13,6 +13,7 @@
 //! It proves plumbing, not model quality.
 
 pub mod answer;
+mod batch;
 pub mod behaviour;
 pub mod faults;
 pub mod judge;

@@ -1,5 +1,6 @@
-//! The mock's HTTP face: `/v1/chat/completions`, `/v1/models`, and
-//! `/mock/stats` (requests received, for tests that check limits held).
+//! The mock's HTTP face: `/v1/chat/completions`, `/v1/models`, the Batch
+//! API (`/v1/files`, `/v1/batches`: see [`super::batch`]), and `/mock/stats`
+//! (requests received, for tests that check limits held).
 //! Every completion first waits the configured latency, then may be answered
 //! with an injected fault (see [`super::faults`]), then with its scripted reply.
 
@@ -27,10 +28,12 @@ use crate::llm::endpoint::SCENARIO_HEADER;
 use crate::llm::message::{Message, Role, ToolCall};
 use crate::persona::Scenario;
 
-struct MockState {
+pub(super) struct MockState {
     scenarios: HashMap<String, Scenario>,
-    config: MockConfig,
-    stats: Mutex<MockStats>,
+    pub(super) config: MockConfig,
+    pub(super) stats: Mutex<MockStats>,
+    /// Files and batches of the Batch API.
+    pub(super) batch: super::batch::BatchState,
     /// Closed when the server stops, so held requests end instead of keeping a
     /// graceful shutdown waiting for them.
     stopping: watch::Receiver<()>,
@@ -62,12 +65,14 @@ impl MockServer {
             scenarios: scenarios.into_iter().map(|s| (s.id.clone(), s)).collect(),
             config,
             stats: Mutex::new(MockStats::default()),
+            batch: Default::default(),
             stopping: stopping.clone(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
             .route("/v1/models", get(models))
             .route("/mock/stats", get(stats))
+            .merge(super::batch::routes())
             .with_state(state.clone());
         let listener = super::listen::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -204,7 +209,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
     })
 }
 
-async fn chat_completions(
+pub(super) async fn chat_completions(
     State(state): State<Arc<MockState>>,
     version: axum::http::Version,
     headers: HeaderMap,

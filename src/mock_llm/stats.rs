@@ -51,6 +51,16 @@ pub struct MockStats {
     /// latency. Normal replies only (not faults or `+slow`).
     #[serde(default)]
     pub excess_tenths_ms: BTreeMap<u32, u64>,
+    /// Batches created with a valid file (the Batch API).
+    #[serde(default)]
+    pub batches_created: u64,
+    /// Requests in those batches.
+    #[serde(default)]
+    pub batch_requests_submitted: u64,
+    /// Of those, requests whose custom_id an earlier batch already held:
+    /// a request submitted twice.
+    #[serde(default)]
+    pub batch_requests_repeated: u64,
 }
 
 /// How a request was counted.

@@ -14,6 +14,7 @@ use crate::judge::{Order, Preference, Verdict};
 use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store};
 
 use super::interval::{wilson, Mean};
+use super::judge_prices::judge_prices;
 use super::stats::*;
 use super::synthesized::SynthesizedReport;
 use super::usage::{judge_reports, role_reports, RoleReport};
@@ -46,10 +47,11 @@ pub async fn job_stats(
     let (conversations, pass_hat_k) = tally.finish(ks);
     let judgments = store.judgments_of_job(job_id).await?;
     let calls = store.judge_calls_of_job(job_id).await?;
+    let judging_jobs = judging_jobs(&job, &judgments);
     let fidelity_judges = fidelity_judges(store, &job, &judgments).await?;
     let simulated_user = users.finish(&judgments, &fidelity_judges)?;
     let judges = judge_stats(judgments, &calls)?;
-    let usage = usage(store, &job, &calls).await?;
+    let usage = usage(store, &job, &calls, &judging_jobs).await?;
     let synthesis = match job.kind {
         JobKind::Synthesis => Some(super::synthesis::synthesis_stats(store, &job).await?),
         JobKind::Generation | JobKind::Judging | JobKind::Import => None,
@@ -73,12 +75,13 @@ pub async fn job_stats(
 }
 
 /// Per role, judges included: calls, tokens, latency percentiles and cost,
-/// priced by the endpoints of the job's stored config (a judge it does not
-/// declare, e.g. one of a later judging job, costs "unknown").
+/// priced by the endpoints of the job's stored config, or of the judging
+/// job that made the judgments (a judge neither declares costs "unknown").
 async fn usage(
     store: &dyn Store,
     job: &crate::store::JobRow,
     calls: &[JudgeCallRow],
+    judging_jobs: &[i64],
 ) -> Result<Vec<RoleReport>, StatsError> {
     let config = crate::config::load::from_snapshot(
         &format!("job {} (stored config)", job.id),
@@ -87,20 +90,22 @@ async fn usage(
     .ok();
     let summary = store.job_summary(job.id).await?;
     let mut roles = role_reports(&summary, config.as_ref());
-    let judges = config
-        .as_ref()
-        .and_then(|c| crate::judge::file::judges_of_job(c).ok())
-        .unwrap_or_default();
-    let endpoint_of = |name: &str| {
-        let judge = judges.iter().find(|j| j.name == name)?;
-        let prices = config
-            .as_ref()
-            .and_then(|c| c.endpoints.get(&judge.endpoint))
-            .and_then(|e| e.prices);
-        Some((judge.endpoint.clone(), prices))
-    };
+    let prices = judge_prices(store, config.as_ref(), judging_jobs).await?;
+    let endpoint_of = |name: &str| prices.get(name).cloned();
     roles.extend(judge_reports(calls, &endpoint_of));
     Ok(roles)
+}
+
+/// The other jobs whose work made `judgments` of `job` (judging jobs).
+fn judging_jobs(job: &crate::store::JobRow, judgments: &[JudgmentRow]) -> Vec<i64> {
+    let mut jobs: Vec<i64> = judgments
+        .iter()
+        .map(|j| j.job_id)
+        .filter(|id| *id != job.id)
+        .collect();
+    jobs.sort_unstable();
+    jobs.dedup();
+    jobs
 }
 
 /// The `user_fidelity` judges among those that judged the job: named so in
@@ -489,6 +494,7 @@ mod tests {
                 prompt_tokens: 0,
                 completion_tokens: 0,
                 latency_ms: 0,
+                batch: false,
             },
             created_at: 0,
         }

@@ -6,6 +6,7 @@ pub mod compare_users;
 mod compare_users_render;
 pub mod gather;
 pub use crate::interval;
+pub mod judge_prices;
 pub mod judging_usage;
 pub mod render;
 pub mod stats;

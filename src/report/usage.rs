@@ -168,12 +168,23 @@ pub fn role_reports(summary: &JobSummary, job: Option<&Job>) -> Vec<RoleReport> 
         .collect()
 }
 
-/// The endpoint a judge's calls went to, and its prices; `None` when unknown.
-pub type JudgeEndpoint<'a> = &'a dyn Fn(&str) -> Option<(String, Option<Prices>)>;
+/// The endpoint a judge's calls went to, and its prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgePrices {
+    pub endpoint: String,
+    /// Of calls made one by one; `None`: unknown.
+    pub prices: Option<Prices>,
+    /// Of calls answered through the Batch API; `None`: unknown.
+    pub batch: Option<Prices>,
+}
+
+/// A judge's endpoint and prices; `None` when unknown.
+pub type JudgeEndpoint<'a> = &'a dyn Fn(&str) -> Option<JudgePrices>;
 
 /// Per judge name of `calls` (in name order): its model calls, tokens,
 /// latency percentiles and cost, priced by the endpoint `endpoint_of` names
-/// for the judge (`None`: unknown, and so is its cost).
+/// for the judge (`None`: unknown, and so is its cost). Calls answered
+/// through a batch are priced at the endpoint's batch prices.
 pub fn judge_reports(calls: &[JudgeCallRow], endpoint_of: JudgeEndpoint<'_>) -> Vec<RoleReport> {
     let mut by_judge: BTreeMap<&str, Vec<&JudgeCallRow>> = BTreeMap::new();
     for call in calls {
@@ -190,16 +201,29 @@ pub fn judge_reports(calls: &[JudgeCallRow], endpoint_of: JudgeEndpoint<'_>) -> 
             }
             let histogram: Vec<(i64, i64)> = latencies.into_iter().collect();
             let endpoint = endpoint_of(judge);
-            let prices = endpoint.as_ref().and_then(|(_, prices)| *prices);
+            let cost = Cost::total([false, true].into_iter().filter_map(|batch| {
+                let part: Vec<_> = calls.iter().filter(|c| c.call.batch == batch).collect();
+                if part.is_empty() {
+                    return None;
+                }
+                let prices = endpoint
+                    .as_ref()
+                    .and_then(|e| if batch { e.batch } else { e.prices });
+                Some(Cost::of(
+                    part.iter().map(|c| c.call.prompt_tokens).sum(),
+                    part.iter().map(|c| c.call.completion_tokens).sum(),
+                    prices,
+                ))
+            }));
             RoleReport {
                 role: "judge".into(),
                 judge: Some(judge.to_string()),
-                endpoint: endpoint.map(|(name, _)| name),
+                endpoint: endpoint.map(|e| e.endpoint),
                 calls: calls.len() as i64,
                 prompt_tokens,
                 completion_tokens,
                 latency: Percentiles::of(&histogram),
-                cost: Cost::of(prompt_tokens, completion_tokens, prices),
+                cost,
             }
         })
         .collect()
@@ -336,6 +360,7 @@ mod tests {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
                 latency_ms,
+                batch: false,
             },
             created_at: 0,
         }
@@ -349,7 +374,11 @@ mod tests {
             judge_call("helpful", 1000, 100, 60),
         ];
         let endpoint_of = |name: &str| match name {
-            "helpful" => Some(("judge".to_string(), prices(1.0, 10.0))),
+            "helpful" => Some(JudgePrices {
+                endpoint: "judge".to_string(),
+                prices: prices(1.0, 10.0),
+                batch: None,
+            }),
             _ => None,
         };
         let roles = judge_reports(&calls, &endpoint_of);
@@ -414,5 +443,45 @@ mod tests {
         assert_eq!(roles[1].latency, None, "no stored user calls");
         assert!(roles.iter().all(|r| r.cost == Cost::Unknown));
         assert_eq!(total_cost(&roles), Cost::Unknown);
+    }
+
+    #[test]
+    fn calls_answered_through_a_batch_cost_the_batch_prices() {
+        let mut batched = judge_call("helpful", 1_000_000, 0, 1);
+        batched.call.batch = true;
+        let calls = [judge_call("helpful", 1_000_000, 0, 1), batched.clone()];
+        let endpoint_of = |_: &str| {
+            Some(JudgePrices {
+                endpoint: "judge".to_string(),
+                prices: prices(2.0, 8.0),
+                batch: prices(1.0, 4.0),
+            })
+        };
+        let roles = judge_reports(&calls, &endpoint_of);
+        assert_eq!(
+            roles[0].cost,
+            Cost::Usd(3.0),
+            "$2 at the list price, $1 batched"
+        );
+        let only_batched = judge_reports(std::slice::from_ref(&batched), &|_: &str| {
+            Some(JudgePrices {
+                endpoint: "judge".to_string(),
+                prices: None,
+                batch: prices(1.0, 4.0),
+            })
+        });
+        assert_eq!(only_batched[0].cost, Cost::Usd(1.0), "no list price needed");
+        let unpriced = judge_reports(std::slice::from_ref(&batched), &|_: &str| {
+            Some(JudgePrices {
+                endpoint: "judge".to_string(),
+                prices: prices(2.0, 8.0),
+                batch: None,
+            })
+        });
+        assert_eq!(
+            unpriced[0].cost,
+            Cost::Unknown,
+            "never the list price instead"
+        );
     }
 }

@@ -95,7 +95,9 @@ impl From<RunError> for ApiError {
             e @ RunError::ConfigChanged { .. } => ApiError::Conflict(e.to_string()),
             RunError::NoSuchJob(id) => ApiError::no_job(id),
             e @ RunError::NothingToWork { .. } => ApiError::Conflict(e.to_string()),
-            e @ (RunError::Store(_) | RunError::Models(_)) => ApiError::Internal(error_chain(&e)),
+            e @ (RunError::Store(_) | RunError::Models(_) | RunError::Batch(_)) => {
+                ApiError::Internal(error_chain(&e))
+            }
         }
     }
 }

@@ -102,7 +102,7 @@ macro_rules! judge_call_columns {
     () => {
         "id, judge_name, judge_hash, conversation_a, conversation_b, ord, sample, prompt_hash, \
          model, raw_output, parsed, status, error, prompt_tokens, completion_tokens, latency_ms, \
-         created_at"
+         created_at, batch"
     };
 }
 pub(crate) use judge_call_columns;
@@ -311,6 +311,7 @@ pub(crate) fn judge_call(row: &impl StoredRow) -> Result<JudgeCallRow, StoreErro
             prompt_tokens: row.int("prompt_tokens")?,
             completion_tokens: row.int("completion_tokens")?,
             latency_ms: row.int("latency_ms")?,
+            batch: row.opt_bool("batch")?.unwrap_or(false),
         },
         created_at: row.int("created_at")?,
     })

@@ -27,6 +27,10 @@ pub struct NewJudgeCall {
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub latency_ms: i64,
+    /// Answered through a provider's Batch API (priced at the endpoint's
+    /// batch prices).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// A judgment to store with the calls made for it. Storing replaces an

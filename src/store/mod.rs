@@ -2,6 +2,7 @@
 //! implemented once over SQL both dialects read (`sql/`), on a backend chosen
 //! by the database URL (`sqlite/`, `postgres/`: leasing and bulk inserts).
 
+pub mod batches;
 pub mod browse;
 pub(crate) mod decode;
 pub mod judgments;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use batches::*;
 pub use judgments::*;
 pub use proposals::*;
 pub use rows::*;
@@ -208,6 +210,31 @@ pub trait Store: Send + Sync {
     /// Conversation ids of a job with their scenario, persona and sample, by
     /// id: how two jobs' conversations are matched for pairwise judging.
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;
+    /// Keys of a job's items that are pending or leased, by id.
+    async fn unfinished_item_keys(&self, job_id: i64) -> Result<Vec<String>, StoreError>;
+
+    /// In one transaction: store a batch (status `preparing`) with those of
+    /// `requests` whose custom id the job has not stored yet. Returns the
+    /// batch's id and the custom ids stored, or `None` (and no batch) when
+    /// every one was already stored (another process planned them).
+    async fn create_batch(
+        &self,
+        job_id: i64,
+        endpoint: &str,
+        requests: &[NewBatchRequest],
+    ) -> Result<Option<(i64, Vec<String>)>, StoreError>;
+    /// Store what the provider said of a batch (its ids, its status).
+    async fn update_batch(&self, id: i64, update: &BatchUpdate) -> Result<(), StoreError>;
+    /// Remove a batch nothing of which was sent, with its requests.
+    async fn delete_batch(&self, id: i64) -> Result<(), StoreError>;
+    /// A job's batches, by id.
+    async fn job_batches(&self, job_id: i64) -> Result<Vec<BatchRow>, StoreError>;
+    /// A job's batch requests, by id.
+    async fn batch_requests_of_job(&self, job_id: i64) -> Result<Vec<BatchRequestRow>, StoreError>;
+    /// In one transaction: record what became of a batch's requests (only
+    /// those still `submitted` change), store their judge calls, and set the
+    /// batch's status to `ingested`.
+    async fn ingest_batch(&self, id: i64, answers: &[BatchAnswer]) -> Result<(), StoreError>;
 
     /// In one transaction: check `owner` still holds the synthesis item,
     /// mark it done and store its proposal (replacing one with the same

@@ -195,6 +195,7 @@ pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::conf
         prices: None,
         azure: None,
         ca_pem: None,
+        batch: None,
     }
 }
 

@@ -19,6 +19,7 @@ mod common;
 mod postgres;
 
 mod bad_inputs;
+mod batch_judging;
 mod breaker;
 mod browser;
 mod cli;

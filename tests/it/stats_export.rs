@@ -974,6 +974,7 @@ fn call(order: &str, parsed: Option<Preference>) -> NewJudgeCall {
         prompt_tokens: 10,
         completion_tokens: 2,
         latency_ms: 5,
+        batch: false,
     }
 }
 

@@ -16,9 +16,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use usersim::store::postgres::PostgresStore;
 use usersim::store::{
-    self, now_ms, ConversationKey, ItemCounts, ItemRow, ItemStatus, JobRow, JobStatus, JobSummary,
-    JudgeCallRow, JudgmentRow, LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgeCall,
-    NewJudgment, NewMessage, Store, StoreError, StoredConversation, UsageRow,
+    self, now_ms, BatchAnswer, BatchUpdate, ConversationKey, ItemCounts, ItemRow, ItemStatus,
+    JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram, NewBatchRequest,
+    NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store, StoreError,
+    StoredConversation, UsageRow,
 };
 
 // ---------------------------------------------------------------- backends
@@ -149,6 +150,11 @@ async fn story(url: &str) {
     chapter(
         "conversation_keys_name_each_conversation_by_scenario_persona_and_sample",
         conversation_keys_name_each_conversation_by_scenario_persona_and_sample(&store, &run),
+    )
+    .await;
+    chapter(
+        "a_batch_is_stored_with_its_new_requests_and_ingested_once",
+        a_batch_is_stored_with_its_new_requests_and_ingested_once(&store, &run),
     )
     .await;
     let summarised = chapter(
@@ -957,6 +963,149 @@ async fn call_latencies_are_histograms_per_author_of_the_jobs_own_messages(
             counts: vec![(9_999, 1)],
         }]
     );
+}
+
+fn batch_request(custom_id: &str, hash: &str, a: i64, attempt: i64) -> NewBatchRequest {
+    NewBatchRequest {
+        custom_id: custom_id.to_string(),
+        judge_name: "helpful".into(),
+        judge_hash: hash.to_string(),
+        conversation_a: a,
+        conversation_b: None,
+        order: "single".into(),
+        sample: 0,
+        prompt_hash: "p".into(),
+        attempt,
+    }
+}
+
+async fn a_batch_is_stored_with_its_new_requests_and_ingested_once(
+    store: &Arc<dyn Store>,
+    run: &str,
+) {
+    let (job, conversations) = job_with_conversations(store, run, "batched", 2).await;
+    let hash = format!("{run}-batch");
+    let first = [
+        batch_request("c0-1", &hash, conversations[0], 1),
+        batch_request("c1-1", &hash, conversations[1], 1),
+    ];
+    let (batch, stored) = store
+        .create_batch(job.id, "judge", &first)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored, ["c0-1", "c1-1"]);
+    // A custom_id already stored is never stored (and so never sent) again.
+    assert_eq!(
+        store
+            .create_batch(job.id, "judge", &first[..1])
+            .await
+            .unwrap(),
+        None
+    );
+    let again = [
+        first[0].clone(),
+        batch_request("c0-2", &hash, conversations[0], 2),
+    ];
+    let (second, stored) = store
+        .create_batch(job.id, "judge", &again)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored, ["c0-2"]);
+
+    store
+        .update_batch(
+            batch,
+            &BatchUpdate {
+                input_file_id: Some("file-1".into()),
+                status: Some("uploaded".into()),
+                ..BatchUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .update_batch(
+            batch,
+            &BatchUpdate {
+                batch_id: Some("batch_1".into()),
+                status: Some("in_progress".into()),
+                ..BatchUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    let batches = store.job_batches(job.id).await.unwrap();
+    assert_eq!(batches.len(), 2);
+    let b = &batches[0];
+    assert_eq!(
+        (
+            b.id,
+            b.input_file_id.as_deref(),
+            b.batch_id.as_deref(),
+            b.status.as_str(),
+            b.requests
+        ),
+        (batch, Some("file-1"), Some("batch_1"), "in_progress", 2),
+        "an update keeps what it does not name"
+    );
+
+    let mut call = judge_call("single", 0, "ok");
+    call.batch = true;
+    let answers = [
+        BatchAnswer {
+            custom_id: "c0-1".into(),
+            status: "answered".into(),
+            error: None,
+            call: Some(call.clone()),
+        },
+        BatchAnswer {
+            custom_id: "c1-1".into(),
+            status: "failed".into(),
+            error: Some("batch_error: boom".into()),
+            call: None,
+        },
+    ];
+    store.ingest_batch(batch, &answers).await.unwrap();
+    // Ingested again (a run killed after storing, before it knew): nothing changes.
+    let mut changed = answers.clone();
+    changed[1].status = "answered".into();
+    store.ingest_batch(batch, &changed).await.unwrap();
+
+    let requests = store.batch_requests_of_job(job.id).await.unwrap();
+    let status: Vec<(&str, &str)> = requests
+        .iter()
+        .map(|r| (r.request.custom_id.as_str(), r.status.as_str()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("c0-1", "answered"),
+            ("c1-1", "failed"),
+            ("c0-2", "submitted")
+        ]
+    );
+    assert_eq!(requests[1].error.as_deref(), Some("batch_error: boom"));
+    assert_eq!(requests[2].batch, second);
+    assert_eq!(
+        store.job_batches(job.id).await.unwrap()[0].status,
+        "ingested"
+    );
+    let calls = store
+        .judge_calls(&hash, conversations[0], None)
+        .await
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].call, call,
+        "the call reads back with its batch mark"
+    );
+    assert!(store
+        .judge_calls(&hash, conversations[1], None)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 async fn a_judgment_and_its_calls_read_back_exactly_as_saved(store: &Arc<dyn Store>, run: &str) {
@@ -2023,6 +2172,7 @@ fn judge_call(order: &str, sample: i64, status: &str) -> NewJudgeCall {
         prompt_tokens: 900 + sample,
         completion_tokens: 12,
         latency_ms: 450 + sample,
+        batch: false,
     }
 }
 

@@ -90,6 +90,7 @@ fn certificate() -> Certificate {
 fn endpoint_on(config: EndpointConfig, url: &str, path: Path, pem: Option<&str>) -> Endpoint {
     let config = EndpointConfig {
         ca_pem: pem.map(str::to_string),
+        batch: None,
         ..config
     };
     let endpoint = Endpoint::new(&config, url).unwrap();

@@ -2,16 +2,17 @@
 //! made; calls already stored for the same judge hash and conversations are
 //! reused.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::judge::{
-    resolved_persona, run as run_judge, Judge, JudgeInputs, JudgeOutcome, JudgeStatus, Other,
+    resolved_persona, run_reusing, Judge, JudgeCall, JudgeInputs, JudgeOutcome, JudgeStatus, Other,
+    Reuse,
 };
 use crate::llm::ChatModel;
-use crate::persona::{Persona, Scenario};
+use crate::persona::{Persona, ResolvedPersona, Scenario};
 use crate::store::{self, ItemRow, NewJudgment, Store, StoredConversation};
 
 use super::super::judge_calls::{from_call, to_call};
@@ -29,6 +30,8 @@ pub(super) struct Judging {
     personas: HashMap<String, Persona>,
     /// The job whose conversations are judged (A's, when pairwise).
     source_job: i64,
+    /// Endpoints whose calls go through the Batch API.
+    batch_endpoints: HashSet<String>,
     pub(super) calls_made: std::sync::atomic::AtomicU64,
 }
 
@@ -40,6 +43,11 @@ impl Judging {
         loaded: Loaded,
         models: HashMap<String, Arc<dyn ChatModel>>,
     ) -> Judging {
+        let batch_endpoints = loaded
+            .used_endpoints()
+            .filter(|e| e.batch.is_some())
+            .map(|e| e.name.clone())
+            .collect();
         let judges = loaded
             .judges
             .iter()
@@ -61,6 +69,7 @@ impl Judging {
                 .map(|p| (p.id.clone(), p))
                 .collect(),
             source_job,
+            batch_endpoints,
             calls_made: Default::default(),
         }
     }
@@ -105,44 +114,72 @@ impl Judging {
     }
 }
 
-#[async_trait]
-impl ItemRunner for Judging {
-    async fn run(&self, item: &ItemRow) -> Outcome {
-        let Some((name, a, b)) = parse_key(&item.key) else {
-            return Outcome::failed("dataset", format!("'{}' is not a judging item", item.key));
+/// One item's judge and what it judges, loaded.
+pub(super) struct Prepared<'j> {
+    pub(super) judge: &'j Judge,
+    pub(super) hash: &'j str,
+    pub(super) a: i64,
+    pub(super) b: Option<i64>,
+    conversation: StoredConversation,
+    other: Option<StoredConversation>,
+    scenario: Option<&'j Scenario>,
+    /// The scenario an imported conversation carries, when the judged job's
+    /// scenarios do not have it.
+    imported: Option<Scenario>,
+    persona: Option<ResolvedPersona>,
+    policy_text: Option<String>,
+}
+
+impl Prepared<'_> {
+    pub(super) fn inputs(&self) -> JudgeInputs<'_> {
+        let mut inputs = JudgeInputs::new(&self.conversation);
+        inputs.other = self.other.as_ref().map(Other::Conversation);
+        inputs.scenario = self.scenario.or(self.imported.as_ref());
+        inputs.persona = self.persona.as_ref();
+        inputs.domain_policy = self.policy_text.as_deref();
+        inputs
+    }
+
+    /// The calls stored for this judge and these conversations.
+    pub(super) async fn cached(&self, store: &dyn Store) -> Result<Vec<JudgeCall>, Outcome> {
+        match store.judge_calls(self.hash, self.a, self.b).await {
+            Ok(rows) => Ok(rows.into_iter().filter_map(to_call).collect()),
+            Err(e) => Err(Outcome::failed("store", e.to_string())),
+        }
+    }
+}
+
+impl Judging {
+    /// The endpoint configs of the judges, by endpoint name.
+    pub(super) fn judge_endpoint(&self, judge: &Judge) -> Option<&Arc<dyn ChatModel>> {
+        self.models.get(&judge.endpoint)
+    }
+
+    /// Load what item `key` judges.
+    pub(super) async fn prepare(&self, key: &str) -> Result<Prepared<'_>, Outcome> {
+        let Some((name, a, b)) = parse_key(key) else {
+            return Err(Outcome::failed(
+                "dataset",
+                format!("'{key}' is not a judging item"),
+            ));
         };
         let Some((judge, hash)) = self.judges.get(name) else {
-            return Outcome::failed(
+            return Err(Outcome::failed(
                 "dataset",
                 format!("judge '{name}' is no longer in the judges file"),
-            );
+            ));
         };
-        let Some(model) = self.models.get(&judge.endpoint) else {
-            return Outcome::failed(
-                "config",
-                format!(
-                    "judge '{name}': endpoint '{}' is not connected",
-                    judge.endpoint
-                ),
-            );
-        };
-        let conversation = match self.conversation(a).await {
-            Ok(c) => c,
-            Err(outcome) => return outcome,
-        };
+        let conversation = self.conversation(a).await?;
         let other = match b {
-            Some(b) => match self.conversation(b).await {
-                Ok(c) => Some(c),
-                Err(outcome) => return outcome,
-            },
+            Some(b) => Some(self.conversation(b).await?),
             None => None,
         };
+        let scenario = self.scenarios.get(&conversation.conversation.scenario_id);
         // An imported conversation carries the scenario its user played.
-        let imported = imported_scenario(&conversation);
-        let scenario = self
-            .scenarios
-            .get(&conversation.conversation.scenario_id)
-            .or(imported.as_ref());
+        let imported = scenario
+            .is_none()
+            .then(|| imported_scenario(&conversation))
+            .flatten();
         let persona = self
             .personas
             .get(&conversation.conversation.persona_id)
@@ -152,26 +189,62 @@ impl ItemRunner for Judging {
             .iter()
             .find(|m| m.role == "system")
             .map(|m| m.content.clone());
-        let mut inputs = JudgeInputs::new(&conversation);
-        inputs.other = other.as_ref().map(Other::Conversation);
-        inputs.scenario = scenario;
-        inputs.persona = persona.as_ref();
-        inputs.domain_policy = policy_text.as_deref();
-        let cached = match self.store.judge_calls(hash, a, b).await {
-            Ok(rows) => rows.into_iter().filter_map(to_call).collect::<Vec<_>>(),
-            Err(e) => return Outcome::failed("store", e.to_string()),
+        Ok(Prepared {
+            judge,
+            hash,
+            a,
+            b,
+            conversation,
+            other,
+            scenario,
+            imported,
+            persona,
+            policy_text,
+        })
+    }
+}
+
+#[async_trait]
+impl ItemRunner for Judging {
+    async fn run(&self, item: &ItemRow) -> Outcome {
+        let prepared = match self.prepare(&item.key).await {
+            Ok(p) => p,
+            Err(outcome) => return outcome,
         };
-        let ran = match run_judge(judge, model.as_ref(), &inputs, &cached).await {
+        let judge = prepared.judge;
+        let Some(model) = self.judge_endpoint(judge) else {
+            return Outcome::failed(
+                "config",
+                format!(
+                    "judge '{}': endpoint '{}' is not connected",
+                    judge.name, judge.endpoint
+                ),
+            );
+        };
+        let cached = match prepared.cached(self.store.as_ref()).await {
+            Ok(cached) => cached,
+            Err(outcome) => return outcome,
+        };
+        // A batch endpoint's calls were sent through batches before the items
+        // ran; what a batch answered (or gave up on) stands.
+        let reuse = if self.batch_endpoints.contains(&judge.endpoint) {
+            Reuse::Settled
+        } else {
+            Reuse::Ok
+        };
+        let inputs = prepared.inputs();
+        let ran = match run_reusing(judge, model.as_ref(), &inputs, &cached, reuse).await {
             Ok(ran) => ran,
             Err(e) => return Outcome::failed("judge_input", e.to_string()),
         };
         self.calls_made
             .fetch_add(ran.made.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let outcome: &JudgeOutcome = &ran.outcome;
+        let (a, b, hash) = (prepared.a, prepared.b, prepared.hash);
         let judgment = NewJudgment {
             job_id: self.job_id,
             judge_name: judge.name.clone(),
-            judge_hash: hash.clone(),
+            judge_hash: hash.to_string(),
             conversation_a: a,
             conversation_b: b,
             status: outcome.status.as_str().to_string(),

@@ -8,6 +8,7 @@
 //! makes its items, `submit` stores (or finds) and resumes it, `work` works
 //! it here with the item runner of `item`.
 
+mod batch;
 mod item;
 mod load;
 mod plan;

@@ -10,7 +10,7 @@ use super::load::Loaded;
 use super::spec::{JudgingSpec, JudgingTarget, MatchBy};
 
 /// Item key: `JUDGE:A` or `JUDGE:A:B` (conversation ids).
-fn item_key(judge: &str, a: i64, b: Option<i64>) -> String {
+pub(super) fn item_key(judge: &str, a: i64, b: Option<i64>) -> String {
     match b {
         Some(b) => format!("{judge}:{a}:{b}"),
         None => format!("{judge}:{a}"),

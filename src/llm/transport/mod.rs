@@ -22,7 +22,7 @@ mod framing_properties;
 #[allow(clippy::disallowed_types)]
 mod http1;
 #[allow(clippy::disallowed_types)]
-mod http_client;
+pub mod http_client;
 #[allow(clippy::disallowed_types)]
 mod openai;
 #[allow(clippy::disallowed_types)]
@@ -202,6 +202,7 @@ mod tests {
             prices: None,
             azure: None,
             ca_pem: None,
+            batch: None,
         }
     }
 

@@ -150,3 +150,17 @@ fn held(changed: u64, item_id: i64, owner: &str) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+const UNFINISHED_KEYS: Sql =
+    sql!("SELECT key FROM items WHERE job_id = $1 AND status IN ('pending', 'leased') ORDER BY id");
+
+pub(super) async fn unfinished_keys(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<Vec<String>, StoreError> {
+    let rows = store
+        .reader()
+        .fetch_all(&UNFINISHED_KEYS, &[Param::Int(job_id)])
+        .await?;
+    rows.iter().map(|row| Ok(row.text("key")?)).collect()
+}

@@ -31,15 +31,16 @@ const UPSERT: Sql = sql!(
 const UPSERT_CALL: Sql = sql!(
     "INSERT INTO judge_calls (judge_name, judge_hash, conversation_a, conversation_b, ord, \
      sample, prompt_hash, model, raw_output, parsed, status, error, prompt_tokens, \
-     completion_tokens, latency_ms, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, ",
+     completion_tokens, latency_ms, batch, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, ",
     NOW,
     ") ON CONFLICT (conversation_a, judge_hash, COALESCE(conversation_b, 0), ord, sample) \
      DO UPDATE SET judge_name = excluded.judge_name, prompt_hash = excluded.prompt_hash, \
      model = excluded.model, raw_output = excluded.raw_output, parsed = excluded.parsed, \
      status = excluded.status, error = excluded.error, \
      prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, \
-     latency_ms = excluded.latency_ms, created_at = excluded.created_at"
+     latency_ms = excluded.latency_ms, batch = excluded.batch, \
+     created_at = excluded.created_at"
 );
 const BY_KEY: Sql = sql!(
     "SELECT ",
@@ -109,8 +110,14 @@ pub(super) async fn save(
     calls.sort_by_key(|call| (call.order.as_str(), call.sample));
     let verdict = judgment.verdict.as_ref().map(|verdict| verdict.to_string());
     let mut tx = store.begin_write().await?;
+    let key = CallKey {
+        judge_name: &judgment.judge_name,
+        judge_hash: &judgment.judge_hash,
+        conversation_a: judgment.conversation_a,
+        conversation_b: judgment.conversation_b,
+    };
     for call in calls {
-        upsert_call(&mut tx, judgment, call).await?;
+        upsert_call(&mut tx, &key, call).await?;
     }
     let row = tx
         .fetch_one(
@@ -134,17 +141,27 @@ pub(super) async fn save(
     Ok(id)
 }
 
-async fn upsert_call(
+/// Which judge and conversations a call belongs to.
+pub(super) struct CallKey<'a> {
+    pub judge_name: &'a str,
+    pub judge_hash: &'a str,
+    pub conversation_a: i64,
+    pub conversation_b: Option<i64>,
+}
+
+/// Store `call` under `key`, replacing the call with the same key, order
+/// and sample.
+pub(super) async fn upsert_call(
     tx: &mut impl Runs,
-    judgment: &NewJudgment,
+    judgment: &CallKey<'_>,
     call: &NewJudgeCall,
 ) -> Result<(), StoreError> {
     let parsed = call.parsed.as_ref().map(|parsed| parsed.to_string());
     tx.execute(
         &UPSERT_CALL,
         &[
-            Param::Text(&judgment.judge_name),
-            Param::Text(&judgment.judge_hash),
+            Param::Text(judgment.judge_name),
+            Param::Text(judgment.judge_hash),
             Param::Int(judgment.conversation_a),
             Param::OptInt(judgment.conversation_b),
             Param::Text(&call.order),
@@ -158,6 +175,7 @@ async fn upsert_call(
             Param::Int(call.prompt_tokens),
             Param::Int(call.completion_tokens),
             Param::Int(call.latency_ms),
+            Param::OptBool(Some(call.batch)),
         ],
     )
     .await?;

@@ -4,6 +4,7 @@
 //! its own way: leasing and bulk inserts. Every call is a `store.*` span at
 //! debug level, with the ids it is about.
 
+mod batches;
 mod conversations;
 pub(crate) mod dialect;
 mod imports;
@@ -22,9 +23,10 @@ use dialect::{Dialect, Lease, Renewal};
 use runs::Runs;
 
 use crate::store::{
-    ConversationKey, ItemCounts, ItemRow, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
-    LatencyHistogram, NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow,
-    ScenarioAttempts, Store, StoreError, StoredConversation,
+    BatchAnswer, BatchRequestRow, BatchRow, BatchUpdate, ConversationKey, ItemCounts, ItemRow,
+    JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram, NewBatchRequest,
+    NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow, ScenarioAttempts,
+    Store, StoreError, StoredConversation,
 };
 
 /// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
@@ -272,6 +274,46 @@ impl<D: Dialect> Store for SqlStore<D> {
     #[tracing::instrument(name = "store.judgments_of_job", level = "debug", skip_all, fields(job_id = job_id))]
     async fn judgments_of_job(&self, job_id: i64) -> Result<Vec<JudgmentRow>, StoreError> {
         judgments::of_job(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.unfinished_item_keys", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn unfinished_item_keys(&self, job_id: i64) -> Result<Vec<String>, StoreError> {
+        items::unfinished_keys(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.create_batch", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn create_batch(
+        &self,
+        job_id: i64,
+        endpoint: &str,
+        requests: &[NewBatchRequest],
+    ) -> Result<Option<(i64, Vec<String>)>, StoreError> {
+        batches::create(self, job_id, endpoint, requests).await
+    }
+
+    #[tracing::instrument(name = "store.update_batch", level = "debug", skip_all, fields(id = id))]
+    async fn update_batch(&self, id: i64, update: &BatchUpdate) -> Result<(), StoreError> {
+        batches::update(self, id, update).await
+    }
+
+    #[tracing::instrument(name = "store.delete_batch", level = "debug", skip_all, fields(id = id))]
+    async fn delete_batch(&self, id: i64) -> Result<(), StoreError> {
+        batches::delete(self, id).await
+    }
+
+    #[tracing::instrument(name = "store.job_batches", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn job_batches(&self, job_id: i64) -> Result<Vec<BatchRow>, StoreError> {
+        batches::of_job(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.batch_requests_of_job", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn batch_requests_of_job(&self, job_id: i64) -> Result<Vec<BatchRequestRow>, StoreError> {
+        batches::requests_of_job(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.ingest_batch", level = "debug", skip_all, fields(id = id))]
+    async fn ingest_batch(&self, id: i64, answers: &[BatchAnswer]) -> Result<(), StoreError> {
+        batches::ingest(self, id, answers).await
     }
 
     #[tracing::instrument(name = "store.judge_calls_of_job", level = "debug", skip_all, fields(job_id = job_id))]
