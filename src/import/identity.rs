@@ -2,7 +2,7 @@
 //! imported twice is stored once) and their prompt (answers to the same
 //! prompt are grouped, and paired when two models' answers are judged).
 
-use serde_json::json;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::ImportedConversation;
@@ -12,17 +12,43 @@ use crate::llm::message::Role;
 /// so the same conversation imported again (from any file or line) is
 /// found, and any difference makes another.
 pub fn content_hash(c: &ImportedConversation) -> String {
-    let canonical = json!({
-        "system": c.system_prompt,
-        "messages": c.messages,
-        "tools": c.tools,
-        "reward": c.reward,
-        "metadata": c.metadata,
-        "origin": [c.origin.scenario_id, c.origin.persona_id, c.origin.trial],
-        "scenario": c.scenario,
-        "simulated_user": c.simulated_user,
-    });
-    hex(&Sha256::digest(canonical.to_string().as_bytes())[..16])
+    /// Borrowed, so nothing is copied to be hashed.
+    #[derive(Serialize)]
+    struct Canonical<'a> {
+        system: &'a Option<String>,
+        messages: &'a [crate::llm::message::Message],
+        tools: &'a [serde_json::Value],
+        reward: Option<f64>,
+        metadata: &'a serde_json::Map<String, serde_json::Value>,
+        origin: (&'a Option<String>, &'a Option<String>, Option<i64>),
+        scenario: &'a Option<crate::persona::UserScenario>,
+        simulated_user: bool,
+    }
+    /// Bytes written straight into the hash.
+    struct Hashing(Sha256);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let canonical = Canonical {
+        system: &c.system_prompt,
+        messages: &c.messages,
+        tools: &c.tools,
+        reward: c.reward,
+        metadata: &c.metadata,
+        origin: (&c.origin.scenario_id, &c.origin.persona_id, c.origin.trial),
+        scenario: &c.scenario,
+        simulated_user: c.simulated_user,
+    };
+    let mut hashing = Hashing(Sha256::new());
+    // Writing to a hash cannot fail, and these values always serialize.
+    let _ = serde_json::to_writer(&mut hashing, &canonical);
+    hex(&hashing.0.finalize()[..16])
 }
 
 /// A conversation without a task id is grouped with the others that answer

@@ -8,6 +8,7 @@
 //! alongside the writer.
 
 mod connect;
+mod imports;
 mod items;
 mod messages;
 mod multi_row;

@@ -4,7 +4,7 @@ use sqlx::{Postgres, Transaction};
 
 use crate::store::decode::{message_columns, usage_columns};
 use crate::store::sql::dialect::BulkInsert;
-use crate::store::{NewConversation, NewMessage, StoreError, UsageRow};
+use crate::store::{NewConversation, NewItem, NewMessage, StoreError, UsageRow};
 
 type Tx = Transaction<'static, Postgres>;
 
@@ -12,6 +12,16 @@ impl BulkInsert for Postgres {
     async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
         insert_messages(tx, id, &c.messages).await?;
         insert_usage(tx, id, &c.usage).await
+    }
+
+    /// A statement or three a conversation: Postgres is a server many
+    /// workers share, not the embedded store an import benchmark measures.
+    async fn insert_imported(
+        tx: &mut Tx,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError> {
+        crate::store::sql::imports::each_row::<Postgres>(tx, job_id, batch).await
     }
 }
 

@@ -52,7 +52,7 @@ pub(crate) trait Leasing: Runner {
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
-/// The many rows of one conversation.
+/// The many rows of one conversation, and of a batch of imported ones.
 pub(crate) trait BulkInsert: Runner {
     /// Its messages, numbered from 0 in order, and its usage rows.
     fn insert_rows(
@@ -60,4 +60,10 @@ pub(crate) trait BulkInsert: Runner {
         id: i64,
         c: &NewConversation,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// See [`crate::store::Store::store_imported`], in the transaction `tx`.
+    fn insert_imported(
+        tx: &mut Self::Tx,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }

@@ -20,14 +20,26 @@ const INSERT_DONE_ITEM: Sql = sql!(
 );
 
 /// In one transaction, each `(item, conversation)` whose item key job
-/// `job_id` does not hold yet: the item, done, and its conversation. Returns
-/// how many were new.
+/// `job_id` does not hold yet: the item, done, and its conversation, in the
+/// dialect's bulk statements. Returns how many were new.
 pub(super) async fn store_imported<D: Dialect>(
     store: &SqlStore<D>,
     job_id: i64,
     batch: &[(NewItem, NewConversation)],
 ) -> Result<u64, StoreError> {
     let mut tx = store.begin_write().await?;
+    let stored = D::insert_imported(&mut tx, job_id, batch).await?;
+    tx.commit().await?;
+    Ok(stored)
+}
+
+/// [`store_imported`] a statement at a time: the item, then its
+/// conversation with its rows, for each in turn.
+pub(crate) async fn each_row<D: Dialect>(
+    tx: &mut D::Tx,
+    job_id: i64,
+    batch: &[(NewItem, NewConversation)],
+) -> Result<u64, StoreError> {
     let mut stored = 0;
     for (item, conversation) in batch {
         let added = tx
@@ -44,10 +56,9 @@ pub(super) async fn store_imported<D: Dialect>(
             )
             .await?;
         if let Some(row) = added {
-            insert_whole::<D>(&mut tx, job_id, row.int("id")?, conversation).await?;
+            insert_whole::<D>(tx, job_id, row.int("id")?, conversation).await?;
             stored += 1;
         }
     }
-    tx.commit().await?;
     Ok(stored)
 }

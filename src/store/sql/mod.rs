@@ -7,7 +7,7 @@
 mod batches;
 mod conversations;
 pub(crate) mod dialect;
-mod imports;
+pub(crate) mod imports;
 mod items;
 mod jobs;
 mod judgments;

@@ -5,7 +5,7 @@ use sqlx::{AssertSqlSafe, Sqlite, Transaction};
 use super::multi_row::{multi_row_sql, power_of_two_chunks};
 use crate::store::decode::{message_columns, usage_columns};
 use crate::store::sql::dialect::BulkInsert;
-use crate::store::{NewConversation, NewMessage, StoreError, UsageRow};
+use crate::store::{NewConversation, NewItem, NewMessage, StoreError, UsageRow};
 
 type Tx = Transaction<'static, Sqlite>;
 
@@ -13,6 +13,14 @@ impl BulkInsert for Sqlite {
     async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
         insert_messages(tx, id, &c.messages).await?;
         insert_usage(tx, id, &c.usage).await
+    }
+
+    async fn insert_imported(
+        tx: &mut Tx,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError> {
+        super::imports::insert_imported(tx, job_id, batch).await
     }
 }
 
