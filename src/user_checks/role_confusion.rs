@@ -86,6 +86,9 @@ pub fn check(turns: &UserTurns) -> CheckResult {
         let agent = ngrams(&words(&previous.text), COPIED_WORDS, as_written);
         let said = words(&line.text);
         if let Some(run) = shared_run(&said, COPIED_WORDS, as_written, &agent, &[]) {
+            if names_or_numbers(&line.text, &said[run.clone()]) {
+                continue;
+            }
             let copied = run.len();
             evidence.push(Evidence {
                 message: Some(line.index),
@@ -98,6 +101,25 @@ pub fn check(turns: &UserTurns) -> CheckResult {
         }
     }
     CheckResult::from_evidence(UserFlag::RoleConfusion, evidence)
+}
+
+/// Whether at least half the copied words are capitalized or hold a digit:
+/// a name, a title, a date or a time slot the agent offered and the user
+/// picks ("the \"Midnight Thrills: Writing Suspense with Author Sarah
+/// Blackwood\" workshop on October 15th"), which a customer quotes. A
+/// capable simulated user did so in 2 of NeMo Gym's 5 shipped
+/// `conversational_tool_use_simulation` rollouts; an echo of the agent's
+/// sentences is mostly lower-case words.
+fn names_or_numbers(text: &str, copied: &[super::words::Word]) -> bool {
+    let marked = copied
+        .iter()
+        .filter(|w| {
+            let written = &text[w.start..w.end];
+            written.chars().next().is_some_and(char::is_uppercase)
+                || written.chars().any(|c| c.is_ascii_digit())
+        })
+        .count();
+    marked * 2 >= copied.len()
 }
 
 #[cfg(test)]
@@ -117,6 +139,23 @@ mod tests {
             let r = check(&turns(&[("agent", "Hi! What can I do?"), ("user", said)]));
             assert_eq!(r.outcome, Outcome::Flagged, "{said}");
             assert_eq!(r.evidence[0].message, Some(1));
+        }
+    }
+
+    #[test]
+    fn a_user_quoting_a_name_or_a_time_the_agent_offered_is_not_flagged() {
+        for (agent, said) in [
+            (
+                "You asked about the \"Midnight Thrills: Writing Suspense with Author Sarah Blackwood\" workshop on October 15th.",
+                "Yes, the \"Midnight Thrills: Writing Suspense with Author Sarah Blackwood\" workshop on October 15th, please.",
+            ),
+            (
+                "Open slots: 10:00 AM (2025-12-08 10:00:00) or 2:00 PM (2025-12-08 14:00:00) or later.",
+                "I'll take 2:00 PM (2025-12-08 14:00:00) or whatever is closest.",
+            ),
+        ] {
+            let r = check(&turns(&[("agent", agent), ("user", said)]));
+            assert_eq!(r.outcome, Outcome::Clear, "{said}: {:?}", r.evidence);
         }
     }
 

@@ -38,7 +38,12 @@ pub(crate) async fn insert_imported(
         let id = *ids.get(item_id).ok_or_else(|| {
             StoreError::Corrupt(format!("item {item_id}: its conversation was not stored"))
         })?;
-        messages.extend(c.messages.iter().enumerate().map(|(idx, m)| (id, idx as i64, m)));
+        messages.extend(
+            c.messages
+                .iter()
+                .enumerate()
+                .map(|(idx, m)| (id, idx as i64, m)),
+        );
         if let Some(c) = &c.user_checks {
             checks.push((id, c.to_string()));
         }
@@ -130,10 +135,7 @@ async fn insert_conversations(
     Ok(ids)
 }
 
-async fn insert_messages(
-    tx: &mut Tx,
-    rows: &[(i64, i64, &NewMessage)],
-) -> Result<(), StoreError> {
+async fn insert_messages(tx: &mut Tx, rows: &[(i64, i64, &NewMessage)]) -> Result<(), StoreError> {
     for chunk in power_of_two_chunks(rows, MESSAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!("INSERT INTO messages (", message_columns!(), ") VALUES "),
