@@ -488,7 +488,10 @@ fn imports(document: &mut Value) {
             job holds already is not added again, so the same import twice adds nothing.",
         "parameters": [
             query("name", "string", "NDJSON body: the import job to make or add to"),
-            choice("format", &["openai", "hf", "sharegpt", "nemo_gym", "auto"], "NDJSON body: the format of its lines (default auto)"),
+            // Not `choice`: the JSON API reads a blank value as a 400, not as "any".
+            {"name": "format", "in": "query", "required": false,
+             "description": "NDJSON body: the format of its lines (default auto)",
+             "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "auto"]}},
             query("skip_invalid", "boolean", "NDJSON body: store the valid lines and count the invalid ones")
         ],
         "requestBody": {"required": true, "content": {
@@ -505,7 +508,7 @@ fn imports(document: &mut Value) {
     schemas["ImportRequest"] = json!({"type": "object", "required": ["name", "files"], "additionalProperties": false, "properties": {
                     "name": {"type": "string", "description": "The import job to make or add to"},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "JSONL files, relative to the data root"},
-                    "format": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "auto"]},
+                    "format": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "auto"]},
                     "skip_invalid": {"type": "boolean", "description": "Store the valid lines and count the invalid ones, instead of storing nothing"}}});
     schemas["ImportReport"] = json!({"type": "object", "required": ["job", "created", "conversations", "added", "invalid", "sources", "skipped"], "properties": {
                     "job": {"$ref": "#/components/schemas/Job"},
