@@ -142,6 +142,9 @@ pub enum Notice {
     Tripped { job_id: i64 },
     /// Where a judging job's batches are (the Batch API); said when it changes.
     Batches { job_id: i64, counts: BatchCounts },
+    /// An import's first pass has read `read` conversations (and invalid
+    /// lines) of `source`, checking every one before anything is stored.
+    Checking { source: String, read: u64 },
     /// An import reads `source` as `format`, told from its first line when
     /// `detected`.
     Reading {
@@ -201,6 +204,11 @@ impl std::fmt::Display for Notice {
                 counts.answered,
                 counts.failed,
                 counts.requests
+            ),
+            Notice::Checking { source, read } => write!(
+                f,
+                "{source}: {read} conversations read and checked so far; nothing is stored \
+                 until every line is"
             ),
             Notice::Reading {
                 source,

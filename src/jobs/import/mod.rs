@@ -33,6 +33,8 @@ pub use stored_form::{Provenance, SOURCE_KEY};
 const BATCH: usize = 512;
 /// Batches read ahead of the store: with [`BATCH`], what bounds memory.
 const BATCHES_AHEAD: usize = 2;
+/// How often the first pass says how far it has read a long file.
+const CHECK_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// Invalid lines listed (all are counted).
 pub const PROBLEMS_LISTED: usize = 1_000;
 
@@ -100,7 +102,7 @@ impl Checked {
 /// line of each), unless `skip_invalid`.
 pub async fn check(request: &ImportRequest, options: &RunOptions) -> Result<Checked, RunError> {
     let formats = formats(request, options)?;
-    let (sources, skipped) = read_whole(request, &formats).await?;
+    let (sources, skipped) = read_whole(request, &formats, options).await?;
     Ok(Checked {
         request: request.clone(),
         formats,
@@ -179,10 +181,13 @@ fn without_name(e: &impl std::fmt::Display, source: &Source) -> String {
 async fn read_whole(
     request: &ImportRequest,
     formats: &[(Format, bool)],
+    options: &RunOptions,
 ) -> Result<(Vec<SourceReport>, Vec<Problem>), RunError> {
     let sources = request.sources.clone();
     let formats = formats.to_vec();
+    let options = options.clone();
     let (reports, problems, invalid) = tokio::task::spawn_blocking(move || {
+        let mut said = Instant::now();
         let mut reports = Vec::new();
         let mut problems = Vec::new();
         let mut invalid = 0u64;
@@ -196,6 +201,16 @@ async fn read_whole(
                 invalid: 0,
             };
             let read = source.read(format, |_, read| {
+                // A long file says how far the check has read, every 10 s.
+                if (report.conversations + report.invalid).is_multiple_of(4096)
+                    && said.elapsed() >= CHECK_PROGRESS_EVERY
+                {
+                    said = Instant::now();
+                    options.notice(Notice::Checking {
+                        source: source.shown.clone(),
+                        read: report.conversations + report.invalid,
+                    });
+                }
                 match read {
                     Ok(_) => report.conversations += 1,
                     Err(problem) => {
