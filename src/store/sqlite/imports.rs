@@ -8,15 +8,14 @@ use std::collections::HashMap;
 
 use sqlx::{AssertSqlSafe, Row, Sqlite, Transaction};
 
+use super::messages::insert_messages;
 use super::multi_row::{multi_row_sql, power_of_two_chunks};
-use crate::store::decode::message_columns;
-use crate::store::{now_ms, NewConversation, NewItem, NewMessage, StoreError};
+use crate::store::{now_ms, NewConversation, NewItem, StoreError};
 
 type Tx = Transaction<'static, Sqlite>;
 
 const ITEM_PARAMETERS: usize = 6;
 const CONVERSATION_PARAMETERS: usize = 16;
-const MESSAGE_PARAMETERS: usize = 10;
 
 /// See [`crate::store::Store::store_imported`]: the items whose keys are new
 /// (the first of a key the batch holds twice), each with its conversation.
@@ -133,33 +132,6 @@ async fn insert_conversations(
         }
     }
     Ok(ids)
-}
-
-async fn insert_messages(tx: &mut Tx, rows: &[(i64, i64, &NewMessage)]) -> Result<(), StoreError> {
-    for chunk in power_of_two_chunks(rows, MESSAGE_PARAMETERS) {
-        let sql = multi_row_sql(
-            concat!("INSERT INTO messages (", message_columns!(), ") VALUES "),
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            chunk.len(),
-            "",
-        );
-        let mut insert = sqlx::query(AssertSqlSafe(sql));
-        for (id, idx, m) in chunk {
-            insert = insert
-                .bind(*id)
-                .bind(*idx)
-                .bind(m.role.as_str())
-                .bind(&*m.content)
-                .bind(m.tool_calls.as_ref().map(|calls| calls.to_string()))
-                .bind(m.tool_call_id.as_deref())
-                .bind(m.author.as_str())
-                .bind(m.prompt_tokens)
-                .bind(m.completion_tokens)
-                .bind(m.latency_ms);
-        }
-        insert.execute(&mut **tx).await?;
-    }
-    Ok(())
 }
 
 async fn insert_checks(tx: &mut Tx, rows: &[(i64, String)]) -> Result<(), StoreError> {

@@ -11,7 +11,11 @@ type Tx = Transaction<'static, Sqlite>;
 
 impl BulkInsert for Sqlite {
     async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
-        insert_messages(tx, id, &c.messages).await?;
+        let rows: Vec<_> = (0..)
+            .zip(&c.messages)
+            .map(|(idx, m)| (id, idx, m))
+            .collect();
+        insert_messages(tx, &rows).await?;
         insert_usage(tx, id, &c.usage).await
     }
 
@@ -29,9 +33,12 @@ const MESSAGE_PARAMETERS: usize = 10;
 /// Bound parameters per row of the usage INSERT.
 const USAGE_PARAMETERS: usize = 6;
 
-async fn insert_messages(tx: &mut Tx, id: i64, messages: &[NewMessage]) -> Result<(), StoreError> {
-    let mut idx: i64 = 0;
-    for chunk in power_of_two_chunks(messages, MESSAGE_PARAMETERS) {
+/// Messages of one or many conversations: `(conversation id, index, message)`.
+pub(super) async fn insert_messages(
+    tx: &mut Tx,
+    rows: &[(i64, i64, &NewMessage)],
+) -> Result<(), StoreError> {
+    for chunk in power_of_two_chunks(rows, MESSAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!("INSERT INTO messages (", message_columns!(), ") VALUES "),
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -39,7 +46,7 @@ async fn insert_messages(tx: &mut Tx, id: i64, messages: &[NewMessage]) -> Resul
             "",
         );
         let mut insert = sqlx::query(AssertSqlSafe(sql));
-        for m in chunk {
+        for &(id, idx, m) in chunk {
             insert = insert
                 .bind(id)
                 .bind(idx)
@@ -51,7 +58,6 @@ async fn insert_messages(tx: &mut Tx, id: i64, messages: &[NewMessage]) -> Resul
                 .bind(m.prompt_tokens)
                 .bind(m.completion_tokens)
                 .bind(m.latency_ms);
-            idx += 1;
         }
         insert.execute(&mut **tx).await?;
     }
