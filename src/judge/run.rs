@@ -437,6 +437,7 @@ mod tests {
                     completion_tokens: 2,
                 },
                 latency_ms: 5,
+                tokens: None,
             })
         }
     }

@@ -94,6 +94,9 @@ pub struct ChatResponse {
     /// Wall time of the call including retries and their backoff, but not the
     /// time spent waiting for the endpoint's limits or a pause, milliseconds.
     pub latency_ms: u64,
+    /// The generation's token ids and log probabilities, where the server
+    /// returned them (see [`super::tokens`]); `None` otherwise.
+    pub tokens: Option<Box<super::tokens::TokenIds>>,
 }
 
 #[async_trait]

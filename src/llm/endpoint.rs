@@ -157,6 +157,7 @@ impl Endpoint {
                 finish_reason,
                 usage,
                 latency_ms: 0,
+                tokens: None,
             })
         });
         (result, measure)

@@ -13,6 +13,7 @@ pub mod retry;
 pub mod telemetry;
 pub mod token_budget;
 pub mod token_estimate;
+pub mod tokens;
 pub mod transport;
 pub mod wire;
 
@@ -20,4 +21,5 @@ pub use chat::{ChatModel, ChatRequest, ChatResponse, Role, Usage};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use limiter::LimitStats;
+pub use tokens::TokenIds;
 pub use transport::MAX_BODY_BYTES;

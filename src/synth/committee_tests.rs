@@ -35,6 +35,7 @@ impl ChatModel for Fixed {
                     completion_tokens: 20,
                 },
                 latency_ms: 1,
+                tokens: None,
             }),
         }
     }
