@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod judge;
 pub mod llm;
 pub mod minhash;
+pub mod rollout_group;
 pub mod mock_llm;
 pub mod persona;
 pub mod prompt;
