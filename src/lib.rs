@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
 
 pub mod bench;
 pub mod cli;
@@ -16,14 +16,15 @@ pub mod jobs;
 pub mod judge;
 pub mod llm;
 pub mod minhash;
-pub mod rollout_group;
 pub mod mock_llm;
 pub mod persona;
 pub mod prompt;
 pub mod report;
+pub mod rollout_group;
 pub mod server;
 pub mod sim;
 pub mod store;
 pub mod synth;
+pub mod token_ids;
 pub mod user_checks;
 pub mod verify;

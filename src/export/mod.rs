@@ -572,13 +572,17 @@ impl<'a> Exporter<'a> {
                 continue;
             }
             let metadata = metadata::of(c, judgments, &self.judges);
-            let line = match line_of(self.format, c, &metadata, self.user_tools)? {
+            let mut line = match line_of(self.format, c, &metadata, self.user_tools)? {
                 Ok(line) => line,
                 Err(skip) => {
                     self.counts.skipped.add(skip);
                     continue;
                 }
             };
+            if self.format == Format::NemoGym {
+                let tokens = self.store.message_tokens(c.conversation.id).await?;
+                nemo_gym::put_tokens(&mut line, c, &tokens)?;
+            }
             rows.push(Row {
                 line,
                 sidecar: self.format.metadata_in_sidecar().then_some(metadata),
