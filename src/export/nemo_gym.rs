@@ -133,6 +133,16 @@ pub fn put_tokens(
     })
 }
 
+/// The rollout's group fields (see [`super::groups`]) as top-level fields
+/// of the row, as NeMo Gym keeps a row's other fields; none without a group.
+pub fn put_group(line: &mut Value, group: Option<&super::groups::GroupFields>) {
+    if let (Some(map), Some(Value::Object(fields))) =
+        (line.as_object_mut(), group.map(|g| serde_json::json!(g)))
+    {
+        map.extend(fields);
+    }
+}
+
 /// A stored message as the engine had it.
 fn message_of(m: &MessageRow) -> Result<Message, String> {
     let role =

@@ -163,6 +163,9 @@ pub trait Store: Send + Sync {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredConversation>, StoreError>;
+    /// `(scenario id, reward)` of each of job `job_id`'s conversations with a
+    /// reward, by scenario, then in id order: the rollout groups' rewards.
+    async fn scenario_rewards(&self, job_id: i64) -> Result<Vec<(String, f64)>, StoreError>;
     /// The token ids and log probabilities stored with conversation `id`'s
     /// messages (policy generations whose server returned them), as
     /// `(message idx, tokens)` in idx order; empty when it has none.

@@ -77,6 +77,14 @@ const USAGE_OF_PAGE: Sql = sql!(
      ORDER BY u.conversation_id, u.role",
     BYTEWISE
 );
+// Each scenario's rewards together, in id order within it (the order
+// `usersim stats` reads them in, so both sum them alike).
+const SCENARIO_REWARDS: Sql = sql!(
+    "SELECT scenario_id, reward FROM conversations \
+     WHERE job_id = $1 AND reward IS NOT NULL ORDER BY scenario_id",
+    BYTEWISE,
+    ", id"
+);
 const TOTALS: Sql = sql!(
     "SELECT COUNT(*) AS conversations, AVG(reward) AS mean_reward \
      FROM conversations WHERE job_id = $1"
@@ -319,6 +327,27 @@ pub(super) async fn page(
     let usage = tx.fetch_all(&USAGE_OF_PAGE, &range).await?;
     tx.commit().await?;
     decode::assemble(&conversations, &messages, &usage)
+}
+
+/// `(scenario id, reward)` of each of a job's conversations that has a
+/// reward, by scenario, then in id order.
+pub(super) async fn scenario_rewards(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<Vec<(String, f64)>, StoreError> {
+    let rows = store
+        .reader()
+        .fetch_all(&SCENARIO_REWARDS, &[Param::Int(job_id)])
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let scenario = row.text("scenario_id")?;
+        // The query keeps rewards that are not NULL.
+        if let Some(reward) = row.opt_float("reward")? {
+            out.push((scenario, reward));
+        }
+    }
+    Ok(out)
 }
 
 pub(super) async fn summary(
