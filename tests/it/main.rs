@@ -22,6 +22,7 @@ mod bad_inputs;
 mod batch_judging;
 mod breaker;
 mod browser;
+mod capture_groups;
 mod cli;
 mod curate;
 mod data_root;

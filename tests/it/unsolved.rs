@@ -101,7 +101,7 @@ fn job_over(dir: &Path, scenarios: &Path, database: Option<String>) -> (PathBuf,
 }
 
 /// Run `usersim` in `dir`, asserting it succeeds; its stdout.
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = usersim(dir, args);
     assert!(
         out.status.success(),
@@ -112,7 +112,8 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     text(&out.stdout)
 }
 
-fn stats(dir: &Path, job: i64, url: &str) -> Value {
+/// `usersim stats --json` of `job`.
+pub(crate) fn stats(dir: &Path, job: i64, url: &str) -> Value {
     let job = job.to_string();
     let out = ok(dir, &["stats", "--job", &job, "--json", "--database", url]);
     serde_json::from_str(&out).unwrap()
