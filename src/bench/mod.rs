@@ -11,6 +11,7 @@ use crate::config;
 use crate::jobs::{run, Context, RunError, RunOptions};
 
 mod budget;
+pub mod capture;
 mod memory;
 mod netstat;
 mod sched_probe;

@@ -1,5 +1,5 @@
 //! `usersim bench --latency-ms L --concurrency C --conversations N [--database URL] [--http2]
-//! [--tpm N] [--rpm N]`
+//! [--tpm N] [--rpm N]`, or `--capture-memory` (token capture's memory per conversation)
 
 use std::time::Duration;
 
@@ -10,6 +10,47 @@ use crate::jobs::{Context, RunOptions};
 pub struct Limits {
     pub tpm: Option<u32>,
     pub rpm: Option<u32>,
+}
+
+/// `usersim bench --capture-memory`: token capture's memory per
+/// conversation in flight, for `conversations` conversations the shape of
+/// the bench's retail ones with a prompt of a few thousand tokens.
+pub fn capture_memory(conversations: u32) -> anyhow::Result<i32> {
+    // About 90 KiB each with capture on, all held at once.
+    const MOST: u32 = 20_000;
+    if conversations > MOST {
+        eprintln!(
+            "--conversations {conversations}: --capture-memory holds every conversation at once \
+             (about 90 KiB each with capture on); give at most {MOST}"
+        );
+        return Ok(super::EXIT_INVALID);
+    }
+    let shape = crate::bench::capture::CaptureShape {
+        conversations: conversations as usize,
+        generations: 8,
+        first_prompt_tokens: 2_000,
+        generation_tokens: 60,
+        turn_tokens: 40,
+    };
+    eprintln!(
+        "bench: token capture's memory, {} conversations of {} policy generations held at once \
+         (prompts from {} tokens, {} generated each) …",
+        shape.conversations, shape.generations, shape.first_prompt_tokens, shape.generation_tokens
+    );
+    let f = crate::bench::capture::capture_memory(shape);
+    println!(
+        "per conversation in flight, capture off   {:.1} KiB",
+        f.off_kib
+    );
+    println!(
+        "per conversation in flight, capture on    {:.1} KiB",
+        f.on_kib
+    );
+    println!(
+        "the token lists' own bytes                {:.1} KiB",
+        f.token_bytes_kib
+    );
+    Ok(0)
 }
 
 pub async fn bench(

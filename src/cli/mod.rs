@@ -81,6 +81,12 @@ enum Command {
         /// requests_per_minute of the policy's endpoint, reported the same way.
         #[arg(long, value_parser = crate::config::ranges::parse_requests_per_minute)]
         rpm: Option<u32>,
+        /// Instead of a run: what token capture costs a conversation in flight
+        /// (--conversations transcripts held at once, as the engine records
+        /// them, without and with each policy generation's token ids and log
+        /// probabilities; no model, no store).
+        #[arg(long, conflicts_with_all = ["database", "http2", "tpm", "rpm"])]
+        capture_memory: bool,
     },
     /// Judge a job's conversations (or two jobs' matched pairs) with the judges
     /// of a judges file, as a judging job: resumable, rate-limited, cached.
@@ -303,17 +309,22 @@ pub async fn main() -> i32 {
             http2,
             tpm,
             rpm,
+            capture_memory,
         } => {
-            let limits = bench::Limits { tpm, rpm };
-            bench::bench(
-                latency_ms,
-                concurrency,
-                conversations,
-                database,
-                http2,
-                limits,
-            )
-            .await
+            if capture_memory {
+                bench::capture_memory(conversations)
+            } else {
+                let limits = bench::Limits { tpm, rpm };
+                bench::bench(
+                    latency_ms,
+                    concurrency,
+                    conversations,
+                    database,
+                    http2,
+                    limits,
+                )
+                .await
+            }
         }
         Command::Judge {
             judges,
