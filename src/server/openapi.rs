@@ -229,7 +229,7 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": json_response("The job", "JobDetail"), "404": error("No such job")}
             }},
             "/v1/jobs/{id}/stats": {"get": {
-                "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
+                "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, rollout groups (`conversations.groups`: a scenario's scored conversations per group; how many are flat, every reward equal, and how many of those are all 0 and all 1), judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
                 "parameters": [id_param("Job"), ks_param()],
                 "responses": {"200": {"description": "The report", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A bad k, named by its field", "Problems")}
