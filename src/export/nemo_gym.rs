@@ -153,9 +153,8 @@ fn message_of(m: &MessageRow) -> Result<Message, String> {
             .map_err(|e| format!("message {}'s tool_calls do not read: {e}", m.idx))?,
     };
     Ok(Message {
-        role,
-        content: m.content.as_str().into(),
         tool_calls,
         tool_call_id: m.tool_call_id.clone(),
+        ..Message::text(role, m.content.as_str())
     })
 }

@@ -234,8 +234,6 @@ mod tests {
 
     fn calling(text: &str, calls: &[&str]) -> Message {
         Message {
-            role: Role::Assistant,
-            content: text.into(),
             tool_calls: calls
                 .iter()
                 .map(|id| ToolCall {
@@ -244,7 +242,7 @@ mod tests {
                     arguments: "{}".into(),
                 })
                 .collect(),
-            tool_call_id: None,
+            ..Message::assistant(text)
         }
     }
 
