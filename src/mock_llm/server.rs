@@ -206,6 +206,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
             })
             .collect(),
         tool_call_id: m.tool_call_id,
+        reasoning: None,
     })
 }
 
