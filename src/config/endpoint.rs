@@ -960,6 +960,35 @@ mod tests {
     }
 
     #[test]
+    fn api_responses_is_read_kept_in_the_snapshot_and_refuses_capture_tokens_azure_and_batch() {
+        let (config, fields) =
+            checked("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
+        assert!(fields.is_empty(), "{fields:?}");
+        assert_eq!(config.unwrap().api, Api::Responses);
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
+        let stored = toml::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
+        assert!(stored.contains("api = \"responses\""), "{stored}");
+        let (_, fields) = checked(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"\ncapture_tokens = true\n\
+             batch = true",
+        );
+        assert_eq!(fields, ["endpoints.e.capture_tokens", "endpoints.e.batch"]);
+        let (config, fields) =
+            checked("base_url = \"http://h/v1\"\nmodel = \"m\"\ncapture_tokens = true");
+        assert!(fields.is_empty(), "{fields:?}");
+        assert!(config.unwrap().capture_tokens);
+        let (_, p) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"completions\"");
+        assert!(p[0].message.contains("responses"), "{p:?}");
+    }
+
+    #[test]
+    fn without_api_or_capture_tokens_the_snapshot_is_as_it_was() {
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"");
+        let text = serde_json::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
+        assert!(!text.contains("api") && !text.contains("capture"), "{text}");
+    }
+
+    #[test]
     fn batch_keys_survive_the_stored_snapshot_so_a_resumed_job_batches_the_same() {
         let text =
             "base_url = \"http://h/v1\"\nmodel = \"m\"\nbatch = true\nbatch_poll_secs = 2.5\n\

@@ -286,6 +286,26 @@ mod tests {
     }
 
     #[test]
+    fn a_responses_endpoint_posts_to_responses_through_either_client() {
+        let responses = |url: &str| EndpointConfig {
+            api: Api::Responses,
+            ..endpoint(url, false)
+        };
+        let base = "https://api.openai.com/v1";
+        let Transport::OpenAi(client) = Transport::choose(&responses(base), base, false).unwrap()
+        else {
+            panic!("https through async-openai");
+        };
+        assert_eq!(client.url(), "https://api.openai.com/v1/responses");
+        let base = "http://127.0.0.1:8000/v1";
+        let Transport::Http1(client) = Transport::choose(&responses(base), base, false).unwrap()
+        else {
+            panic!("http through the lean client");
+        };
+        assert_eq!(client.path(), "/v1/responses");
+    }
+
+    #[test]
     fn an_unusable_url_is_an_invalid_request_naming_it() {
         let Err(e) = Transport::choose(&endpoint("not a url", false), "not a url", false) else {
             panic!("accepted");
