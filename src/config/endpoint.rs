@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
-use super::job::{BatchSettings, EndpointConfig, Prices, Target};
+use super::job::{Api, BatchSettings, EndpointConfig, Prices, Target};
 use super::problem::Problem;
 use super::ranges;
 use super::service::{OperatorEndpoints, Trust};
@@ -72,6 +72,13 @@ pub struct EndpointSettings {
     /// Submissions of one call before its judgment fails.
     #[serde(default = "default_batch_max_attempts")]
     pub batch_max_attempts: u32,
+    /// `chat` (Chat Completions) or `responses` (the Responses API).
+    #[serde(default)]
+    pub api: Api,
+    /// Ask a vLLM server for each generation's token ids and log
+    /// probabilities (chat only; docs/configuration.md).
+    #[serde(default)]
+    pub capture_tokens: bool,
 }
 
 fn default_batch_poll_secs() -> f64 {
@@ -198,6 +205,11 @@ pub struct EndpointSnapshot {
     pub batch_max_requests: u32,
     #[serde(skip_serializing_if = "is_default_max_attempts")]
     pub batch_max_attempts: u32,
+    // Written only when not the default, as the batch keys.
+    #[serde(skip_serializing_if = "Api::is_chat")]
+    pub api: Api,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub capture_tokens: bool,
 }
 
 fn is_default_poll(v: &f64) -> bool {
@@ -424,6 +436,8 @@ impl EndpointFile {
             batch_poll_secs: s.batch_poll_secs,
             batch_max_requests: s.batch_max_requests,
             batch_max_attempts: s.batch_max_attempts,
+            api: s.api,
+            capture_tokens: s.capture_tokens,
         })
     }
 
@@ -570,6 +584,7 @@ pub fn check_endpoint(
         ));
     }
     check_settings(file, &field, s, problems);
+    check_api(file, &field, s, azure.is_some(), problems);
     if problems.len() != before {
         return None;
     }
@@ -601,7 +616,49 @@ pub fn check_endpoint(
         azure,
         ca_pem: None,
         batch,
+        api: s.api,
+        capture_tokens: s.capture_tokens,
     })
+}
+
+/// `api` and `capture_tokens` together: token capture asks a chat
+/// completions server (vLLM) for its token fields, while a Responses API
+/// server returns them by its own configuration; Azure deployments are
+/// reached through chat completions only.
+fn check_api(
+    file: &Path,
+    field: &dyn Fn(&str) -> String,
+    s: &EndpointSettings,
+    azure: bool,
+    problems: &mut Vec<Problem>,
+) {
+    if s.api == Api::Responses && s.capture_tokens {
+        problems.push(Problem::at_field(
+            file,
+            &field("capture_tokens"),
+            "applies to api = \"chat\" (it asks vLLM for token ids); a Responses API server \
+             returns token fields when it is configured to (NeMo Gym's model servers with \
+             return_token_id_information: true), and usersim reads them whenever they come; \
+             remove capture_tokens",
+        ));
+    }
+    if s.api == Api::Responses && azure {
+        problems.push(Problem::at_field(
+            file,
+            &field("api"),
+            "\"responses\" is not offered for Azure deployments here (they are called through \
+             chat completions); remove api, or give the deployment's OpenAI-compatible base_url \
+             without azure_deployment",
+        ));
+    }
+    if s.api == Api::Responses && s.batch {
+        problems.push(Problem::at_field(
+            file,
+            &field("batch"),
+            "the Batch API path sends chat completions; an endpoint with api = \"responses\" \
+             cannot judge through it; remove batch or api",
+        ));
+    }
 }
 
 /// Every number of an endpoint within its range.
@@ -900,6 +957,35 @@ mod tests {
         let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"");
         let text = serde_json::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
         assert!(!text.contains("batch"), "{text}");
+    }
+
+    #[test]
+    fn api_responses_is_read_kept_in_the_snapshot_and_refuses_capture_tokens_azure_and_batch() {
+        let (config, fields) =
+            checked("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
+        assert!(fields.is_empty(), "{fields:?}");
+        assert_eq!(config.unwrap().api, Api::Responses);
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
+        let stored = toml::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
+        assert!(stored.contains("api = \"responses\""), "{stored}");
+        let (_, fields) = checked(
+            "base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"\ncapture_tokens = true\n\
+             batch = true",
+        );
+        assert_eq!(fields, ["endpoints.e.capture_tokens", "endpoints.e.batch"]);
+        let (config, fields) =
+            checked("base_url = \"http://h/v1\"\nmodel = \"m\"\ncapture_tokens = true");
+        assert!(fields.is_empty(), "{fields:?}");
+        assert!(config.unwrap().capture_tokens);
+        let (_, p) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"completions\"");
+        assert!(p[0].message.contains("responses"), "{p:?}");
+    }
+
+    #[test]
+    fn without_api_or_capture_tokens_the_snapshot_is_as_it_was() {
+        let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"");
+        let text = serde_json::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
+        assert!(!text.contains("api") && !text.contains("capture"), "{text}");
     }
 
     #[test]

@@ -42,6 +42,28 @@ pub struct EndpointConfig {
     /// `batch = true`: judging jobs send this endpoint's calls through the
     /// OpenAI Batch API.
     pub batch: Option<BatchSettings>,
+    /// The wire format the endpoint speaks (`api = "chat"` or `"responses"`).
+    pub api: Api,
+    /// `capture_tokens = true` (chat only): ask a vLLM server for the
+    /// generation's token ids and log probabilities (see `llm::chat_tokens`).
+    pub capture_tokens: bool,
+}
+
+/// Which of OpenAI's APIs an endpoint's calls go through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `POST {base_url}/chat/completions`.
+    #[default]
+    Chat,
+    /// `POST {base_url}/responses`, the Responses API (`llm::responses`).
+    Responses,
+}
+
+impl Api {
+    pub fn is_chat(&self) -> bool {
+        *self == Api::Chat
+    }
 }
 
 /// How an endpoint's judge calls go through the Batch API.

@@ -22,7 +22,7 @@ pub mod verify;
 
 pub use egress::EgressAllowlist;
 pub use job::{
-    AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
+    Api, AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
     EnvironmentConfig, Job, MissingTool, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
     Opener, Prices, SimulatedConfig, Target, UserMode,
 };

@@ -52,6 +52,7 @@ pub(super) fn messages(
             content: content.into(),
             tool_calls,
             tool_call_id,
+            reasoning: None,
         });
     }
     Ok((out, weights))

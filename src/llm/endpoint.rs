@@ -20,11 +20,12 @@ use http::HeaderValue;
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
 use super::limiter::{LimitStats, Limits};
+use super::responses;
 use super::retry::{parse_retry_after, Attempt, Pause, RetryPolicy};
 use super::telemetry::{self, CallMeasure, EndpointTelemetry};
 use super::transport::{Reply, Transport};
 use super::wire::{self, Sampling, WireResponse};
-use crate::config::EndpointConfig;
+use crate::config::{Api, EndpointConfig};
 
 /// Header naming the scenario being played; the mock model server reads it.
 pub const SCENARIO_HEADER: &str = "x-usersim-scenario";
@@ -32,6 +33,10 @@ pub const SCENARIO_HEADER: &str = "x-usersim-scenario";
 pub struct Endpoint {
     name: String,
     model: String,
+    /// The wire format: chat completions or the Responses API.
+    api: Api,
+    /// Chat completions: ask for token ids (`llm::chat_tokens`).
+    capture_tokens: bool,
     transport: Transport,
     sampling: Sampling,
     policy: RetryPolicy,
@@ -54,6 +59,8 @@ impl Endpoint {
         Ok(Endpoint {
             name: config.name.clone(),
             model: config.model.clone(),
+            api: config.api,
+            capture_tokens: config.capture_tokens,
             transport,
             sampling: Sampling {
                 temperature: config.temperature,
@@ -118,8 +125,20 @@ impl Drop for Endpoint {
 impl Endpoint {
     /// The JSON body of `req`, as sent.
     fn encode(&self, req: &ChatRequest) -> Result<String, LlmError> {
-        serde_json::to_string(&wire::to_request(&self.model, &self.sampling, req))
-            .map_err(|e| LlmError::InvalidRequest(format!("cannot serialize the request: {e}")))
+        let body = match self.api {
+            Api::Chat => {
+                let request = wire::to_request(&self.model, &self.sampling, req);
+                if self.capture_tokens {
+                    serde_json::to_string(&request.capturing_tokens())
+                } else {
+                    serde_json::to_string(&request)
+                }
+            }
+            Api::Responses => {
+                serde_json::to_string(&responses::to_request(&self.model, &self.sampling, req))
+            }
+        };
+        body.map_err(|e| LlmError::InvalidRequest(format!("cannot serialize the request: {e}")))
     }
 
     /// One call: its attempts, retries and parsing, and what they cost
@@ -149,16 +168,29 @@ impl Endpoint {
             .await;
         measure.retries = u64::from(retries);
         measure.admission_wait = Duration::from_nanos(admission_wait.into_inner());
-        let result = result.and_then(|response| {
-            let (message, finish_reason, usage) =
-                wire::from_response(response, &format!("call_{call_number}"))?;
-            Ok(ChatResponse {
-                message,
-                finish_reason,
-                usage,
-                latency_ms: 0,
-                tokens: None,
-            })
+        let call_ids = format!("call_{call_number}");
+        let result = result.and_then(|reply| match reply {
+            Parsed::Chat(mut response) => {
+                let tokens = response.take_tokens()?.map(Box::new);
+                let (message, finish_reason, usage) = wire::from_response(response, &call_ids)?;
+                Ok(ChatResponse {
+                    message,
+                    finish_reason,
+                    usage,
+                    latency_ms: 0,
+                    tokens,
+                })
+            }
+            Parsed::Responses(reply) => {
+                let converted = responses::from_reply(reply, &call_ids)?;
+                Ok(ChatResponse {
+                    message: converted.message,
+                    finish_reason: converted.finish_reason,
+                    usage: converted.usage,
+                    latency_ms: 0,
+                    tokens: converted.tokens,
+                })
+            }
         });
         (result, measure)
     }
@@ -171,7 +203,7 @@ impl Endpoint {
         extra: &[(&str, &HeaderValue)],
         attempt: Attempt,
         admission_wait: &AtomicU64,
-    ) -> Result<WireResponse, LlmError> {
+    ) -> Result<Parsed, LlmError> {
         let retry = attempt.retry;
         let encode = || self.encode(req);
         let body = encode()?;
@@ -223,11 +255,42 @@ impl Endpoint {
         }
         // Not JSON, or not shaped like a chat completion: retried like any
         // transient failure.
-        let response = serde_json::from_slice::<WireResponse>(&body)
-            .map_err(|e| super::error::not_a_completion(&e, &body))?;
+        let parsed = match self.api {
+            Api::Chat => Parsed::Chat(
+                serde_json::from_slice::<WireResponse>(&body)
+                    .map_err(|e| super::error::not_a_completion(&e, &body))?,
+            ),
+            Api::Responses => Parsed::Responses(
+                serde_json::from_slice::<responses::WireReply>(&body)
+                    .map_err(|e| super::error::not_a_completion(&e, &body))?,
+            ),
+        };
         self.limits
-            .settle(&admission, body_bytes, response.reported_usage());
-        Ok(response)
+            .settle(&admission, body_bytes, parsed.reported_usage());
+        if let Parsed::Responses(reply) = &parsed {
+            if let Some(error) = reply.failure() {
+                if let LlmError::RateLimited { .. } = error {
+                    self.pause.extend(self.policy.delay(retry, &error));
+                }
+                return Err(error);
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// A success reply, read as its wire format says.
+enum Parsed {
+    Chat(WireResponse),
+    Responses(responses::WireReply),
+}
+
+impl Parsed {
+    fn reported_usage(&self) -> Option<(u64, u64)> {
+        match self {
+            Parsed::Chat(response) => response.reported_usage(),
+            Parsed::Responses(reply) => reply.reported_usage(),
+        }
     }
 }
 

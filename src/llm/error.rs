@@ -177,7 +177,7 @@ pub fn not_a_completion(e: &serde_json::Error, body: &[u8]) -> LlmError {
 }
 
 /// A short name a server's error vocabulary uses, and nothing else.
-fn is_identifier(text: &str) -> bool {
+pub(crate) fn is_identifier(text: &str) -> bool {
     (1..=64).contains(&text.len())
         && text
             .bytes()

@@ -68,6 +68,10 @@ pub struct Message {
     /// For `Role::Tool`: the id of the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// An assistant message's reasoning items from a Responses API server,
+    /// sent back with it (see [`super::reasoning`]); never serialized here.
+    #[serde(skip)]
+    pub reasoning: Option<super::reasoning::Reasoning>,
 }
 
 impl Message {
@@ -86,6 +90,7 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
+            reasoning: None,
         }
     }
     pub fn text(role: Role, content: impl Into<Arc<str>>) -> Self {
@@ -94,6 +99,7 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            reasoning: None,
         }
     }
 }

@@ -4,11 +4,14 @@
 
 pub mod batch;
 pub mod chat;
+pub mod chat_tokens;
 pub mod endpoint;
 pub mod error;
 pub mod limiter;
 pub mod message;
 pub mod rate_headers;
+pub mod reasoning;
+pub mod responses;
 pub mod retry;
 pub mod telemetry;
 pub mod token_budget;

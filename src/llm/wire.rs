@@ -19,6 +19,16 @@ pub struct Sampling {
     pub max_tokens: Option<u32>,
 }
 
+impl Sampling {
+    /// The request's own `max_tokens`, which may only lower the endpoint's.
+    pub fn max_tokens_for(&self, req: &ChatRequest) -> Option<u32> {
+        match (req.max_tokens, self.max_tokens) {
+            (Some(asked), Some(endpoint)) => Some(asked.min(endpoint)),
+            (asked, endpoint) => asked.or(endpoint),
+        }
+    }
+}
+
 /// A chat completion request body, borrowing everything it sends.
 #[derive(Debug, Serialize)]
 pub struct WireRequest<'a> {
@@ -39,6 +49,19 @@ pub struct WireRequest<'a> {
     /// Only with tools: OpenAI refuses it on a request without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel_tool_calls: Option<bool>,
+    /// `capture_tokens = true`: what asks vLLM for token ids.
+    #[serde(flatten)]
+    capture: Option<super::chat_tokens::CaptureFields>,
+}
+
+impl WireRequest<'_> {
+    /// Ask for the generation's token ids and log probabilities.
+    pub fn capturing_tokens(self) -> Self {
+        WireRequest {
+            capture: Some(super::chat_tokens::CaptureFields::VLLM),
+            ..self
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -91,13 +114,11 @@ pub fn to_request<'a>(
         tools: req.tools.iter().map(to_wire_tool).collect(),
         temperature: req.temperature.or(sampling.temperature),
         top_p: sampling.top_p,
-        max_tokens: match (req.max_tokens, sampling.max_tokens) {
-            (Some(asked), Some(endpoint)) => Some(asked.min(endpoint)),
-            (asked, endpoint) => asked.or(endpoint),
-        },
+        max_tokens: sampling.max_tokens_for(req),
         // llama.cpp and others take a 32-bit seed; keep it in range everywhere.
         seed: req.seed.map(|s| (s & 0x7fff_ffff) as i64),
         parallel_tool_calls: req.parallel_tool_calls.filter(|_| !req.tools.is_empty()),
+        capture: None,
     }
 }
 
@@ -144,9 +165,12 @@ fn to_wire_message(m: &Message) -> WireMessageOut<'_> {
 #[derive(Debug, Deserialize)]
 pub struct WireResponse {
     #[serde(default)]
-    choices: Vec<WireChoice>,
+    pub(super) choices: Vec<WireChoice>,
     #[serde(default)]
     usage: Option<WireUsage>,
+    /// vLLM's, with `return_token_ids`.
+    #[serde(default)]
+    pub(super) prompt_token_ids: Option<Vec<u32>>,
 }
 
 impl WireResponse {
@@ -158,19 +182,31 @@ impl WireResponse {
 }
 
 #[derive(Debug, Deserialize)]
-struct WireChoice {
+pub(super) struct WireChoice {
     #[serde(default)]
-    message: Option<WireMessage>,
+    pub(super) message: Option<WireMessage>,
     #[serde(default)]
     finish_reason: Option<serde_json::Value>,
+    /// vLLM's, with `return_token_ids`.
+    #[serde(default)]
+    pub(super) token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub(super) logprobs: Option<super::chat_tokens::ChoiceLogprobs>,
 }
 
 #[derive(Debug, Deserialize)]
-struct WireMessage {
+pub(super) struct WireMessage {
     #[serde(default)]
     content: Option<serde_json::Value>,
     #[serde(default)]
     tool_calls: Option<Vec<WireToolCall>>,
+    /// NeMo Gym's model servers put the whole token bundle on the message.
+    #[serde(default)]
+    pub(super) prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub(super) generation_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub(super) generation_log_probs: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,6 +231,17 @@ struct WireUsage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+}
+
+/// A tool call's arguments as text: as sent when a string (valid JSON or
+/// not: the environment reports that), as JSON text when an object, `{}`
+/// when absent.
+pub fn arguments_text(arguments: Option<serde_json::Value>) -> String {
+    match arguments {
+        None | Some(serde_json::Value::Null) => "{}".to_string(),
+        Some(serde_json::Value::String(s)) => s,
+        Some(object) => object.to_string(),
+    }
 }
 
 /// The assistant message, finish reason and usage of a response.
@@ -238,11 +285,7 @@ pub fn from_response(
                 "tool call {i} has no function name"
             )));
         }
-        let arguments = match function.arguments {
-            None | Some(serde_json::Value::Null) => "{}".to_string(),
-            Some(serde_json::Value::String(s)) => s,
-            Some(object) => object.to_string(),
-        };
+        let arguments = arguments_text(function.arguments);
         let id = call
             .id
             .filter(|id| !id.is_empty())
@@ -266,6 +309,7 @@ pub fn from_response(
         content: content.into(),
         tool_calls,
         tool_call_id: None,
+        reasoning: None,
     };
     Ok((message, finish_reason, usage))
 }

@@ -66,6 +66,11 @@ pub struct Modifiers {
     pub leaky: bool,
     /// User: on some seeds, makes up an order number (`invented_fact`).
     pub inventive: bool,
+    /// Responses API: each reply starts with a reasoning item, which later
+    /// requests must send back (see `mock_llm::responses`).
+    pub reasoning: bool,
+    /// Responses API: the reply's last output item carries token fields.
+    pub tokens: bool,
 }
 
 impl Modifiers {
@@ -137,9 +142,11 @@ impl Behaviour {
                 "assistantish" => m.assistantish = true,
                 "leaky" => m.leaky = true,
                 "inventive" => m.inventive = true,
+                "reasoning" => m.reasoning = true,
+                "tokens" => m.tokens = true,
                 other => {
                     return Err(format!(
-                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect, wrong, stop-midtext, slow, biased, garbled, garbled-once, no-tools, contradict, contradict-always, bad-output, overreport, underreport, premature, assistantish, leaky, inventive"
+                        "unknown mock modifier '+{other}'; known: ratelimit-once, error500-once, malformed, clumsy, empty, nonstop, perfect, wrong, stop-midtext, slow, biased, garbled, garbled-once, no-tools, contradict, contradict-always, bad-output, overreport, underreport, premature, assistantish, leaky, inventive, reasoning, tokens"
                     ))
                 }
             }

@@ -204,5 +204,6 @@ fn tool_calls(calls: Vec<ToolCall>) -> Message {
         content: "".into(),
         tool_calls: calls,
         tool_call_id: None,
+        reasoning: None,
     }
 }

@@ -58,6 +58,7 @@ pub fn policy(
                 arguments: next.arguments.to_string(),
             }],
             tool_call_id: None,
+            reasoning: None,
         };
     }
     if flawed && scenario.evaluation.actions.is_empty() {

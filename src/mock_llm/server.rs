@@ -1,8 +1,10 @@
-//! The mock's HTTP face: `/v1/chat/completions`, `/v1/models`, the Batch
+//! The mock's HTTP face: `/v1/chat/completions`, `/v1/responses` (see
+//! [`super::responses`]), vLLM's `/tokenize` (see [`super::tokens`]), `/v1/models`, the Batch
 //! API (`/v1/files`, `/v1/batches`: see [`super::batch`]), and `/mock/stats`
 //! (requests received, for tests that check limits held).
 //! Every completion first waits the configured latency, then may be answered
-//! with an injected fault (see [`super::faults`]), then with its scripted reply.
+//! with an injected fault (see [`super::faults`]), then with its scripted reply
+//! ([`script_turn`], whichever wire format asked).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -29,7 +31,7 @@ use crate::llm::message::{Message, Role, ToolCall};
 use crate::persona::Scenario;
 
 pub(super) struct MockState {
-    scenarios: HashMap<String, Scenario>,
+    pub(super) scenarios: HashMap<String, Scenario>,
     pub(super) config: MockConfig,
     pub(super) stats: Mutex<MockStats>,
     /// Files and batches of the Batch API.
@@ -70,6 +72,8 @@ impl MockServer {
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/responses", post(super::responses::responses))
+            .route("/tokenize", post(super::tokens::tokenize))
             .route("/v1/models", get(models))
             .route("/mock/stats", get(stats))
             .merge(super::batch::routes())
@@ -153,6 +157,17 @@ struct IncomingRequest {
     parallel_tool_calls: Option<bool>,
     #[serde(default)]
     tools: Vec<IncomingTool>,
+    /// `metadata.usersim_scenario` names the scenario when no header does.
+    #[serde(default)]
+    metadata: Option<HashMap<String, serde_json::Value>>,
+    /// vLLM's token capture: log probabilities, tokens named `token_id:N`,
+    /// and the prompt's and generation's ids.
+    #[serde(default)]
+    logprobs: Option<bool>,
+    #[serde(default)]
+    return_tokens_as_token_ids: Option<bool>,
+    #[serde(default)]
+    return_token_ids: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -188,9 +203,19 @@ struct IncomingFunction {
     arguments: String,
 }
 
+/// A chat message as JSON, read as [`to_message`] reads it.
+pub(super) fn message_of_value(value: serde_json::Value) -> Option<Message> {
+    to_message(serde_json::from_value(value).ok()?)
+}
+
 fn to_message(m: IncomingMessage) -> Option<Message> {
     let content = match m.content {
         Some(serde_json::Value::String(s)) => s,
+        // Content parts (NeMo Gym's converter may send them): their text.
+        Some(serde_json::Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+            .collect(),
         _ => String::new(),
     };
     Some(Message {
@@ -206,6 +231,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
             })
             .collect(),
         tool_call_id: m.tool_call_id,
+        reasoning: None,
     })
 }
 
@@ -216,24 +242,162 @@ pub(super) async fn chat_completions(
     body: Bytes,
 ) -> Response {
     let handler_started = std::time::Instant::now();
-    let request: IncomingRequest = match serde_json::from_slice(&body) {
+    let request: IncomingRequest = match read_body(&body) {
         Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("invalid request body: {e}"),
-                "invalid_request_error",
-            )
-        }
+        Err(response) => return *response,
     };
+    let capture = super::tokens::Capture {
+        logprobs: request.logprobs.unwrap_or(false),
+        as_token_ids: request.return_tokens_as_token_ids.unwrap_or(false),
+        token_ids: request.return_token_ids.unwrap_or(false),
+    };
+    let asked = Asked {
+        scenario: scenario_id(&headers, request.metadata.as_ref()),
+        model: request.model,
+        seed: request.seed.unwrap_or(0) as u64,
+        parallel: request.parallel_tool_calls.unwrap_or(true),
+        messages: request
+            .messages
+            .into_iter()
+            .filter_map(to_message)
+            .collect(),
+        offered: request.tools.into_iter().map(|t| t.function.name).collect(),
+    };
+    let answered = match script_turn(&state, version, &headers, asked, handler_started).await {
+        Ok(answered) => answered,
+        Err(response) => return response,
+    };
+    let Answered {
+        reply,
+        model,
+        seen,
+        prompt_tokens,
+        completion_tokens,
+        announced,
+        prompt_text,
+        ..
+    } = answered;
+    let finish = if reply.tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let tool_calls: Vec<_> = reply
+        .tool_calls
+        .iter()
+        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+        .collect();
+    let mut message = json!({"role": "assistant", "content": reply.content});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = json!(tool_calls);
+        message["content"] = serde_json::Value::Null;
+    }
+    let mut choice = json!({"index": 0, "message": message, "finish_reason": finish});
+    let mut body = json!({
+        "id": format!("mockcmpl-{seen}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens
+        }
+    });
+    capture.fill(&prompt_text, &reply, &mut body, &mut choice);
+    body["choices"] = json!([choice]);
+    with_announced(Json(body), announced)
+}
+
+/// A JSON request body, or the 400 that says why it is not one.
+pub(super) fn read_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Box<Response>> {
+    serde_json::from_slice(body).map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            &format!("invalid request body: {e}"),
+            "invalid_request_error",
+        ))
+    })
+}
+
+/// The body, with the remaining-tokens headers when the mock announces them.
+pub(super) fn with_announced(
+    body: Json<serde_json::Value>,
+    announced: Option<(u64, u64)>,
+) -> Response {
+    match announced {
+        Some((remaining, reset_secs)) => (
+            [
+                ("x-ratelimit-remaining-tokens", remaining.to_string()),
+                ("x-ratelimit-reset-tokens", format!("{reset_secs}s")),
+            ],
+            body,
+        )
+            .into_response(),
+        None => body.into_response(),
+    }
+}
+
+/// The scenario a request names: the `X-Usersim-Scenario` header, else
+/// `metadata.usersim_scenario` (the Responses API's, which a proxy such as
+/// NeMo Gym's `vllm_model` passes on in its chat completions).
+pub(super) fn scenario_id(
+    headers: &HeaderMap,
+    metadata: Option<&HashMap<String, serde_json::Value>>,
+) -> Option<String> {
+    if let Some(id) = headers.get(SCENARIO_HEADER).and_then(|v| v.to_str().ok()) {
+        return Some(id.to_string());
+    }
+    metadata?
+        .get(crate::llm::responses::request::SCENARIO_METADATA_KEY)?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// What a request asks the mock, whichever wire format it came in.
+pub(super) struct Asked {
+    pub(super) model: String,
+    pub(super) messages: Vec<Message>,
+    pub(super) seed: u64,
+    pub(super) parallel: bool,
+    /// The tools offered, by name.
+    pub(super) offered: Vec<String>,
+    pub(super) scenario: Option<String>,
+}
+
+/// The scripted reply and what it counts.
+pub(super) struct Answered {
+    pub(super) reply: Message,
+    pub(super) model: String,
+    pub(super) behaviour: Behaviour,
+    /// Requests for this model name so far, this one included.
+    pub(super) seen: u64,
+    pub(super) prompt_tokens: usize,
+    pub(super) completion_tokens: usize,
+    /// Remaining tokens and their reset, when the mock announces them.
+    pub(super) announced: Option<(u64, u64)>,
+    /// The prompt as the mock's tokenizer reads it (see `super::tokens`).
+    pub(super) prompt_text: String,
+}
+
+/// One request: counted, held for its latency, maybe failed by an injected
+/// fault or a model-name modifier, else answered by the scripted role.
+pub(super) async fn script_turn(
+    state: &MockState,
+    version: axum::http::Version,
+    headers: &HeaderMap,
+    asked: Asked,
+    handler_started: std::time::Instant,
+) -> Result<Answered, Response> {
     let arrived = unix_second();
     let arrival = {
         let Ok(mut stats) = state.stats.lock() else {
-            return error(
+            return Err(error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "stats lock poisoned",
                 "server_error",
-            );
+            ));
         };
         *stats
             .by_http_version
@@ -246,84 +410,71 @@ pub(super) async fn chat_completions(
             .by_authorization
             .entry(bearer.to_string())
             .or_default() += 1;
-        stats.record_request(&request.model, arrived)
+        stats.record_request(&asked.model, arrived)
     };
     let Arrival {
         index,
         seen_for_model: seen,
     } = arrival;
     let draw = faults::draw(&state.config, index);
-    if !hold(&state, draw.delay).await {
-        return shutting_down();
+    if !hold(state, draw.delay).await {
+        return Err(shutting_down());
     }
     if let Some(fault) = draw.fault {
         if let Ok(mut stats) = state.stats.lock() {
             stats.record_fault(faults::fault_name(fault));
         }
         match fault {
-            MockFault::RateLimited => return faults::rate_limited(),
-            MockFault::ServerError => return faults::server_error(),
-            MockFault::Unavailable => return faults::unavailable(),
-            MockFault::Malformed => return faults::malformed(),
-            MockFault::Truncated => return faults::truncated(),
+            MockFault::RateLimited => return Err(faults::rate_limited()),
+            MockFault::ServerError => return Err(faults::server_error()),
+            MockFault::Unavailable => return Err(faults::unavailable()),
+            MockFault::Malformed => return Err(faults::malformed()),
+            MockFault::Truncated => return Err(faults::truncated()),
             // A very slow server: a client with a shorter timeout gives up first;
             // one that waits gets the normal reply.
             MockFault::Timeout => {
-                if !hold(&state, faults::TIMEOUT_HOLD).await {
-                    return shutting_down();
+                if !hold(state, faults::TIMEOUT_HOLD).await {
+                    return Err(shutting_down());
                 }
             }
         }
     }
-    let behaviour = match Behaviour::parse(&request.model) {
+    let behaviour = match Behaviour::parse(&asked.model) {
         Ok(b) => b,
-        Err(message) => return error(StatusCode::NOT_FOUND, &message, "model_not_found"),
+        Err(message) => return Err(error(StatusCode::NOT_FOUND, &message, "model_not_found")),
     };
     let m = &behaviour.modifiers;
     if m.ratelimit_once && seen == 1 {
-        return faults::rate_limited();
+        return Err(faults::rate_limited());
     }
     if m.error500_once && seen == 1 {
-        return faults::server_error();
+        return Err(faults::server_error());
     }
     if m.malformed {
-        return faults::malformed();
+        return Err(faults::malformed());
     }
 
-    if m.slow && !hold(&state, Duration::from_secs(2)).await {
-        return shutting_down();
+    if m.slow && !hold(state, Duration::from_secs(2)).await {
+        return Err(shutting_down());
     }
-    let scenario = headers
-        .get(SCENARIO_HEADER)
-        .and_then(|v| v.to_str().ok())
+    let scenario = asked
+        .scenario
+        .as_deref()
         .and_then(|id| state.scenarios.get(id));
-    let seed = request.seed.unwrap_or(0) as u64;
-    let parallel = request.parallel_tool_calls.unwrap_or(true);
-    let prompt_chars: usize = request
-        .messages
-        .iter()
-        .map(|m| match &m.content {
-            Some(serde_json::Value::String(s)) => s.len(),
-            _ => 0,
-        })
-        .sum();
-    let messages: Vec<Message> = request
-        .messages
-        .into_iter()
-        .filter_map(to_message)
-        .collect();
+    let messages = asked.messages;
+    let prompt_chars: usize = messages.iter().map(|m| m.content.len()).sum();
     if let Ok(mut stats) = state.stats.lock() {
-        stats.record_tool_calls_seen(&request.model, &messages);
+        stats.record_tool_calls_seen(&asked.model, &messages);
     }
-    let offered: Vec<String> = request.tools.into_iter().map(|t| t.function.name).collect();
+    let seed = asked.seed;
     let reply = match behaviour.role {
         MockRole::Policy if m.empty => Message::assistant(""),
         MockRole::Policy => match scenario {
             Some(s) if replay::plays(s) => replay::policy(s, seed, &messages, m),
             Some(s) if answer::plays(s) => answer::policy(s, seed, m),
-            _ => policy::respond(scenario, seed, &messages, m, parallel),
+            _ => policy::respond(scenario, seed, &messages, m, asked.parallel),
         },
-        MockRole::User => match user_tools::respond(&messages, &offered, m) {
+        MockRole::User => match user_tools::respond(&messages, &asked.offered, m) {
             Some(reply) => reply,
             None => Message::assistant(match scenario.filter(|s| replay::plays(s)) {
                 Some(s) if !m.empty => replay::user(s, &messages),
@@ -346,27 +497,12 @@ pub(super) async fn chat_completions(
             .iter()
             .map(|c| c.name.len() + c.arguments.len())
             .sum::<usize>();
-    let finish = if reply.tool_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    let tool_calls: Vec<_> = reply
-        .tool_calls
-        .iter()
-        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-        .collect();
-    let mut message = json!({"role": "assistant", "content": reply.content});
-    if !tool_calls.is_empty() {
-        message["tool_calls"] = json!(tool_calls);
-        message["content"] = serde_json::Value::Null;
-    }
     let prompt_tokens = m.reported(prompt_chars / 4 + 4 * messages.len() + 1);
     let completion_tokens = m.reported(completion_chars / 4 + 1);
     let mut announced = None;
     if let Ok(mut stats) = state.stats.lock() {
         stats.record_tokens(
-            &request.model,
+            &asked.model,
             arrived,
             (prompt_tokens + completion_tokens) as u64,
         );
@@ -378,27 +514,14 @@ pub(super) async fn chat_completions(
             stats.record_excess(handler_started.elapsed().saturating_sub(draw.delay));
         }
     }
-    let body = Json(json!({
-        "id": format!("mockcmpl-{seen}"),
-        "object": "chat.completion",
-        "created": 0,
-        "model": request.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens
-        }
-    }));
-    match announced {
-        Some((remaining, reset_secs)) => (
-            [
-                ("x-ratelimit-remaining-tokens", remaining.to_string()),
-                ("x-ratelimit-reset-tokens", format!("{reset_secs}s")),
-            ],
-            body,
-        )
-            .into_response(),
-        None => body.into_response(),
-    }
+    Ok(Answered {
+        prompt_text: super::tokens::prompt_text(&messages, &asked.offered),
+        reply,
+        model: asked.model,
+        behaviour,
+        seen,
+        prompt_tokens,
+        completion_tokens,
+        announced,
+    })
 }

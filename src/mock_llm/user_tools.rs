@@ -54,6 +54,7 @@ pub fn respond(messages: &[Message], tools: &[String], modifiers: &Modifiers) ->
         content: "".into(),
         tool_calls: calls,
         tool_call_id: None,
+        reasoning: None,
     })
 }
 

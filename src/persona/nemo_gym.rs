@@ -236,6 +236,7 @@ fn input_message(item: &Value) -> Result<Message, String> {
                     arguments,
                 }],
                 tool_call_id: None,
+                reasoning: None,
             })
         }
         "function_call_output" => {

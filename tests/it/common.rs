@@ -196,6 +196,8 @@ pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::conf
         azure: None,
         ca_pem: None,
         batch: None,
+        api: usersim::config::Api::Chat,
+        capture_tokens: false,
     }
 }
 

@@ -46,6 +46,7 @@ mod mock_faults;
 mod nemo_gym;
 mod progress;
 mod real_model;
+mod responses_api;
 mod resume;
 mod rewards;
 mod server_api;

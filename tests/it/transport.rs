@@ -59,6 +59,7 @@ on_both_paths!(
     a_server_that_never_answers_times_out,
     concurrent_calls_open_a_connection_each_and_reuse_them_afterwards,
     a_redirect_is_an_error_and_is_not_followed,
+    a_responses_api_endpoint_posts_to_responses_and_reads_its_reply,
 );
 
 /// A self-signed certificate for 127.0.0.1: the server's TLS config and the
@@ -619,4 +620,35 @@ async fn an_untrusted_certificate_is_a_connection_error_naming_it() {
         "{error}"
     );
     assert!(server.received().is_empty());
+}
+
+/// `api = "responses"` goes through the same clients, to `/responses`.
+async fn a_responses_api_endpoint_posts_to_responses_and_reads_its_reply(path: Path) {
+    const REPLY: &str = r#"{"status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"}]}],"usage":{"input_tokens":4,"output_tokens":1}}"#;
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{REPLY}",
+        REPLY.len()
+    );
+    let server = Scripted::start(path, vec![Answer::Bytes(answer.into_bytes())]).await;
+    let config = EndpointConfig {
+        api: usersim::config::Api::Responses,
+        api_key: Some("sk-test".into()),
+        ..endpoint_config("scripted", &server.url, "m")
+    };
+    let endpoint = endpoint_on(config, &server.url, server.path, server.pem.as_deref());
+    let response = endpoint.complete(with_scenario()).await.unwrap();
+    assert_eq!(&*response.message.content, "Hi");
+    assert_eq!(response.usage.prompt_tokens, 4);
+    let received = server.received();
+    assert!(
+        received[0]
+            .head
+            .starts_with("POST /v1/responses HTTP/1.1\r\n"),
+        "{}",
+        received[0].head
+    );
+    let body: serde_json::Value = serde_json::from_str(&received[0].body).unwrap();
+    assert_eq!(body["instructions"], "s");
+    assert_eq!(body["input"][0]["content"], "hello");
+    assert_eq!(body["metadata"]["usersim_scenario"], "retail_001");
 }

@@ -235,6 +235,7 @@ mod tests {
                 arguments: "{\"a\": 1}".into(),
             }],
             tool_call_id: None,
+            reasoning: None,
         }
     }
 

@@ -78,6 +78,7 @@ impl Read {
             content: content.into(),
             tool_calls,
             tool_call_id: None,
+            reasoning: None,
         });
         Ok(())
     }

@@ -69,6 +69,15 @@ impl Http1 {
         }
     }
 
+    /// The path requests are posted to, from the request line.
+    #[cfg(test)]
+    pub fn path(&self) -> &str {
+        std::str::from_utf8(&self.head)
+            .ok()
+            .and_then(|head| head.split(' ').nth(1))
+            .unwrap_or_default()
+    }
+
     fn request_head(&self, content_length: usize, extra: &[(&str, &HeaderValue)]) -> Vec<u8> {
         use std::io::Write;
         let mut head = Vec::with_capacity(self.head.len() + 128);

@@ -35,7 +35,7 @@ use http::{HeaderMap, HeaderValue, Uri};
 
 use super::rate_headers::RateHeaders;
 use super::LlmError;
-use crate::config::EndpointConfig;
+use crate::config::{Api, EndpointConfig};
 
 pub use framing::MAX_BODY_BYTES;
 pub use http_client::install_crypto_provider;
@@ -98,6 +98,14 @@ fn openai_config(endpoint: &EndpointConfig, base_url: &str) -> Result<Box<dyn Co
     })
 }
 
+/// Where an API's calls are posted, below the base URL.
+pub fn path_of(api: Api) -> &'static str {
+    match api {
+        Api::Chat => "/chat/completions",
+        Api::Responses => "/responses",
+    }
+}
+
 impl Transport {
     /// Requests of `endpoint` to `base_url` (its URL, or the mock's address).
     pub fn new(endpoint: &EndpointConfig, base_url: &str) -> Result<Transport, LlmError> {
@@ -111,7 +119,7 @@ impl Transport {
         proxy: bool,
     ) -> Result<Transport, LlmError> {
         let config = openai_config(endpoint, base_url)?;
-        let url = config.url("/chat/completions");
+        let url = config.url(path_of(endpoint.api));
         let uri: Uri = url
             .parse()
             .map_err(|e| LlmError::InvalidRequest(format!("invalid endpoint URL {url:?}: {e}")))?;
@@ -140,7 +148,11 @@ impl Transport {
             }
             _ => {
                 let http = http_client::client_for(endpoint.http2, endpoint.ca_pem.as_deref())?;
-                Ok(Transport::OpenAi(openai::OpenAiClient::new(config, http)))
+                Ok(Transport::OpenAi(openai::OpenAiClient::new(
+                    config,
+                    http,
+                    endpoint.api,
+                )))
             }
         }
     }
@@ -203,6 +215,8 @@ mod tests {
             azure: None,
             ca_pem: None,
             batch: None,
+            api: Api::Chat,
+            capture_tokens: false,
         }
     }
 
@@ -269,6 +283,26 @@ mod tests {
         );
         let plain = Transport::choose(&azure, "http://127.0.0.1:1", false).unwrap();
         assert_eq!(plain.client(), "async-openai", "Azure even over http://");
+    }
+
+    #[test]
+    fn a_responses_endpoint_posts_to_responses_through_either_client() {
+        let responses = |url: &str| EndpointConfig {
+            api: Api::Responses,
+            ..endpoint(url, false)
+        };
+        let base = "https://api.openai.com/v1";
+        let Transport::OpenAi(client) = Transport::choose(&responses(base), base, false).unwrap()
+        else {
+            panic!("https through async-openai");
+        };
+        assert_eq!(client.url(), "https://api.openai.com/v1/responses");
+        let base = "http://127.0.0.1:8000/v1";
+        let Transport::Http1(client) = Transport::choose(&responses(base), base, false).unwrap()
+        else {
+            panic!("http through the lean client");
+        };
+        assert_eq!(client.path(), "/v1/responses");
     }
 
     #[test]

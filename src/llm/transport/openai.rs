@@ -5,7 +5,8 @@
 //! [`CappedService`], so its own retry layer never runs.
 //!
 //! Its `byot` requests take our body as it is (already JSON) and give the
-//! completion back as raw JSON for `llm::wire` to read, as the lean client's.
+//! completion (or Responses API reply) back as raw JSON for `llm::wire` (or
+//! `llm::responses`) to read, as the lean client's.
 
 use async_openai::config::Config;
 use async_openai::error::OpenAIError;
@@ -15,27 +16,30 @@ use serde_json::value::RawValue;
 
 use super::capped_service::{CappedService, LatestRate, StatusReply};
 use super::Reply;
+use crate::config::Api;
 use crate::llm::LlmError;
 
 pub struct OpenAiClient {
     client: async_openai::Client<Box<dyn Config>>,
     latest_rate: LatestRate,
+    api: Api,
 }
 
 impl OpenAiClient {
-    pub fn new(config: Box<dyn Config>, http: reqwest::Client) -> Self {
+    pub fn new(config: Box<dyn Config>, http: reqwest::Client, api: Api) -> Self {
         let latest_rate = LatestRate::default();
         let client = async_openai::Client::build(http.clone(), config)
             .with_http_service(CappedService::new(http, latest_rate.clone()));
         OpenAiClient {
             client,
             latest_rate,
+            api,
         }
     }
 
-    /// The URL a chat completion is posted to (without the query).
+    /// The URL a call is posted to (without the query).
     pub fn url(&self) -> String {
-        self.client.config().url("/chat/completions")
+        self.client.config().url(super::path_of(self.api))
     }
 
     pub async fn post(
@@ -51,8 +55,17 @@ impl OpenAiClient {
                 .map_err(|e| LlmError::InvalidRequest(format!("header {name:?}: {e}")))?;
             headers.insert(name, (*value).clone());
         }
-        let chat = self.client.chat().headers(headers);
-        match chat.create_byot::<_, Box<RawValue>>(request).await {
+        let reply = match self.api {
+            Api::Chat => {
+                let chat = self.client.chat().headers(headers);
+                chat.create_byot::<_, Box<RawValue>>(request).await
+            }
+            Api::Responses => {
+                let responses = self.client.responses().headers(headers);
+                responses.create_byot::<_, Box<RawValue>>(request).await
+            }
+        };
+        match reply {
             Ok(completion) => Ok(Reply {
                 status: 200,
                 retry_after: None,
