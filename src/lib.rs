@@ -4,6 +4,7 @@
 //! Module dependency direction (a module never imports one above it):
 //! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
 
+pub mod agent;
 pub mod bench;
 pub mod cli;
 pub mod config;
@@ -16,11 +17,11 @@ pub mod jobs;
 pub mod judge;
 pub mod llm;
 pub mod minhash;
-pub mod rollout_group;
 pub mod mock_llm;
 pub mod persona;
 pub mod prompt;
 pub mod report;
+pub mod rollout_group;
 pub mod server;
 pub mod sim;
 pub mod store;

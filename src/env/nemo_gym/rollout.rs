@@ -99,7 +99,7 @@ pub fn drop_nulls(value: Value) -> Value {
 
 /// Response tools are in the Responses shape; Chat Completions tools are
 /// converted.
-fn response_tools(tools: &Value) -> Value {
+pub fn response_tools(tools: &Value) -> Value {
     let Some(list) = tools.as_array() else {
         return json!([]);
     };
@@ -149,7 +149,7 @@ fn input_items(message: &Message) -> Vec<Value> {
 }
 
 /// A message of the policy's last turn as Responses output items.
-fn output_items_of(message: &Message, index: usize) -> Vec<Value> {
+pub fn output_items_of(message: &Message, index: usize) -> Vec<Value> {
     match message.role {
         Role::Assistant => {
             let mut items = Vec::new();

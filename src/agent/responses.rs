@@ -1,0 +1,132 @@
+//! `/v1/responses`: one request's policy tool loop, as NeMo Gym's agents
+//! answer it. The request's `input` (ending with the user's words or a
+//! tool's output) is given to the job's policy model with the request's
+//! `tools` (or the environment's); its tool calls run on a fresh session
+//! of the job's environment (a NeMo Gym resources server is seeded with
+//! the request as a row) until it answers in text or runs out of steps;
+//! the answer is a Responses-API object whose `output` holds what the
+//! policy did. Nothing is verified or stored: that is `/run`'s.
+
+use serde_json::{json, Map, Value};
+
+use crate::config::{EnvironmentConfig, UserMode};
+use crate::env::InitialState;
+use crate::persona::nemo_gym::{row_as_scenario, RowOptions, REQUEST_FIELD};
+use crate::sim::policy::TurnEnd;
+use crate::sim::{Author, Transcript};
+use crate::store::NewMessage;
+
+use super::error::{Invalid, RunFailure};
+use super::open::Agent;
+use super::output::output_items;
+use super::request::RunRequest;
+
+impl Agent {
+    pub async fn responses(&self, body: &[u8]) -> Result<Value, RunFailure> {
+        let params: Value = serde_json::from_slice(body)
+            .map_err(|e| Invalid::at(&[], format!("the body is not JSON ({e})")))?;
+        let Value::Object(params) = params else {
+            return Err(Invalid::at(&[], "the body is not a Responses-API request object").into());
+        };
+        let mut row = Map::new();
+        row.insert(REQUEST_FIELD.into(), Value::Object(params.clone()));
+        let row_bytes = serde_json::to_vec(&row).unwrap_or_default();
+        // The same checks as a run request's, fields named as the request's.
+        let request = RunRequest::read(&row_bytes).map_err(|mut e| {
+            e.field.retain(|f| f != REQUEST_FIELD);
+            e
+        })?;
+        let options = RowOptions {
+            mode: UserMode::None,
+            user_goal_field: None,
+            replay: None,
+        };
+        let scenario = row_as_scenario(&request.row, options).map_err(|e| {
+            Invalid::at(
+                &["input"],
+                e.replace(&format!("`{REQUEST_FIELD}.input`"), "`input`"),
+            )
+        })?;
+        let seed = params
+            .get("seed")
+            .and_then(Value::as_u64)
+            .unwrap_or(self.job.seed);
+        let data = match self.job.environment {
+            EnvironmentConfig::NemoGym(_) => Value::Object(request.row.clone()),
+            _ => Value::Null,
+        };
+        let environment = &self.generation.prepared().environment;
+        let mut session = environment
+            .open(&InitialState { seed, data })
+            .await
+            .map_err(|e| RunFailure::Rollout {
+                class: "env_error".into(),
+                message: e.to_string(),
+            })?;
+        let mut transcript = Transcript::default();
+        for message in &scenario.prelude {
+            transcript.push(message.clone(), Author::System);
+        }
+        let given = transcript.messages.len();
+        let end = self
+            .generation
+            .policy()
+            .turn(
+                &mut transcript,
+                session.as_mut(),
+                scenario.tools.as_ref(),
+                seed,
+                "responses",
+            )
+            .await
+            .map_err(|e| RunFailure::Rollout {
+                class: e.class().into(),
+                message: e.to_string(),
+            })?;
+        let (mut input_tokens, mut output_tokens) = (0, 0);
+        let mut output = Vec::new();
+        for (i, r) in transcript.messages.iter().enumerate().skip(given) {
+            if let Some(u) = r.usage {
+                input_tokens += u.prompt_tokens;
+                output_tokens += u.completion_tokens;
+            }
+            let message = NewMessage {
+                role: r.message.role.as_str().to_string(),
+                content: r.message.content.clone(),
+                tool_calls: (!r.message.tool_calls.is_empty()).then(|| json!(r.message.tool_calls)),
+                tool_call_id: r.message.tool_call_id.clone(),
+                author: r.author.as_str().to_string(),
+                prompt_tokens: None,
+                completion_tokens: None,
+                latency_ms: None,
+            };
+            output.extend(output_items(&message, i));
+        }
+        let tools = params.get("tools").cloned().unwrap_or_else(|| json!([]));
+        let mut response = json!({
+            "id": format!("resp_usersim_{}_{}", self.job_row.id, crate::store::now_ms()),
+            "object": "response",
+            "created_at": crate::store::now_ms() / 1000,
+            "model": self.generation.policy().model_name(),
+            "output": output,
+            "parallel_tool_calls": params.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true),
+            "tool_choice": "auto",
+            "tools": crate::env::nemo_gym::rollout::response_tools(&tools),
+            "status": "completed",
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": input_tokens + output_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        });
+        if end != TurnEnd::Answered {
+            // Out of steps, or an empty answer: as NeMo Gym marks a
+            // trajectory that did not finish.
+            response["status"] = json!("incomplete");
+            response["metadata"] = json!({"usersim_turn_end": format!("{end:?}")});
+        }
+        Ok(response)
+    }
+}
