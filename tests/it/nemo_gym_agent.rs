@@ -17,21 +17,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use super::nemo_gym::{python, python_script};
 use common::{repo, text};
 use serde_json::Value;
-
-fn python(test: &str) -> Option<String> {
-    match std::env::var("USERSIM_NEMO_GYM_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            println!(
-                "SKIPPED: {test}: USERSIM_NEMO_GYM_PYTHON is not set (the Python of \
-                 .nemo-gym/venv, which has nemo_gym; `scripts/nemo-gym start ...` installs it)"
-            );
-            None
-        }
-    }
-}
 
 /// A running `usersim agent`, stopped (SIGTERM) by `stop` or when dropped.
 struct AgentProcess {
@@ -133,16 +121,7 @@ for line in open(sys.argv[1]):
         "items": [[o.get("type"), o.get("role")] for o in row["response"]["output"]],
     }))
 "#;
-    let out = Command::new(python)
-        .args(["-c", script, rollouts.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "NeMo Gym's pydantic models rejected a rollout: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    python_script(python, script, rollouts, "a rollout")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
@@ -354,28 +333,24 @@ async fn nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users
     let agent = AgentProcess::start(d, &config);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
-    let refused = client
-        .post(format!("{}/run", agent.url))
-        .json(&serde_json::json!({"responses_create_params": {"input": []}, "scenario_id": "nope"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 422);
-    let body: Value = refused.json().await.unwrap();
+    let refused_at = |body: Value| {
+        let (client, url) = (client.clone(), format!("{}/run", agent.url));
+        async move {
+            let refused = client.post(url).json(&body).send().await.unwrap();
+            assert_eq!(refused.status().as_u16(), 422);
+            let body: Value = refused.json().await.unwrap();
+            body["detail"][0]["loc"].clone()
+        }
+    };
+    let unknown =
+        serde_json::json!({"responses_create_params": {"input": []}, "scenario_id": "nope"});
     assert_eq!(
-        body["detail"][0]["loc"],
+        refused_at(unknown).await,
         serde_json::json!(["body", "scenario_id"])
     );
-    let refused = client
-        .post(format!("{}/run", agent.url))
-        .body("{\"responses_create_params\": {}}")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 422);
-    let body: Value = refused.json().await.unwrap();
+    let no_input = serde_json::json!({"responses_create_params": {}});
     assert_eq!(
-        body["detail"][0]["loc"],
+        refused_at(no_input).await,
         serde_json::json!(["body", "responses_create_params", "input"])
     );
 
