@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config`.
+//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
 
 pub mod agent;
 pub mod bench;
@@ -26,5 +26,6 @@ pub mod server;
 pub mod sim;
 pub mod store;
 pub mod synth;
+pub mod token_ids;
 pub mod user_checks;
 pub mod verify;

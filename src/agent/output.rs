@@ -10,10 +10,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::env::nemo_gym::rollout::{drop_nulls, output_items_of, response_tools};
+use crate::env::nemo_gym::rollout::{drop_nulls, response_tools};
+use crate::env::nemo_gym::training::{self, Turn};
 use crate::llm::message::{Message, Role};
 use crate::persona::nemo_gym::REQUEST_FIELD;
 use crate::store::{NewConversation, NewMessage};
+use crate::token_ids::TokenIds;
 
 /// `responses_create_params` and `response` of a conversation, from the
 /// request's `responses_create_params`; `prelude` is how many of its first
@@ -50,12 +52,7 @@ pub fn rollout(
             tools
         }
     };
-    let output: Vec<Value> = messages
-        .iter()
-        .enumerate()
-        .skip(given.min(messages.len()))
-        .flat_map(|(i, m)| output_items(m, i))
-        .collect();
+    let output = output_items(&messages[given.min(messages.len())..]);
     let usage = policy_usage(conversation);
     let response = json!({
         "id": response_id,
@@ -100,18 +97,11 @@ fn input_item(message: &NewMessage) -> Value {
     json!({"type": "message", "role": role, "content": &*message.content})
 }
 
-/// One stored message as output items: the policy's and the tools' as
-/// NeMo Gym's rollouts hold them, the simulated user's as a `message` item
-/// with role `user`.
-pub fn output_items(message: &NewMessage, index: usize) -> Vec<Value> {
-    let Some(role) = Role::parse(&message.role) else {
-        return Vec::new();
-    };
-    if role == Role::User {
-        return vec![json!({"type": "message", "role": "user", "content": &*message.content})];
-    }
-    let message = Message {
-        role,
+/// A stored message as the transcript held it (`None`: a role usersim
+/// does not write).
+fn message_of(message: &NewMessage) -> Option<Message> {
+    Some(Message {
+        role: Role::parse(&message.role)?,
         content: message.content.clone(),
         tool_calls: message
             .tool_calls
@@ -119,8 +109,24 @@ pub fn output_items(message: &NewMessage, index: usize) -> Vec<Value> {
             .and_then(|calls| serde_json::from_value(calls.clone()).ok())
             .unwrap_or_default(),
         tool_call_id: message.tool_call_id.clone(),
-    };
-    output_items_of(&message, index)
+    })
+}
+
+/// Stored messages as output items, each policy generation's token
+/// information (where its server returned it) on its last item.
+pub fn output_items(stored: &[NewMessage]) -> Vec<Value> {
+    let messages: Vec<(Message, Option<&TokenIds>)> = stored
+        .iter()
+        .filter_map(|m| Some((message_of(m)?, m.tokens.as_deref())))
+        .collect();
+    let turns: Vec<Turn<'_>> = messages
+        .iter()
+        .map(|(message, tokens)| Turn {
+            message,
+            tokens: *tokens,
+        })
+        .collect();
+    training::output_items(&turns)
 }
 
 /// The policy's token usage, in the Responses shape.
@@ -164,6 +170,7 @@ mod tests {
             prompt_tokens: None,
             completion_tokens: None,
             latency_ms: None,
+            tokens: None,
         }
     }
 
@@ -249,5 +256,34 @@ mod tests {
         assert_eq!(request["input"][0]["content"], "hi");
         assert!(request.get("tool_choice").is_none(), "nulls dropped");
         assert_eq!(response["output"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_policy_generations_token_ids_ride_its_last_output_item_and_the_users_turns_carry_none() {
+        let tokens = crate::token_ids::TokenIds {
+            prompt_token_ids: vec![1, 2],
+            generation_token_ids: vec![3],
+            generation_log_probs: vec![-0.5],
+        };
+        let mut reply = message("assistant", "policy", "hello");
+        reply.tokens = Some(Arc::new(tokens));
+        let c = conversation(vec![
+            message("system", "system", "S"),
+            message("user", "user", "hi"),
+            reply,
+            message("user", "user", "bye"),
+        ]);
+        let (_, response) = rollout(&Map::new(), &c, 0, "r");
+        let output = response["output"].as_array().unwrap();
+        assert_eq!(output[1]["generation_token_ids"], json!([3]));
+        assert_eq!(output[1]["prompt_token_ids"], json!([1, 2]));
+        assert_eq!(output[1]["generation_log_probs"], json!([-0.5]));
+        for user in [&output[0], &output[2]] {
+            assert_eq!(user["role"], "user");
+            assert!(
+                user.get("generation_token_ids").is_none(),
+                "never trainable"
+            );
+        }
     }
 }

@@ -10,15 +10,14 @@
 use serde_json::{json, Map, Value};
 
 use crate::config::{EnvironmentConfig, UserMode};
+use crate::env::nemo_gym::training::{self, Turn};
 use crate::env::InitialState;
 use crate::persona::nemo_gym::{row_as_scenario, RowOptions, REQUEST_FIELD};
 use crate::sim::policy::TurnEnd;
 use crate::sim::{Author, Transcript};
-use crate::store::NewMessage;
 
 use super::error::{Invalid, RunFailure};
 use super::open::Agent;
-use super::output::output_items;
 use super::request::RunRequest;
 
 impl Agent {
@@ -83,25 +82,21 @@ impl Agent {
                 class: e.class().into(),
                 message: e.to_string(),
             })?;
-        let (mut input_tokens, mut output_tokens) = (0, 0);
-        let mut output = Vec::new();
-        for (i, r) in transcript.messages.iter().enumerate().skip(given) {
-            if let Some(u) = r.usage {
-                input_tokens += u.prompt_tokens;
-                output_tokens += u.completion_tokens;
-            }
-            let message = NewMessage {
-                role: r.message.role.as_str().to_string(),
-                content: r.message.content.clone(),
-                tool_calls: (!r.message.tool_calls.is_empty()).then(|| json!(r.message.tool_calls)),
-                tool_call_id: r.message.tool_call_id.clone(),
-                author: r.author.as_str().to_string(),
-                prompt_tokens: None,
-                completion_tokens: None,
-                latency_ms: None,
-            };
-            output.extend(output_items(&message, i));
-        }
+        let made = &transcript.messages[given..];
+        let (input_tokens, output_tokens) = made
+            .iter()
+            .filter_map(|r| r.usage)
+            .fold((0, 0), |(i, o), u| {
+                (i + u.prompt_tokens, o + u.completion_tokens)
+            });
+        let turns: Vec<Turn<'_>> = made
+            .iter()
+            .map(|r| Turn {
+                message: &r.message,
+                tokens: r.tokens.as_deref(),
+            })
+            .collect();
+        let output = training::output_items(&turns);
         let tools = params.get("tools").cloned().unwrap_or_else(|| json!([]));
         let mut response = json!({
             "id": format!("resp_usersim_{}_{}", self.job_row.id, crate::store::now_ms()),

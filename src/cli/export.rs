@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::export::curate::CurationRequest;
 use crate::export::dpo::DpoShape;
+use crate::export::groups::Advantage;
 use crate::export::paths::ExportPaths;
 use crate::export::prepare::PreparedExport;
 use crate::export::request::{CheckedRequest, ExportRequest, FilterRequest, SplitRequest};
@@ -130,8 +131,25 @@ pub struct ExportArgs {
     /// The pairwise judge whose verdicts make --format dpo's pairs.
     #[arg(long, value_name = "NAME")]
     judge: Option<String>,
+    /// Each row's advantage in its rollout group (the job's conversations of
+    /// its scenario, filtered or not): centered (reward minus the group's
+    /// mean reward; the default) or normalized (that, divided by the group's
+    /// standard deviation when it is not 0). Written with group_id,
+    /// group_size, group_reward_mean and group_reward_std: nemo_gym rows at
+    /// the top level, the others in their metadata (openai: the sidecar).
+    #[arg(long, value_name = "centered|normalized", value_parser = parse_advantage)]
+    advantage: Option<Advantage>,
     #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
+}
+
+fn parse_advantage(text: &str) -> Result<Advantage, String> {
+    Advantage::parse(text).ok_or_else(|| {
+        format!(
+            "'{text}' is not an advantage; one of: {}",
+            Advantage::CHOICES
+        )
+    })
 }
 
 fn parse_dpo_shape(text: &str) -> Result<String, String> {
@@ -170,6 +188,7 @@ impl ExportArgs {
                 profile: profile.clone(),
                 stratify_by: self.stratify_by.clone(),
             }),
+            advantage: self.advantage,
         }
     }
 }

@@ -28,6 +28,7 @@ fn flag(field: Field) -> &'static str {
         Field::KeepUserFlagged => "--keep-user-flagged",
         Field::Judge => "--judge",
         Field::DpoShape => "--dpo-shape",
+        Field::Advantage => "--advantage",
     }
 }
 
@@ -42,6 +43,7 @@ pub fn refuse(e: RequestError, database: &str) -> anyhow::Result<i32> {
             "--format dpo needs --judge NAME: the pairwise judge whose verdicts make the pairs"
                 .into()
         }
+        RequestError::AdvantageNotDpo => "--advantage applies to rows of one conversation (openai, hf, sharegpt, nemo_gym), each in its scenario's rollout group; --format dpo writes pairs: leave --advantage out".into(),
         RequestError::JudgeNotDpo => "--judge applies to --format dpo only; to filter by a judge's score use --min-judge NAME=SCORE".into(),
         RequestError::NotForScenarios(given) => {
             let given: Vec<&str> = given.into_iter().map(flag).collect();

@@ -168,6 +168,11 @@ fn metadata() -> Value {
             ]))),
         ),
         ("judges", any_json()),
+        ("group_id", string()),
+        ("group_size", int()),
+        ("group_reward_mean", float()),
+        ("group_reward_std", float()),
+        ("advantage", float()),
         ("assistant_weights", list(int())),
     ]))
 }

@@ -8,14 +8,26 @@
 //! column in `hf`, `sharegpt` and `dpo` rows (TRL and LLaMA-Factory ignore
 //! columns they do not use); a sidecar file with the same line order for
 //! `openai`, whose lines stay exactly what OpenAI's fine-tuning takes.
+//!
+//! The conversation's rollout group ([`super::groups`]) is there too:
+//! `group_id`, `group_size`, `group_reward_mean`, `group_reward_std` and
+//! `advantage`, each `null` for a conversation in no group (one without a
+//! reward), so every row still has the same keys.
 
 use serde_json::{json, Map, Value};
 
+use super::groups::{GroupFields, FIELD_NAMES};
 use super::JudgmentIndex;
 use crate::store::StoredConversation;
 
-/// The metadata of `c`, with a score (or `null`) for each of `judges`.
-pub fn of(c: &StoredConversation, judgments: &JudgmentIndex, judges: &[String]) -> Value {
+/// The metadata of `c`, with a score (or `null`) for each of `judges` and
+/// its `group`'s fields (or `null`s).
+pub fn of(
+    c: &StoredConversation,
+    judgments: &JudgmentIndex,
+    judges: &[String],
+    group: Option<&GroupFields>,
+) -> Value {
     let row = &c.conversation;
     let scores: Map<String, Value> = judges
         .iter()
@@ -24,7 +36,7 @@ pub fn of(c: &StoredConversation, judgments: &JudgmentIndex, judges: &[String]) 
             (judge.clone(), json!(score))
         })
         .collect();
-    json!({
+    let mut metadata = json!({
         "conversation": row.id,
         "job": row.job_id,
         "scenario": row.scenario_id,
@@ -36,7 +48,17 @@ pub fn of(c: &StoredConversation, judgments: &JudgmentIndex, judges: &[String]) 
         "reward": row.reward,
         "reward_breakdown": component_scores(&row.reward_breakdown),
         "judges": scores,
-    })
+    });
+    if let Some(map) = metadata.as_object_mut() {
+        let fields = group.map(|g| json!(g)).unwrap_or(Value::Null);
+        for name in FIELD_NAMES {
+            map.insert(
+                name.into(),
+                fields.get(name).cloned().unwrap_or(Value::Null),
+            );
+        }
+    }
+    metadata
 }
 
 /// `[{component, score}]` of a stored breakdown (`{component: {score, ...}}`),

@@ -17,6 +17,7 @@ pub mod curate;
 pub mod dpo;
 pub mod features;
 pub mod file_set;
+pub mod groups;
 pub mod hf;
 pub mod judgments;
 pub mod metadata;
@@ -515,6 +516,10 @@ pub struct Exporter<'a> {
     /// The judges that scored any of the job's conversations: the keys of
     /// every row's `metadata.judges`.
     judges: Vec<String>,
+    /// The job's rollout groups, read with the first page.
+    groups: Option<groups::RolloutGroups>,
+    /// How each row's advantage is written.
+    advantage: groups::Advantage,
 }
 
 impl<'a> Exporter<'a> {
@@ -530,7 +535,15 @@ impl<'a> Exporter<'a> {
             judgments: None,
             user_tools: false,
             judges: Vec::new(),
+            groups: None,
+            advantage: groups::Advantage::default(),
         }
+    }
+
+    /// Write each row's advantage centred (the default) or normalized.
+    pub fn with_advantage(mut self, advantage: groups::Advantage) -> Self {
+        self.advantage = advantage;
+        self
     }
 
     /// Keep the user's own tool calls and their results (`hf` only; the
@@ -556,6 +569,10 @@ impl<'a> Exporter<'a> {
             }
         };
         let judgments = &*self.judgments.insert(judgments);
+        if self.groups.is_none() {
+            self.groups = Some(groups::RolloutGroups::read(self.store, self.job_id).await?);
+        }
+        let groups = self.groups.as_ref();
         let page = self
             .store
             .conversations_page(self.job_id, self.after, PAGE)
@@ -571,14 +588,20 @@ impl<'a> Exporter<'a> {
                 self.counts.skipped.add(skip);
                 continue;
             }
-            let metadata = metadata::of(c, judgments, &self.judges);
-            let line = match line_of(self.format, c, &metadata, self.user_tools)? {
+            let group = groups.and_then(|g| g.fields(&c.conversation, self.advantage));
+            let metadata = metadata::of(c, judgments, &self.judges, group.as_ref());
+            let mut line = match line_of(self.format, c, &metadata, self.user_tools)? {
                 Ok(line) => line,
                 Err(skip) => {
                     self.counts.skipped.add(skip);
                     continue;
                 }
             };
+            if self.format == Format::NemoGym {
+                let tokens = self.store.message_tokens(c.conversation.id).await?;
+                nemo_gym::put_tokens(&mut line, c, &tokens)?;
+                nemo_gym::put_group(&mut line, group.as_ref());
+            }
             rows.push(Row {
                 line,
                 sidecar: self.format.metadata_in_sidecar().then_some(metadata),

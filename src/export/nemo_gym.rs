@@ -6,10 +6,19 @@
 //! conversation when it was verified, so each line is what NeMo Gym's
 //! `BaseVerifyResponse` reads. Only conversations of a `nemo_gym`
 //! environment have one.
+//!
+//! Token information stored with the policy's messages (see
+//! `store::tokens`) is put on the items each generation produced, as NeMo
+//! Gym's `TokenIDLogProbMixin` fields ([`put_tokens`]); the stored rollout
+//! itself never holds them, so `/verify` and every other reader of the
+//! conversation do without them.
 
 use serde_json::Value;
 
-use crate::store::{JobKind, JobRow, Store, StoredConversation};
+use crate::env::nemo_gym::training::{self, Turn};
+use crate::llm::message::{Message, Role, ToolCall};
+use crate::store::{JobKind, JobRow, MessageRow, Store, StoredConversation};
+use crate::token_ids::TokenIds;
 
 use super::ExportError;
 
@@ -76,4 +85,77 @@ pub fn line(c: &StoredConversation) -> Result<Value, ExportError> {
         map.insert("reward".into(), Value::from(reward));
     }
     Ok(line)
+}
+
+/// Put the token information stored with `c`'s messages (`tokens`, by
+/// message idx, from [`Store::message_tokens`]) on the items of its rollout
+/// `line` that each generation produced. Without any, `line` is unchanged.
+pub fn put_tokens(
+    line: &mut Value,
+    c: &StoredConversation,
+    tokens: &[(i64, TokenIds)],
+) -> Result<(), ExportError> {
+    if tokens.is_empty() {
+        return Ok(());
+    }
+    let id = c.conversation.id;
+    let corrupt = |message: String| ExportError::Corrupt {
+        conversation: id,
+        message,
+    };
+    // The policy's view, as the rollout was written from it.
+    let rows: Vec<&MessageRow> = c
+        .messages
+        .iter()
+        .filter(|m| !super::openai::is_user_tool_use(m))
+        .collect();
+    let messages = rows
+        .iter()
+        .map(|m| message_of(m).map_err(&corrupt))
+        .collect::<Result<Vec<Message>, _>>()?;
+    let turns: Vec<Turn> = rows
+        .iter()
+        .zip(&messages)
+        .map(|(row, message)| Turn {
+            message,
+            tokens: tokens
+                .binary_search_by_key(&row.idx, |(idx, _)| *idx)
+                .ok()
+                .map(|at| &tokens[at].1),
+        })
+        .collect();
+    // The row's input is the prelude, stored as the system's messages.
+    let prelude = rows.iter().take_while(|m| m.author == "system").count();
+    training::put_on_rollout(line, prelude, &turns).map_err(|e| {
+        corrupt(format!(
+            "its token information has no place in its rollout: {e}"
+        ))
+    })
+}
+
+/// The rollout's group fields (see [`super::groups`]) as top-level fields
+/// of the row, as NeMo Gym keeps a row's other fields; none without a group.
+pub fn put_group(line: &mut Value, group: Option<&super::groups::GroupFields>) {
+    if let (Some(map), Some(Value::Object(fields))) =
+        (line.as_object_mut(), group.map(|g| serde_json::json!(g)))
+    {
+        map.extend(fields);
+    }
+}
+
+/// A stored message as the engine had it.
+fn message_of(m: &MessageRow) -> Result<Message, String> {
+    let role =
+        Role::parse(&m.role).ok_or_else(|| format!("message {} has role '{}'", m.idx, m.role))?;
+    let tool_calls: Vec<ToolCall> = match &m.tool_calls {
+        None => Vec::new(),
+        Some(calls) => serde_json::from_value(calls.clone())
+            .map_err(|e| format!("message {}'s tool_calls do not read: {e}", m.idx))?,
+    };
+    Ok(Message {
+        role,
+        content: m.content.as_str().into(),
+        tool_calls,
+        tool_call_id: m.tool_call_id.clone(),
+    })
 }

@@ -45,6 +45,8 @@ pub struct PreparedExport {
     /// A curated export's first pass: what it kept and why it dropped the
     /// rest (the filter holds to its set).
     pub curated: Option<Box<super::curate::Curated>>,
+    /// How each row's advantage is written.
+    pub advantage: super::groups::Advantage,
 }
 
 impl PreparedExport {
@@ -55,7 +57,9 @@ impl PreparedExport {
             ExportKind::Lines { format, user_tools } => (format, user_tools),
             _ => (Format::OpenAi, false),
         };
-        Exporter::new(store, self.row.id, format, self.filter.clone()).with_user_tools(user_tools)
+        Exporter::new(store, self.row.id, format, self.filter.clone())
+            .with_user_tools(user_tools)
+            .with_advantage(self.advantage)
     }
 }
 
@@ -112,6 +116,7 @@ impl CheckedRequest {
                 split: curated.split.clone(),
                 target: self.target,
                 curated: Some(Box::new(curated)),
+                advantage: self.advantage,
             });
         }
         let split = match self.split {
@@ -132,6 +137,7 @@ impl CheckedRequest {
             split,
             target: self.target,
             curated: None,
+            advantage: self.advantage,
         })
     }
 }

@@ -16,6 +16,7 @@ use crate::config::Problem;
 
 use super::curate::{combine::combine, Curation, CurationRequest, ProfileSource, StratifyBy};
 use super::dpo::DpoShape;
+use super::groups::Advantage;
 use super::paths::ExportPaths;
 use super::target::{ExportTarget, TargetError};
 use super::{CorruptJudgment, ExportError, Format, MinJudge, UnjudgedJudges};
@@ -42,6 +43,9 @@ pub struct ExportRequest {
     pub split: Option<SplitRequest>,
     /// `--profile` (and `--stratify-by`): curate with quality gates.
     pub curation: Option<CurationRequest>,
+    /// How the rows' advantages are written, when given (centred
+    /// otherwise); rows of one conversation each only.
+    pub advantage: Option<Advantage>,
 }
 
 /// The conditions on the exported conversations, as asked.
@@ -100,6 +104,7 @@ pub enum Field {
     KeepUserFlagged,
     Judge,
     DpoShape,
+    Advantage,
 }
 
 /// What an export writes.
@@ -138,6 +143,9 @@ pub enum RequestError {
     DpoNeedsJudge,
     #[error("a judge applies to dpo only")]
     JudgeNotDpo,
+    /// `advantage` with `dpo`, whose rows are pairs, not rollouts of a group.
+    #[error("advantage applies to rows of one conversation, not dpo's pairs")]
+    AdvantageNotDpo,
     /// `scenarios` writes no conversations: these filters were given.
     #[error("scenarios takes no conversation filter")]
     NotForScenarios(Vec<Field>),
@@ -196,6 +204,7 @@ pub struct CheckedRequest {
     pub target: Option<ExportTarget>,
     pub split: Option<SplitRequest>,
     pub curation: Option<Curation>,
+    pub advantage: Advantage,
 }
 
 impl ExportRequest {
@@ -237,6 +246,7 @@ impl ExportRequest {
             target,
             split: self.split,
             curation,
+            advantage: self.advantage.unwrap_or_default(),
         })
     }
 
@@ -276,6 +286,9 @@ impl ExportRequest {
                 },
                 given => return Err(RequestError::NotForScenarios(given)),
             },
+            ("dpo", Some(_)) if self.advantage.is_some() => {
+                return Err(RequestError::AdvantageNotDpo)
+            }
             ("dpo", Some(judge)) => ExportKind::Dpo {
                 judge: judge.clone(),
                 shape: self.dpo_shape.unwrap_or_default(),
@@ -322,6 +335,7 @@ impl ExportRequest {
             (f.keep_user_flagged, Field::KeepUserFlagged),
             (self.judge.is_some(), Field::Judge),
             (self.dpo_shape.is_some(), Field::DpoShape),
+            (self.advantage.is_some(), Field::Advantage),
         ]
         .into_iter()
         .filter_map(|(given, field)| (given || given_anyway(field)).then_some(field))

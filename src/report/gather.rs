@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::export::groups::RolloutGroups;
 use crate::export::unsolved::synthesized_outcomes;
 use crate::export::{newest_judgments, ok_verdict, CorruptJudgment};
 use crate::judge::aggregate::{
@@ -140,6 +141,8 @@ pub struct ConversationTally {
     terminations: BTreeMap<String, (u64, Vec<f64>)>,
     /// scenario → (trials, successes)
     scenarios: BTreeMap<String, (u64, u64)>,
+    /// scenario → its rewards, in id order: its rollout group.
+    group_rewards: BTreeMap<String, Vec<f64>>,
 }
 
 impl ConversationTally {
@@ -163,6 +166,10 @@ impl ConversationTally {
         let trials = self.scenarios.entry(c.scenario_id.clone()).or_default();
         trials.0 += 1;
         trials.1 += u64::from(reward >= SUCCESS_REWARD);
+        self.group_rewards
+            .entry(c.scenario_id.clone())
+            .or_default()
+            .push(reward);
     }
 
     pub fn finish(self, ks: &[u64]) -> (ConversationStats, PassHatK) {
@@ -195,12 +202,17 @@ impl ConversationTally {
             })
             .collect();
         let pass_hat_k = pass_hat_k_report(scenarios, ks);
+        let groups = RolloutGroups::of(self.group_rewards.into_iter().flat_map(
+            |(scenario, rewards)| rewards.into_iter().map(move |r| (scenario.clone(), r)),
+        ))
+        .counts();
         let stats = ConversationStats {
             total: self.total,
             scored: self.rewards.len() as u64,
             reward: Mean::of_unit(&self.rewards),
             components,
             terminations,
+            groups,
         };
         (stats, pass_hat_k)
     }

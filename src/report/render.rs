@@ -75,6 +75,48 @@ pub(super) fn cells(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
+/// Rollout groups: how many, and how many are flat (no learning signal for
+/// group-based RL), with what their rewards are.
+fn groups_section(out: &mut String, g: &crate::export::groups::GroupCounts) {
+    let sizes = if g.min_size == g.max_size {
+        format!("{} rollouts each", g.min_size)
+    } else {
+        format!("{} to {} rollouts", g.min_size, g.max_size)
+    };
+    let _ = writeln!(
+        out,
+        "\nRollout groups (a scenario's scored conversations; {sizes})"
+    );
+    let mut rows = vec![
+        vec!["groups".to_string(), g.groups.to_string()],
+        vec![
+            "flat".to_string(),
+            format!(
+                "{} ({:.1}%): every reward equal, no learning signal{}",
+                g.flat,
+                100.0 * g.flat_share,
+                if g.max_size == 1 {
+                    " (a group of one rollout always is)"
+                } else {
+                    ""
+                }
+            ),
+        ],
+    ];
+    if let Some(mean) = g.flat_reward_mean {
+        rows.push(vec![
+            "flat groups' reward".to_string(),
+            format!(
+                "mean {}; {} all 0 (never solved), {} all 1 (always solved)",
+                rate(mean),
+                g.flat_at_zero,
+                g.flat_at_one
+            ),
+        ]);
+    }
+    pairs(out, "  ", &rows);
+}
+
 /// The plain-text report `usersim stats` prints.
 impl fmt::Display for StatsReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -161,6 +203,9 @@ impl fmt::Display for StatsReport {
             ]);
         }
         table(&mut out, "  ", &rows);
+        if let Some(groups) = &c.groups {
+            groups_section(&mut out, groups);
+        }
         if let Some(synthesized) = &self.synthesized {
             super::synthesized::section(&mut out, synthesized);
         }

@@ -75,6 +75,9 @@ pub struct ConversationStats {
     pub components: Vec<ComponentStats>,
     /// Most frequent first.
     pub terminations: Vec<TerminationStats>,
+    /// Rollout groups (a scenario's conversations with a reward) and the
+    /// flat ones among them; `None` when none is scored.
+    pub groups: Option<crate::export::groups::GroupCounts>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::config::Problem;
 use crate::export::curate::{CurationRequest, ProfileSource};
+use crate::export::groups::Advantage;
 use crate::export::prepare::PreparedExport;
 use crate::export::request::{
     ExportKind, ExportRequest, Field, FilterRequest, Malformed, RequestError,
@@ -56,6 +57,9 @@ pub struct ExportQuery {
     pub judge: Option<String>,
     /// `format=dpo`: `turn` (the default) or `trajectory`.
     pub dpo_shape: Option<String>,
+    /// Each row's advantage in its rollout group: `centered` (the default)
+    /// or `normalized`.
+    pub advantage: Option<String>,
     /// Curate with a built-in profile (`strict`, `generous`; a profile file
     /// is the CLI's).
     pub profile: Option<String>,
@@ -92,6 +96,18 @@ impl ExportQuery {
                     "dpo_shape",
                     format!("'{text}' is not a DPO shape; one of: turn, trajectory"),
                 )])
+            })?),
+        };
+        let advantage = match given(&self.advantage) {
+            None => None,
+            Some(text) => Some(Advantage::parse(text).ok_or_else(|| {
+                invalid(
+                    "advantage",
+                    format!(
+                        "'{text}' is not an advantage; one of: {}",
+                        Advantage::CHOICES
+                    ),
+                )
             })?),
         };
         let curation = self.curation()?;
@@ -142,6 +158,7 @@ impl ExportQuery {
             out: None,
             split: None,
             curation,
+            advantage,
         })
     }
 
@@ -197,6 +214,7 @@ fn parameter(field: Field) -> &'static str {
         Field::KeepUserFlagged => "keep_user_flagged",
         Field::Judge => "judge",
         Field::DpoShape => "dpo_shape",
+        Field::Advantage => "advantage",
     }
 }
 
@@ -215,6 +233,11 @@ pub fn refusal(e: RequestError) -> ApiError {
         RequestError::DpoNeedsJudge => invalid(
             "judge",
             "format=dpo needs judge=NAME: the pairwise judge whose verdicts make the pairs",
+        ),
+        RequestError::AdvantageNotDpo => invalid(
+            "advantage",
+            "advantage applies to rows of one conversation (openai, hf, sharegpt, nemo_gym), \
+             each in its scenario's rollout group; format=dpo writes pairs: leave it out",
         ),
         RequestError::JudgeNotDpo => invalid(
             "judge",

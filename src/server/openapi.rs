@@ -296,6 +296,9 @@ fn paths_and_schemas() -> Value {
                     {"name": "dpo_shape", "in": "query", "required": false,
                      "schema": {"enum": ["turn", "trajectory"]},
                      "description": "format=dpo: turn (default; prompt = the shared prefix, chosen/rejected = the first differing assistant turn) or trajectory (the older whole-rollout form)"},
+                    {"name": "advantage", "in": "query", "required": false,
+                     "schema": {"enum": ["centered", "normalized"]},
+                     "description": "Each row's advantage in its rollout group (the job's conversations of its scenario with a reward, whatever the filters keep): centered (default; reward minus the group's mean) or normalized (divided by the group's standard deviation when it is not 0); written with group_id, group_size, group_reward_mean, group_reward_std (nemo_gym rows at the top level, the other formats in metadata); refused with format=dpo"},
                     {"name": "profile", "in": "query", "required": false,
                      "schema": {"enum": ["strict", "generous"]},
                      "description": "Curate with a built-in profile's quality gates (reward, judges, user flags, turn and length bounds, near-duplicates, caps per stratum), as `usersim export --profile`; the response holds the kept conversations in one stream (no holdout split, no manifest or card: the CLI writes those)"},
@@ -304,7 +307,7 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
                                       "content": {"application/jsonl": {}}},
                               "400": error("Unknown format"), "404": error("No such job"),
-                              "422": json_response("A malformed filter, a min_judge judge without judgments, dpo without a judge that has judgments or with a judge that is not pairwise, nemo_gym of a job that is not a NeMo Gym job, or scenarios with a conversation filter or of a job whose scenarios file no longer loads", "Problems")}
+                              "422": json_response("A malformed filter, a min_judge judge without judgments, dpo without a judge that has judgments or with a judge that is not pairwise or with advantage, an unknown advantage, nemo_gym of a job that is not a NeMo Gym job, or scenarios with a conversation filter or of a job whose scenarios file no longer loads", "Problems")}
             }},
             "/v1/jobs/{id}/events": {"get": {
                 "summary": "Server-sent events: `progress` (the Job) every second, then `done` once it is finished",

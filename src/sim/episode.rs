@@ -196,6 +196,8 @@ pub async fn run_episode(
                     Author::User,
                     reply.usage,
                     reply.latency_ms,
+                    // The simulated user's words are never trained on.
+                    None,
                 );
             }
             match reply.signal {

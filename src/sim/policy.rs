@@ -83,6 +83,8 @@ impl PolicyAgent {
                 Author::Policy,
                 response.usage,
                 response.latency_ms,
+                // Moved out of the response's box, not copied.
+                response.tokens.map(Arc::from),
             );
             if calls.is_empty() {
                 return Ok(if has_text {

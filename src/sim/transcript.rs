@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::llm::message::{Message, Role};
 use crate::llm::Usage;
+use crate::token_ids::TokenIds;
 
 /// Who produced a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,6 +52,11 @@ pub struct Recorded {
     pub author: Author,
     pub usage: Option<Usage>,
     pub latency_ms: Option<u64>,
+    /// The token ids and log probabilities of the generation that produced
+    /// this message, where the policy's server returned them: kept on the
+    /// recorded turn only (never in what is sent to a model), shared with the
+    /// stored row rather than copied.
+    pub tokens: Option<Arc<TokenIds>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -65,6 +71,7 @@ impl Transcript {
             author,
             usage: None,
             latency_ms: None,
+            tokens: None,
         });
     }
 
@@ -74,12 +81,14 @@ impl Transcript {
         author: Author,
         usage: Usage,
         latency_ms: u64,
+        tokens: Option<Arc<TokenIds>>,
     ) {
         self.messages.push(Recorded {
             message,
             author,
             usage: Some(usage),
             latency_ms: Some(latency_ms),
+            tokens,
         });
     }
 

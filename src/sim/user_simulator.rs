@@ -157,6 +157,8 @@ impl UserSimulator {
                     Author::User,
                     response.usage,
                     response.latency_ms,
+                    // The simulated user's words are never trained on.
+                    None,
                 );
                 for call in &calls {
                     let output = session.call_by(Caller::User, call).await.map_err(|error| {

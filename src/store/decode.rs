@@ -24,6 +24,8 @@ pub(crate) trait StoredRow {
     fn opt_bool(&self, column: &str) -> Result<Option<bool>, sqlx::Error>;
     fn text(&self, column: &str) -> Result<String, sqlx::Error>;
     fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    /// BLOB in SQLite, BYTEA in Postgres.
+    fn bytes(&self, column: &str) -> Result<Vec<u8>, sqlx::Error>;
 }
 
 macro_rules! stored_row {
@@ -45,6 +47,9 @@ macro_rules! stored_row {
                 self.try_get(column)
             }
             fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+                self.try_get(column)
+            }
+            fn bytes(&self, column: &str) -> Result<Vec<u8>, sqlx::Error> {
                 self.try_get(column)
             }
         }

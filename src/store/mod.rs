@@ -13,6 +13,7 @@ pub mod rows;
 pub mod scenario_attempts;
 pub mod sql;
 pub mod sqlite;
+pub mod tokens;
 
 use std::sync::Arc;
 
@@ -172,6 +173,16 @@ pub trait Store: Send + Sync {
         after_id: i64,
         limit: u32,
     ) -> Result<Vec<StoredConversation>, StoreError>;
+    /// `(scenario id, reward)` of each of job `job_id`'s conversations with a
+    /// reward, by scenario, then in id order: the rollout groups' rewards.
+    async fn scenario_rewards(&self, job_id: i64) -> Result<Vec<(String, f64)>, StoreError>;
+    /// The token ids and log probabilities stored with conversation `id`'s
+    /// messages (policy generations whose server returned them), as
+    /// `(message idx, tokens)` in idx order; empty when it has none.
+    async fn message_tokens(
+        &self,
+        id: i64,
+    ) -> Result<Vec<(i64, crate::token_ids::TokenIds)>, StoreError>;
     /// Counts, usage and model-call latencies of a job's stored conversations.
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError>;
     /// Latencies of the model calls in a job's stored conversations, per role,

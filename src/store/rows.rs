@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::token_ids::TokenIds;
+
 /// Status of a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -200,6 +202,11 @@ pub struct NewMessage {
     pub prompt_tokens: Option<i64>,
     pub completion_tokens: Option<i64>,
     pub latency_ms: Option<i64>,
+    /// The token ids and log probabilities of the policy's generation that
+    /// produced it, where its server returned them (stored in
+    /// `message_tokens`); shared with the recorded turn, not copied.
+    #[serde(skip)]
+    pub tokens: Option<Arc<TokenIds>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -953,6 +953,7 @@ fn message(role: &str, content: &str, author: &str) -> NewMessage {
         prompt_tokens: None,
         completion_tokens: None,
         latency_ms: None,
+        tokens: None,
     }
 }
 

@@ -21,6 +21,7 @@ use usersim::store::{
     NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store, StoreError,
     StoredConversation, UsageRow,
 };
+use usersim::token_ids::TokenIds;
 
 // ---------------------------------------------------------------- backends
 
@@ -546,6 +547,18 @@ async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
         {"id": "call_1", "name": "find_order", "arguments": "{\"order_id\": \"#W42\"}"},
         {"id": "call_2", "name": "get_user", "arguments": "{\"email\": \"zoë@example.com\"}"}
     ]);
+    // A policy server's token information on both policy generations: ids
+    // up to u32::MAX and log probabilities that only read back bit for bit.
+    let calling_tokens = TokenIds {
+        prompt_token_ids: (0..4096).chain([u32::MAX]).collect(),
+        generation_token_ids: vec![151_643, 7, 0],
+        generation_log_probs: vec![-0.1 - 0.2, -1e-300, -23.456_789_012_345_67],
+    };
+    let reply_tokens = TokenIds {
+        prompt_token_ids: vec![1, 2, 3],
+        generation_token_ids: vec![9],
+        generation_log_probs: vec![-0.0],
+    };
     let mut full = new_conversation(&leased[0], "user_stop", Some(0.75));
     full.messages = vec![
         message("system", "You are a retail agent.", "system"),
@@ -555,6 +568,7 @@ async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
             prompt_tokens: Some(812),
             completion_tokens: Some(41),
             latency_ms: Some(930),
+            tokens: Some(Arc::new(calling_tokens.clone())),
             ..message("assistant", "", "policy")
         },
         NewMessage {
@@ -565,7 +579,10 @@ async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
             tool_call_id: Some("call_2".into()),
             ..message("tool", "{\"name\": \"Zoë\"}", "env")
         },
-        message("assistant", "It shipped yesterday, Zoë.", "policy"),
+        NewMessage {
+            tokens: Some(Arc::new(reply_tokens.clone())),
+            ..message("assistant", "It shipped yesterday, Zoë.", "policy")
+        },
         message("user", "Thanks!\n###STOP###", "user"),
     ];
     full.reward_breakdown = json!({"db": 1.0, "communicate": 0.5, "checks": [true, false]});
@@ -580,6 +597,14 @@ async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
     let stored = store.get_conversation(id).await.unwrap().unwrap();
     assert_stored_as_given(&stored, id, &full);
     assert_eq!(stored.messages[2].tool_calls, Some(tool_calls));
+    let tokens = store.message_tokens(id).await.unwrap();
+    let bits =
+        |t: &TokenIds| -> Vec<u64> { t.generation_log_probs.iter().map(|p| p.to_bits()).collect() };
+    assert_eq!(tokens.len(), 2, "only the messages that carry them");
+    assert_eq!((tokens[0].0, &tokens[0].1), (2, &calling_tokens));
+    assert_eq!((tokens[1].0, &tokens[1].1), (5, &reply_tokens));
+    assert_eq!(bits(&tokens[0].1), bits(&calling_tokens));
+    assert_eq!(bits(&tokens[1].1), bits(&reply_tokens), "-0.0 stays -0.0");
 
     // The sparse end: no reward, no verification, no messages, no usage.
     let mut bare = new_conversation(&leased[1], "policy_error", None);
@@ -589,6 +614,7 @@ async fn completing_stores_messages_in_order_with_tool_calls_round_tripping(
     let bare_id = store.complete_item(leased[1].id, "w", &bare).await.unwrap();
     let stored_bare = store.get_conversation(bare_id).await.unwrap().unwrap();
     assert_stored_as_given(&stored_bare, bare_id, &bare);
+    assert!(store.message_tokens(bare_id).await.unwrap().is_empty());
 
     assert!(store.get_conversation(i64::MAX).await.unwrap().is_none());
 }
@@ -2007,6 +2033,7 @@ fn message(role: &str, content: &str, author: &str) -> NewMessage {
         prompt_tokens: None,
         completion_tokens: None,
         latency_ms: None,
+        tokens: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub mod reverify;
 pub mod rollout;
 pub mod server;
 pub mod tool_name;
+pub mod training;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

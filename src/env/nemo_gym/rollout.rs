@@ -33,18 +33,8 @@ pub fn verify_request(row: &Map<String, Value>, messages: &[Message], model: &st
         .get(REQUEST_FIELD)
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    let start = prelude_len(request).min(messages.len());
-    let rest = &messages[start..];
-    // Leave out user messages after the policy's last reply.
-    let end = rest
-        .iter()
-        .rposition(|m| m.role != Role::User)
-        .map_or(0, |i| i + 1);
-    let rest = &rest[..end];
-    let (more_input, output) = match rest.iter().rposition(|m| m.role == Role::User) {
-        Some(last_user) => (&rest[..=last_user], &rest[last_user + 1..]),
-        None => (&rest[..0], rest),
-    };
+    let parts = Parts::of(prelude_len(request), messages);
+    let (more_input, output) = (&messages[parts.more_input], &messages[parts.output]);
 
     let mut request = request.clone();
     if !more_input.is_empty() {
@@ -80,6 +70,41 @@ pub fn verify_request(row: &Map<String, Value>, messages: &[Message], model: &st
     body.insert(REQUEST_FIELD.into(), request);
     body.insert("response".into(), response);
     Value::Object(body)
+}
+
+/// Where the messages after a row's prelude go in its rollout (indices into
+/// the conversation's messages, the policy's view): `more_input` joins the
+/// request's input, `output` is the response's output; user messages after
+/// the policy's last reply are in neither.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts {
+    pub more_input: std::ops::Range<usize>,
+    pub output: std::ops::Range<usize>,
+}
+
+impl Parts {
+    /// The parts of `messages` after a prelude of `prelude` messages (the
+    /// row's input items, one message each).
+    pub fn of(prelude: usize, messages: &[Message]) -> Parts {
+        let start = prelude.min(messages.len());
+        let rest = &messages[start..];
+        // Leave out user messages after the policy's last reply.
+        let end = rest
+            .iter()
+            .rposition(|m| m.role != Role::User)
+            .map_or(0, |i| i + 1);
+        let rest = &rest[..end];
+        match rest.iter().rposition(|m| m.role == Role::User) {
+            Some(last_user) => Parts {
+                more_input: start..start + last_user + 1,
+                output: start + last_user + 1..start + end,
+            },
+            None => Parts {
+                more_input: start..start,
+                output: start..start + end,
+            },
+        }
+    }
 }
 
 /// NeMo Gym's `/verify` answers 422 to nulls its models do not allow
@@ -121,7 +146,7 @@ pub fn response_tools(tools: &Value) -> Value {
 }
 
 /// A message as Responses input items.
-fn input_items(message: &Message) -> Vec<Value> {
+pub(super) fn input_items(message: &Message) -> Vec<Value> {
     match message.role {
         Role::System => vec![json!({"role": "system", "content": &*message.content})],
         Role::User => vec![json!({"role": "user", "content": &*message.content})],
@@ -149,7 +174,7 @@ fn input_items(message: &Message) -> Vec<Value> {
 }
 
 /// A message of the policy's last turn as Responses output items.
-pub fn output_items_of(message: &Message, index: usize) -> Vec<Value> {
+pub(super) fn output_items_of(message: &Message, index: usize) -> Vec<Value> {
     match message.role {
         Role::Assistant => {
             let mut items = Vec::new();

@@ -204,7 +204,7 @@ impl<'a> State<'a> {
             return Ok(Some(stop));
         }
         if let ExportKind::Lines { format, user_tools } = self.kind {
-            let metadata = metadata::of(c, self.judgments, self.judge_names);
+            let metadata = metadata::of(c, self.judgments, self.judge_names, None);
             if let Err(skip) = line_of(*format, c, &metadata, *user_tools)? {
                 return Ok(Some(Stop {
                     gate: Gate::Format,

@@ -311,6 +311,7 @@ fn message_rows(episode: &Episode) -> Vec<NewMessage> {
             prompt_tokens: r.usage.map(|u| u.prompt_tokens as i64),
             completion_tokens: r.usage.map(|u| u.completion_tokens as i64),
             latency_ms: r.latency_ms.map(|l| l as i64),
+            tokens: r.tokens.clone(),
         })
         .collect()
 }

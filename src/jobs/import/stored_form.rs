@@ -135,6 +135,7 @@ fn row(role: &str, text: &str, author: &str) -> NewMessage {
         prompt_tokens: None,
         completion_tokens: None,
         latency_ms: None,
+        tokens: None,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::export::groups::{GroupCounts, RolloutGroups};
 use crate::llm::telemetry;
 use crate::store::JobRow;
 
@@ -110,6 +111,9 @@ struct Count {
     mean_reward: String,
     /// `failed` items: conversations that could not be made (none stored).
     failed_items: i64,
+    /// The job's rollout groups and the flat ones (of every conversation,
+    /// whatever the filter), or empty when nothing is scored.
+    groups: String,
 }
 
 #[derive(Serialize)]
@@ -205,7 +209,10 @@ pub async fn render(
         }
     }
     let browsed = browse::browse(state.store.as_ref(), id, &browse).await?;
-    let page = job_page(
+    let groups = RolloutGroups::read(state.store.as_ref(), id)
+        .await?
+        .counts();
+    let mut page = job_page(
         &row,
         job,
         &browse,
@@ -214,6 +221,7 @@ pub async fn render(
         refresh,
         detail.config,
     );
+    page.count.groups = groups.as_ref().map(groups_line).unwrap_or_default();
     templates::render("job.html", &page)
 }
 
@@ -236,6 +244,25 @@ fn checked(
         }
         (Err(e), _) | (_, Err(e)) => Err(e),
     }
+}
+
+/// `12 rollout groups, 3 flat (25%: 2 all 0, 1 all 1)`.
+fn groups_line(g: &GroupCounts) -> String {
+    let mut line = format!(
+        "{} rollout group{}, {} flat ({:.0}%",
+        g.groups,
+        if g.groups == 1 { "" } else { "s" },
+        g.flat,
+        100.0 * g.flat_share
+    );
+    if g.flat > 0 {
+        line.push_str(&format!(
+            ": {} all 0, {} all 1",
+            g.flat_at_zero, g.flat_at_one
+        ));
+    }
+    line.push(')');
+    line
 }
 
 fn tone(reward: Option<f64>) -> &'static str {
@@ -317,6 +344,7 @@ fn job_page(
             scored: scored.len(),
             mean_reward: display::reward(mean),
             failed_items: job.counts.failed,
+            groups: String::new(),
         },
         export: Export {
             query: export_filter(None),

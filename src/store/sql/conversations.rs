@@ -8,7 +8,10 @@ use super::runs::{Commit, Runs};
 use super::statement::{sql, Param, Sql};
 use super::SqlStore;
 use crate::store::decode::{self, conversation_columns, message_columns, usage_columns, StoredRow};
-use crate::store::{JobSummary, LatencyHistogram, NewConversation, StoreError, StoredConversation};
+use crate::store::{
+    tokens, JobSummary, LatencyHistogram, NewConversation, StoreError, StoredConversation,
+};
+use crate::token_ids::TokenIds;
 
 const CLAIM: Sql = sql!(
     "UPDATE items SET status = 'done', lease_expires_at = NULL, updated_at = ",
@@ -47,6 +50,14 @@ const PAGE: Sql = sql!(
      LEFT JOIN user_checks ON user_checks.conversation_id = conversations.id \
      WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3"
 );
+const INSERT_TOKENS: Sql = sql!(
+    "INSERT INTO message_tokens (conversation_id, idx, prompt_token_ids, generation_token_ids, \
+     generation_log_probs) VALUES ($1, $2, $3, $4, $5)"
+);
+const TOKENS_OF_ONE: Sql = sql!(
+    "SELECT idx, prompt_token_ids, generation_token_ids, generation_log_probs \
+     FROM message_tokens WHERE conversation_id = $1 ORDER BY idx"
+);
 const INSERT_CHECKS: Sql =
     sql!("INSERT INTO user_checks (conversation_id, checks) VALUES ($1, $2)");
 // The page is exactly this job's conversations in (after_id, last_id], so
@@ -65,6 +76,14 @@ const USAGE_OF_PAGE: Sql = sql!(
      WHERE c.job_id = $1 AND c.id > $2 AND c.id <= $3 \
      ORDER BY u.conversation_id, u.role",
     BYTEWISE
+);
+// Each scenario's rewards together, in id order within it (the order
+// `usersim stats` reads them in, so both sum them alike).
+const SCENARIO_REWARDS: Sql = sql!(
+    "SELECT scenario_id, reward FROM conversations \
+     WHERE job_id = $1 AND reward IS NOT NULL ORDER BY scenario_id",
+    BYTEWISE,
+    ", id"
 );
 const TOTALS: Sql = sql!(
     "SELECT COUNT(*) AS conversations, AVG(reward) AS mean_reward \
@@ -160,6 +179,7 @@ pub(super) async fn insert_whole<D: Dialect>(
 ) -> Result<i64, StoreError> {
     let conversation_id = insert_conversation(tx, job_id, item_id, conversation).await?;
     D::insert_rows(tx, conversation_id, conversation).await?;
+    insert_tokens(tx, conversation_id, conversation).await?;
     if let Some(checks) = &conversation.user_checks {
         let checks = checks.to_string();
         tx.execute(
@@ -169,6 +189,59 @@ pub(super) async fn insert_whole<D: Dialect>(
         .await?;
     }
     Ok(conversation_id)
+}
+
+/// The token lists of the messages that carry them: a row per policy
+/// generation whose server returned them, none otherwise.
+async fn insert_tokens(
+    tx: &mut impl Runs,
+    conversation_id: i64,
+    conversation: &NewConversation,
+) -> Result<(), StoreError> {
+    for (idx, tokens) in (0..)
+        .zip(&conversation.messages)
+        .filter_map(|(idx, m)| Some((idx, m.tokens.as_ref()?)))
+    {
+        let prompt = tokens::pack_ids(&tokens.prompt_token_ids);
+        let generation = tokens::pack_ids(&tokens.generation_token_ids);
+        let log_probs = tokens::pack_log_probs(&tokens.generation_log_probs);
+        tx.execute(
+            &INSERT_TOKENS,
+            &[
+                Param::Int(conversation_id),
+                Param::Int(idx),
+                Param::Bytes(&prompt),
+                Param::Bytes(&generation),
+                Param::Bytes(&log_probs),
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The token lists stored with conversation `id`'s messages, by message idx.
+pub(super) async fn message_tokens(
+    store: &SqlStore<impl Dialect>,
+    id: i64,
+) -> Result<Vec<(i64, TokenIds)>, StoreError> {
+    let rows = store
+        .reader()
+        .fetch_all(&TOKENS_OF_ONE, &[Param::Int(id)])
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let idx = row.int("idx")?;
+            let tokens = tokens::unpack(
+                id,
+                idx,
+                &row.bytes("prompt_token_ids")?,
+                &row.bytes("generation_token_ids")?,
+                &row.bytes("generation_log_probs")?,
+            )?;
+            Ok((idx, tokens))
+        })
+        .collect()
 }
 
 async fn insert_conversation(
@@ -254,6 +327,27 @@ pub(super) async fn page(
     let usage = tx.fetch_all(&USAGE_OF_PAGE, &range).await?;
     tx.commit().await?;
     decode::assemble(&conversations, &messages, &usage)
+}
+
+/// `(scenario id, reward)` of each of a job's conversations that has a
+/// reward, by scenario, then in id order.
+pub(super) async fn scenario_rewards(
+    store: &SqlStore<impl Dialect>,
+    job_id: i64,
+) -> Result<Vec<(String, f64)>, StoreError> {
+    let rows = store
+        .reader()
+        .fetch_all(&SCENARIO_REWARDS, &[Param::Int(job_id)])
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let scenario = row.text("scenario_id")?;
+        // The query keeps rewards that are not NULL.
+        if let Some(reward) = row.opt_float("reward")? {
+            out.push((scenario, reward));
+        }
+    }
+    Ok(out)
 }
 
 pub(super) async fn summary(

@@ -247,6 +247,19 @@ impl<D: Dialect> Store for SqlStore<D> {
         conversations::page(self, job_id, after_id, limit).await
     }
 
+    #[tracing::instrument(name = "store.scenario_rewards", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn scenario_rewards(&self, job_id: i64) -> Result<Vec<(String, f64)>, StoreError> {
+        conversations::scenario_rewards(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.message_tokens", level = "debug", skip_all, fields(id = id))]
+    async fn message_tokens(
+        &self,
+        id: i64,
+    ) -> Result<Vec<(i64, crate::token_ids::TokenIds)>, StoreError> {
+        conversations::message_tokens(self, id).await
+    }
+
     #[tracing::instrument(name = "store.job_summary", level = "debug", skip_all, fields(job_id = job_id))]
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError> {
         conversations::summary(self, job_id).await

@@ -70,6 +70,7 @@ where
     Option<bool>: for<'t> Encode<'t, DB> + Type<DB>,
     for<'t> &'t str: Encode<'t, DB> + Type<DB>,
     for<'t> Option<&'t str>: Encode<'t, DB> + Type<DB>,
+    for<'t> &'t [u8]: Encode<'t, DB> + Type<DB>,
 {
     let mut query = sqlx::query(text);
     for param in params {
@@ -80,6 +81,7 @@ where
             Param::OptBool(value) => query.bind(value),
             Param::Text(value) => query.bind(value),
             Param::OptText(value) => query.bind(value),
+            Param::Bytes(value) => query.bind(value),
         };
     }
     query

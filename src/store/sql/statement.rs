@@ -70,6 +70,8 @@ pub(crate) enum Param<'a> {
     OptBool(Option<bool>),
     Text(&'a str),
     OptText(Option<&'a str>),
+    /// BLOB in SQLite, BYTEA in Postgres.
+    Bytes(&'a [u8]),
 }
 
 #[cfg(test)]
