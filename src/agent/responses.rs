@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::config::{EnvironmentConfig, UserMode};
 use crate::env::nemo_gym::training::{self, Turn};
 use crate::env::InitialState;
-use crate::persona::nemo_gym::{row_as_scenario, RowOptions, REQUEST_FIELD};
+use crate::persona::nemo_gym::{input_key, row_as_scenario, RowOptions, REQUEST_FIELD};
 use crate::sim::policy::TurnEnd;
 use crate::sim::{Author, Transcript};
 
@@ -46,6 +46,13 @@ impl Agent {
                 e.replace(&format!("`{REQUEST_FIELD}.input`"), "`input`"),
             )
         })?;
+        // The job's own row of the same input names the scenario (a mock
+        // policy plays its script by it).
+        let scenario_id = input_key(&params)
+            .and_then(|key| self.rows_by_input.get(&key))
+            .map_or("responses", |&i| {
+                self.generation.prepared().scenarios[i].id.as_str()
+            });
         let seed = params
             .get("seed")
             .and_then(Value::as_u64)
@@ -75,7 +82,7 @@ impl Agent {
                 session.as_mut(),
                 scenario.tools.as_ref(),
                 seed,
-                "responses",
+                scenario_id,
             )
             .await
             .map_err(|e| RunFailure::Rollout {

@@ -288,6 +288,40 @@ replay = "{replay}"
             "tool results stored"
         );
     }
+
+    // One request's tool loop, as NeMo Gym's agents answer /v1/responses
+    // (here under the prefix a rollout's self-calls carry).
+    let row: Value = serde_json::from_str(
+        std::fs::read_to_string(data.join("example.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let answer = reqwest::Client::new()
+        .post(format!("{}/ng-rollout/r1/v1/responses", agent.url))
+        .json(&row["responses_create_params"])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    let response: Value = answer.json().await.unwrap();
+    let saved = d.join("response.json");
+    std::fs::write(&saved, response.to_string()).unwrap();
+    let checked = python_script(
+        &python,
+        "import json, sys\nfrom nemo_gym.openai_utils import NeMoGymResponse\n\
+         r = NeMoGymResponse.model_validate(json.load(open(sys.argv[1])))\n\
+         print(r.status, sum(o.type == 'function_call' for o in r.output))",
+        &saved,
+        "a /v1/responses answer",
+    );
+    let (status, calls) = checked.trim().split_once(' ').unwrap();
+    assert_eq!(status, "completed");
+    assert!(calls.parse::<u32>().unwrap() >= 1, "{response}");
+
     let (status, said) = agent.stop();
     assert!(status.success(), "SIGTERM stops it cleanly: {said}");
 }
