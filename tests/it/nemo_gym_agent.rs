@@ -333,9 +333,22 @@ async fn nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users
         "nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users_turns_as_user_messages";
     let Some(python) = python(test) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    // On SQLite, and on Postgres when USERSIM_TEST_POSTGRES names a server.
+    for database in common::databases(dir.path(), test) {
+        let d = dir.path().join(if database.is_some() {
+            "postgres"
+        } else {
+            "sqlite"
+        });
+        std::fs::create_dir_all(&d).unwrap();
+        scenario_set_story(&python, &d, database).await;
+    }
+}
+
+async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
     let spec = common::JobSpec {
-        name: "retail-agent".into(),
+        name: common::unique_name("retail-agent"),
+        database,
         ..Default::default()
     };
     let (config, database) = common::write_job(d, &spec);
@@ -388,8 +401,8 @@ async fn nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users
         serde_json::json!(["body", "responses_create_params", "input"])
     );
 
-    let out = collect(&python, &agent, &rows, &d.join("rollouts.jsonl"), 2);
-    let rollouts = validated(&python, &out);
+    let out = collect(python, &agent, &rows, &d.join("rollouts.jsonl"), 2);
+    let rollouts = validated(python, &out);
     assert_eq!(rollouts.len(), 6, "3 scenarios × 2 repeats");
     for r in &rollouts {
         assert_eq!(
