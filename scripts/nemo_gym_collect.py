@@ -17,6 +17,7 @@ Prints the collection's own output; exits with its exit code.
 import argparse
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -56,6 +57,9 @@ def main() -> int:
     parser.add_argument("--num-repeats", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=None)
     args = parser.parse_args()
+    # The collection runs in a folder of its own; paths are the caller's.
+    args.input = str(pathlib.Path(args.input).resolve())
+    args.output = str(pathlib.Path(args.output).resolve())
 
     agent = urllib.parse.urlparse(args.agent_url)
     head_port, environment_port = free_port(), free_port()
@@ -140,6 +144,8 @@ def main() -> int:
             environment.kill()
         if environment.returncode not in (0, -15):
             print((workdir / "environment_server.log").read_text()[-4000:], file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
