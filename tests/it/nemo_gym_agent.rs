@@ -445,5 +445,23 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
         .await
         .unwrap();
     assert_eq!(health["job_id"], job);
+    // The same task and repeat collected again is another rollout, stored
+    // under the next free key.
+    let first = std::fs::read_to_string(&rows).unwrap();
+    let mut row: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    row["_ng_task_index"] = 0.into();
+    row["_ng_rollout_index"] = 0.into();
+    let rollout: Value = client
+        .post(format!("{}/run", again.url))
+        .json(&row)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = rollout["usersim"]["item_key"].as_str().unwrap();
+    assert!(key.ends_with("/t0.r0#2"), "{key}");
+    assert_eq!(rollout["usersim"]["job_id"], job);
     again.stop();
 }
