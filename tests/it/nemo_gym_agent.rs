@@ -436,14 +436,7 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
 
     // Started again, the agent finds its job by the config's hash.
     let again = AgentProcess::start(d, &config);
-    let health: Value = client
-        .get(format!("{}/health", again.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = json_of(client.get(format!("{}/health", again.url))).await;
     assert_eq!(health["job_id"], job);
     // The same task and repeat collected again is another rollout, stored
     // under the next free key.
@@ -451,17 +444,13 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
     let mut row: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
     row["_ng_task_index"] = 0.into();
     row["_ng_rollout_index"] = 0.into();
-    let rollout: Value = client
-        .post(format!("{}/run", again.url))
-        .json(&row)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let rollout = json_of(client.post(format!("{}/run", again.url)).json(&row)).await;
     let key = rollout["usersim"]["item_key"].as_str().unwrap();
     assert!(key.ends_with("/t0.r0#2"), "{key}");
     assert_eq!(rollout["usersim"]["job_id"], job);
     again.stop();
+}
+
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
 }
