@@ -61,16 +61,7 @@ impl Agent {
                 }
             }
             (None, Some(id)) => scenario.id = id,
-            (None, None) => {
-                scenario.id = format!(
-                    "input-{}",
-                    &crate::jobs::hash::config_hash(
-                        &input_key(request.responses_create_params()).unwrap_or_default(),
-                        &[]
-                    )
-                    .unwrap_or_default()[..12]
-                )
-            }
+            (None, None) => scenario.id = input_id(request),
         }
         Ok(Cow::Owned(scenario))
     }
@@ -96,4 +87,14 @@ impl Agent {
                 .ok_or_else(|| Invalid::at(&[PERSONA_FIELD], "the job has no personas")),
         }
     }
+}
+
+/// A row without an id of its own, not among the job's rows, is named by
+/// its input: the same input is the same task.
+fn input_id(request: &RunRequest) -> String {
+    use sha2::{Digest, Sha256};
+    let key = input_key(request.responses_create_params()).unwrap_or_default();
+    let digest = Sha256::digest(key.as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("input-{hex}")
 }
