@@ -4,6 +4,7 @@
 //! Module dependency direction (a module never imports one above it):
 //! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
 
+pub mod agent;
 pub mod bench;
 pub mod cli;
 pub mod config;

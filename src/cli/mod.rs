@@ -8,6 +8,7 @@
 //! reports through return values and tracing.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
 mod bench;
 pub mod closed_stdout;
 mod compare_users;
@@ -225,6 +226,21 @@ enum Command {
         #[arg(long = "allow-url", value_name = "PATTERN")]
         allow_url: Vec<String>,
     },
+    /// Serve one job config as a NeMo Gym agent server (POST /run,
+    /// /v1/responses, /aggregate_metrics), every rollout stored as an item
+    /// of the agent's job; prints its address when it listens.
+    Agent {
+        /// The job config: models, simulated user, environment, limits, and
+        /// the dataset whose rows (or scenarios, by `scenario_id`) it plays.
+        #[arg(long)]
+        config: PathBuf,
+        /// Address to listen on (port 0: a free one, printed).
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        bind: String,
+        /// The database (default: the config's `database`).
+        #[arg(long, alias = "db")]
+        database: Option<String>,
+    },
     /// Serve the mock OpenAI-compatible model server (a test double).
     MockLlm {
         #[arg(long, default_value_t = 8089)]
@@ -395,6 +411,11 @@ pub async fn main() -> i32 {
             };
             serve::serve(&database, &bind, token, boundary).await
         }
+        Command::Agent {
+            config,
+            bind,
+            database,
+        } => agent::agent(&config, &bind, database.as_deref()).await,
         Command::MockLlm {
             port,
             host,

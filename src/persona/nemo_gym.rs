@@ -445,6 +445,21 @@ fn gold_calls(list: &Value) -> Option<Vec<Action>> {
         .collect()
 }
 
+/// One row as a scenario, as [`load_rows`] reads each (without replays): an
+/// agent server's run request. `Err` says what is wrong with the row.
+pub fn row_as_scenario(
+    row: &Map<String, Value>,
+    options: RowOptions<'_>,
+) -> Result<Scenario, String> {
+    row_scenario(row, 0, options, &HashMap::new())
+}
+
+/// The id a row names itself by (`id`, `uuid` or `task_id`), if any.
+pub fn row_id(row: &Map<String, Value>) -> Option<String> {
+    let id = scenario_id(row, 0);
+    (id != "line-0").then_some(id)
+}
+
 fn scenario_id(row: &Map<String, Value>, line: usize) -> String {
     for field in ["id", "uuid", "task_id"] {
         match row.get(field) {

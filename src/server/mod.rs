@@ -3,6 +3,7 @@
 //! CLI uses. Jobs submitted here run in this process with the CLI's runner
 //! (`jobs::work_stored`); `usersim worker` processes may share them (Postgres).
 
+pub mod agent;
 mod api;
 mod auth;
 mod error;

@@ -133,6 +133,16 @@ pub trait Store: Send + Sync {
         job_id: i64,
         batch: &[(NewItem, NewConversation)],
     ) -> Result<u64, StoreError>;
+    /// In one transaction: a new item of job `job_id`, done at once, and
+    /// its conversation with messages, usage and user checks (a rollout an
+    /// agent server made). `None`, and nothing written, when the job holds
+    /// the item's key already; else the conversation id.
+    async fn store_rollout(
+        &self,
+        job_id: i64,
+        item: &NewItem,
+        conversation: &NewConversation,
+    ) -> Result<Option<i64>, StoreError>;
     /// Mark a leased item done without storing a conversation: a judging
     /// item, whose judgments are stored on their own. `LeaseLost` when
     /// `owner` no longer holds it.

@@ -44,6 +44,7 @@ mod mcp;
 mod mcp_folders;
 mod mock_faults;
 mod nemo_gym;
+mod nemo_gym_agent;
 mod progress;
 mod real_model;
 mod responses_api;

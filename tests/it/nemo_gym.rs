@@ -36,7 +36,7 @@ fn server(name: &str, test: &str) -> Option<Server> {
     })
 }
 
-fn python(test: &str) -> Option<String> {
+pub(crate) fn python(test: &str) -> Option<String> {
     match std::env::var("USERSIM_NEMO_GYM_PYTHON") {
         Ok(p) if !p.is_empty() => Some(p),
         _ => {
@@ -171,13 +171,19 @@ for line in open(sys.argv[1]):
     n += 1
 print(f"validated {n}")
 "#;
+    python_script(python, script, rollouts, "the export")
+}
+
+/// Run `script` with NeMo Gym's Python on `file`; its stdout. NeMo Gym's
+/// models refusing `what` fails the test.
+pub(crate) fn python_script(python: &str, script: &str, file: &Path, what: &str) -> String {
     let out = std::process::Command::new(python)
-        .args(["-c", script, rollouts.to_str().unwrap()])
+        .args(["-c", script, file.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "NeMo Gym's pydantic models rejected the export: {}",
+        "NeMo Gym's pydantic models rejected {what}: {}",
         text(&out.stderr)
     );
     text(&out.stdout)

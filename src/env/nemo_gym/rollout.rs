@@ -124,7 +124,7 @@ pub fn drop_nulls(value: Value) -> Value {
 
 /// Response tools are in the Responses shape; Chat Completions tools are
 /// converted.
-fn response_tools(tools: &Value) -> Value {
+pub fn response_tools(tools: &Value) -> Value {
     let Some(list) = tools.as_array() else {
         return json!([]);
     };

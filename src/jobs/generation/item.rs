@@ -81,12 +81,39 @@ impl ItemRunner for Generation {
             );
             return Outcome::failed("dataset", message);
         };
-        let scenario = &p.scenarios[s];
+        let basis = self.check_bases[s].get_or_init(|| ScenarioBasis::of(&p.scenarios[s].user));
+        self.converse(item, &p.scenarios[s], &p.personas[pi], basis)
+            .await
+    }
+}
+
+impl Generation {
+    /// The job's inputs, as checked.
+    pub fn prepared(&self) -> &Prepared {
+        &self.prepared
+    }
+
+    /// The policy as the job's items run it (its model, tools and steps).
+    pub fn policy(&self) -> &PolicyAgent {
+        &self.policy
+    }
+
+    /// One conversation of `item` for `scenario` and `persona`, which need
+    /// not be among the job's own (an agent server's run request brings
+    /// its row); `basis` is what the user checks read of the scenario.
+    pub async fn converse(
+        &self,
+        item: &ItemRow,
+        scenario: &crate::persona::Scenario,
+        persona: &crate::persona::Persona,
+        basis: &ScenarioBasis,
+    ) -> Outcome {
+        let p = &self.prepared;
         let seed = item.seed as u64;
         // The resolved persona (a copy of the persona) is only needed to
         // render the prompt; of it, the conversation keeps its knobs.
         let (user_prompt, persona_knobs) = {
-            let persona = knobs::resolve(&p.personas[pi], seed);
+            let persona = knobs::resolve(persona, seed);
             let mut ctx = user_simulator_context(&persona, &scenario.user);
             with_user_tools(&mut ctx, &p.user_tools);
             let rendered = p.prompts.render(USER_SIMULATOR, &ctx);
@@ -147,10 +174,9 @@ impl ItemRunner for Generation {
             usage: usage_rows(&episode),
             started_at,
             finished_at: store::now_ms(),
-            user_checks: Some({
-                let basis = self.check_bases[s].get_or_init(|| ScenarioBasis::of(&scenario.user));
-                user_checks(&episode, scenario, basis, spec.simulated_user).to_json()
-            }),
+            user_checks: Some(
+                user_checks(&episode, scenario, basis, spec.simulated_user).to_json(),
+            ),
             messages: message_rows(&episode),
         };
         let judged = episode
@@ -169,7 +195,7 @@ impl ItemRunner for Generation {
         let preview = conversation.as_stored(0);
         let judged = match self
             .reward_judges
-            .judge(item.job_id, &preview, scenario, &p.personas[pi])
+            .judge(item.job_id, &preview, scenario, persona)
             .await
         {
             Ok(judged) => judged,

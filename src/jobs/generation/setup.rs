@@ -243,6 +243,21 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     })
 }
 
+/// `prepared` with its environment opened again with the model that plays
+/// its tools (a `simulated` environment), which validation had not.
+pub async fn with_tools_model(
+    job: &Job,
+    mut prepared: Prepared,
+    models: &super::super::models::Models,
+) -> Result<Prepared, Problem> {
+    if let Some(model) = &models.tools {
+        prepared.environment = crate::env::open_environment_with(&job.environment, Some(model))
+            .await
+            .map_err(|e| Problem::at_field(&job.source, job.environment.field(), e.to_string()))?;
+    }
+    Ok(prepared)
+}
+
 /// Whether the policy may make several tool calls in one step: what the
 /// config says, else what the environment's policy allows. Allowing them
 /// where the environment's policy forbids them would give the policy a

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::config::{Job, Problem};
+use crate::config::Job;
 use crate::store::{ItemCounts, JobRow, JobStatus, Store};
 
 use super::super::context::Context;
@@ -14,7 +14,7 @@ use super::super::options::{Mode, RunOptions};
 use super::super::report::{JudgingReport, RunReport};
 use super::super::work::{owner_name, WorkEnd, WorkOptions};
 use super::item::work_generation;
-use super::setup::Prepared;
+use super::setup::{with_tools_model, Prepared};
 
 /// A generation job worked here, before its report.
 pub(in crate::jobs) struct Worked {
@@ -41,19 +41,9 @@ pub(in crate::jobs) async fn work_here(
     }
     store.set_job_status(row.id, JobStatus::Running).await?;
     let models = connect_models(job, &prepared.scenarios, ctx.mock()).await?;
-    let mut prepared = prepared;
-    if let Some(model) = &models.tools {
-        // The environment as validated had no model to play its tools.
-        prepared.environment = crate::env::open_environment_with(&job.environment, Some(model))
-            .await
-            .map_err(|e| {
-                RunError::Invalid(vec![Problem::at_field(
-                    &job.source,
-                    job.environment.field(),
-                    e.to_string(),
-                )])
-            })?;
-    }
+    let prepared = with_tools_model(job, prepared, &models)
+        .await
+        .map_err(|p| RunError::Invalid(vec![p]))?;
     let (owner, wait_for_others) = match mode {
         Mode::Run => ("run", true),
         Mode::Worker { wait_for_others } => ("worker", wait_for_others),

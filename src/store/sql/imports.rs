@@ -42,23 +42,33 @@ pub(crate) async fn each_row<D: Dialect>(
 ) -> Result<u64, StoreError> {
     let mut stored = 0;
     for (item, conversation) in batch {
-        let added = tx
-            .fetch_optional(
-                &INSERT_DONE_ITEM,
-                &[
-                    Param::Int(job_id),
-                    Param::Text(&item.key),
-                    Param::Text(&item.scenario_id),
-                    Param::Text(&item.persona_id),
-                    Param::Int(item.sample),
-                    Param::Int(item.seed),
-                ],
-            )
-            .await?;
-        if let Some(row) = added {
-            insert_whole::<D>(tx, job_id, row.int("id")?, conversation).await?;
+        if let Some(item_id) = insert_done_item::<D>(tx, job_id, item).await? {
+            insert_whole::<D>(tx, job_id, item_id, conversation).await?;
             stored += 1;
         }
     }
     Ok(stored)
+}
+
+/// A new item of job `job_id`, done; its id, or `None` when the job holds
+/// its key already.
+pub(super) async fn insert_done_item<D: Dialect>(
+    tx: &mut D::Tx,
+    job_id: i64,
+    item: &NewItem,
+) -> Result<Option<i64>, StoreError> {
+    let added = tx
+        .fetch_optional(
+            &INSERT_DONE_ITEM,
+            &[
+                Param::Int(job_id),
+                Param::Text(&item.key),
+                Param::Text(&item.scenario_id),
+                Param::Text(&item.persona_id),
+                Param::Int(item.sample),
+                Param::Int(item.seed),
+            ],
+        )
+        .await?;
+    Ok(added.map(|row| row.int("id")).transpose()?)
 }

@@ -12,6 +12,7 @@ mod items;
 mod jobs;
 mod judgments;
 mod proposals;
+mod rollouts;
 pub(crate) mod runs;
 mod scenario_attempts;
 pub(crate) mod statement;
@@ -171,6 +172,16 @@ impl<D: Dialect> Store for SqlStore<D> {
         batch: &[(i64, &NewConversation)],
     ) -> Result<Vec<Result<i64, StoreError>>, StoreError> {
         conversations::complete_items(self, owner, batch).await
+    }
+
+    #[tracing::instrument(name = "store.store_rollout", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn store_rollout(
+        &self,
+        job_id: i64,
+        item: &NewItem,
+        conversation: &NewConversation,
+    ) -> Result<Option<i64>, StoreError> {
+        rollouts::store_rollout(self, job_id, item, conversation).await
     }
 
     #[tracing::instrument(name = "store.store_imported", level = "debug", skip_all, fields(job_id = job_id))]

@@ -1,0 +1,137 @@
+//! An agent server over one job config: its inputs checked as `usersim run`
+//! checks them, its models connected, and its job in the store, found again
+//! by its config hash when the agent restarts.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+
+use sha2::{Digest, Sha256};
+
+use crate::config::{DatasetFormat, Job, Problem};
+use crate::jobs::generation::item::Generation;
+use crate::jobs::generation::prepare;
+use crate::jobs::generation::setup::with_tools_model;
+use crate::jobs::models::{connect_models, Models};
+use crate::jobs::Context;
+use crate::persona::nemo_gym::{input_key, REQUEST_FIELD};
+use crate::store::{JobKind, JobRow, JobStatus, NewJob, Store};
+
+use super::error::OpenError;
+
+/// A job config serving run requests.
+pub struct Agent {
+    pub(super) store: std::sync::Arc<dyn Store>,
+    pub(super) job_row: JobRow,
+    pub(super) job: Job,
+    pub(super) generation: Generation,
+    /// The job's own rows by their input (NeMo Gym rows only): a run
+    /// request of the same input takes their gold calls and replays.
+    pub(super) rows_by_input: HashMap<String, usize>,
+    /// For run requests without NeMo Gym's indices: a fresh key each.
+    pub(super) runs: AtomicU64,
+    /// Kept alive as long as the agent: the mock they may talk to.
+    _models: Models,
+}
+
+/// The agent's job's config hash: the job's, marked as an agent's, so that
+/// `usersim run` of the same config makes its own job.
+pub fn agent_job_hash(config_hash: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"usersim agent\n");
+    hasher.update(config_hash.as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Agent {
+    /// Check `job`'s inputs, connect its models and find or make its job.
+    pub async fn open(ctx: &Context, job: Job) -> Result<Agent, OpenError> {
+        let prepared = prepare(&job).await.map_err(OpenError::Invalid)?;
+        let judged: Vec<&str> = prepared
+            .scenarios
+            .iter()
+            .filter(|s| {
+                s.evaluation
+                    .reward_basis
+                    .iter()
+                    .any(|c| c.judge_name().is_some())
+            })
+            .map(|s| s.id.as_str())
+            .take(3)
+            .collect();
+        if !judged.is_empty() {
+            return Err(OpenError::Invalid(vec![Problem::in_file(
+                &job.source,
+                format!(
+                    "scenarios {} have `judge:NAME` rewards, which the agent server does not \
+                     score yet (their judgments are stored under a conversation id); use \
+                     `usersim run` for them, or rewards the environment and rules give",
+                    judged.join(", ")
+                ),
+            )]));
+        }
+        let models = connect_models(&job, &prepared.scenarios, ctx.mock()).await?;
+        let prepared = with_tools_model(&job, prepared, &models)
+            .await
+            .map_err(|p| OpenError::Invalid(vec![p]))?;
+        let rows_by_input = match job.dataset.format {
+            DatasetFormat::NemoGym => prepared
+                .scenarios
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let request = s.initial_state.get(REQUEST_FIELD)?.as_object()?;
+                    Some((input_key(request)?, i))
+                })
+                .collect(),
+            DatasetFormat::Scenarios => HashMap::new(),
+        };
+        let hash = agent_job_hash(&prepared.config_hash);
+        let store = ctx.store.clone();
+        let job_row = match store.find_job_by_config_hash(&hash).await? {
+            Some(row) => row,
+            None => {
+                store
+                    .create_job(&NewJob {
+                        name: format!("{} (agent)", job.name),
+                        kind: JobKind::Generation,
+                        config_snapshot: job.snapshot.clone(),
+                        config_hash: hash,
+                    })
+                    .await?
+            }
+        };
+        store.set_job_status(job_row.id, JobStatus::Running).await?;
+        let generation = Generation::new(&job, prepared, &models);
+        Ok(Agent {
+            store,
+            job_row,
+            job,
+            generation,
+            rows_by_input,
+            runs: AtomicU64::new(0),
+            _models: models,
+        })
+    }
+
+    /// The agent's job in the store.
+    pub fn job(&self) -> &JobRow {
+        &self.job_row
+    }
+
+    /// The job config's name.
+    pub fn name(&self) -> &str {
+        &self.job.name
+    }
+
+    /// Mark the job done (the agent stops); a restart makes it running again.
+    pub async fn close(&self) -> Result<(), OpenError> {
+        self.store
+            .set_job_status(self.job_row.id, JobStatus::Done)
+            .await?;
+        Ok(())
+    }
+}
