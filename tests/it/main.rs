@@ -47,6 +47,7 @@ mod progress;
 mod real_model;
 mod resume;
 mod rewards;
+mod rollouts_api;
 mod server_api;
 mod service_boundary;
 mod simulated_tools;
