@@ -549,9 +549,12 @@ fn rollouts(document: &mut Value) {
     schemas["RolloutsRequest"] = json!({"type": "object", "required": ["k", "policy"], "additionalProperties": false, "properties": {
         "config": {"type": "string", "description": "A job config file, relative to the data root (give this or config_toml)"},
         "config_toml": {"type": "string", "description": "The job config itself, as TOML; its relative paths resolve against the data root"},
-        "scenarios": {"type": "object", "additionalProperties": false, "properties": {
-            "file": {"type": "string", "description": "A scenarios (or NeMo Gym rows) file relative to the data root, instead of the config's"},
-            "ids": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "The scenarios to roll out (default: all)"}}},
+        "scenarios": {"oneOf": [
+            {"type": "array", "minItems": 1, "items": {"type": "object"},
+             "description": "The scenarios themselves, each as a scenarios (or NeMo Gym rows) file holds it"},
+            {"type": "object", "additionalProperties": false, "properties": {
+                "file": {"type": "string", "description": "A scenarios (or NeMo Gym rows) file relative to the data root, instead of the config's"},
+                "ids": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "The scenarios to roll out (default: all)"}}}]},
         "k": {"type": "integer", "minimum": K.min, "maximum": K.max,
               "description": format!("Rollouts per scenario, its group; scenarios × k at most {MAX_ROLLOUTS}")},
         "policy": {"type": "object", "additionalProperties": false, "properties": {

@@ -384,3 +384,49 @@ async fn a_client_that_goes_away_cancels_its_job_and_leaves_nothing_half_stored(
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(policy.stats().requests, calls);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenarios_given_in_the_request_are_rolled_out_and_their_problems_said_by_index() {
+    let service = service(None, &[]).await;
+    let policy = policy_server(0).await;
+    let objects: Vec<Value> =
+        std::fs::read_to_string(common::repo().join("data/retail/scenarios.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .skip(4)
+            .take(2)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let mut body = request(&policy, &[], 2);
+    body["scenarios"] = json!(objects);
+    let response = post(&service, &body).await;
+    assert_eq!(response.status(), 200);
+    let lines = lines_of(response).await;
+    let mut groups: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "group")
+        .map(|l| l["group"].as_str().unwrap())
+        .collect();
+    groups.sort_unstable();
+    let mut ids: Vec<&str> = objects.iter().map(|o| o["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(groups, ids);
+    let summary = lines.last().unwrap();
+    assert_eq!(
+        (summary["rollouts"].as_u64(), summary["status"].as_str()),
+        (Some(4), Some("done"))
+    );
+
+    let mut broken = objects.clone();
+    broken[1].as_object_mut().unwrap().remove("user");
+    body["scenarios"] = json!(broken);
+    let response = post(&service, &body).await;
+    assert_eq!(response.status(), 422);
+    let errors: Value = response.json().await.unwrap();
+    assert!(
+        locations(&errors).iter().all(|l| l == "scenarios[1]"),
+        "{errors}"
+    );
+    assert_eq!(errors["errors"][0]["file"], "request body", "{errors}");
+}

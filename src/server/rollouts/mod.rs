@@ -9,6 +9,7 @@
 //! its job. docs/rollouts.md is the contract.
 
 mod groups;
+mod inline;
 mod lines;
 mod request;
 mod stream;

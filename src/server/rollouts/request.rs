@@ -56,6 +56,8 @@ pub struct RolloutsRequest {
     config: ConfigSource,
     scenario_file: Option<String>,
     scenario_ids: Option<Vec<String>>,
+    /// Scenario objects given in the request, as JSONL.
+    inline: Option<String>,
     pub k: u32,
     /// The `[endpoints.rollouts_policy]` table.
     policy: toml::Table,
@@ -195,8 +197,16 @@ impl RolloutsRequest {
         let concurrency = object
             .remove("concurrency")
             .and_then(|v| typed::<i64>("concurrency", v, "a whole number", &mut problems));
+        let mut inline = None;
         let (scenario_file, scenario_ids) = match object.remove("scenarios") {
             None => (None, None),
+            Some(Value::Array(items)) => {
+                match super::inline::jsonl(items) {
+                    Ok(text) => inline = Some(text),
+                    Err(p) => problems.extend(p),
+                }
+                (None, None)
+            }
             Some(Value::Object(mut scenarios)) => {
                 problems.extend(unknown_keys("scenarios", &scenarios, SCENARIO_FIELDS));
                 let file = scenarios
@@ -221,7 +231,8 @@ impl RolloutsRequest {
             Some(_) => {
                 problems.push(invalid(
                     "scenarios",
-                    "is not an object; give {\"file\": \"PATH\", \"ids\": [\"ID\", ...]}",
+                    "is neither a list of scenario objects nor {\"file\": \"PATH\", \"ids\": \
+                     [\"ID\", ...]}",
                 ));
                 (None, None)
             }
@@ -249,6 +260,7 @@ impl RolloutsRequest {
                 config,
                 scenario_file,
                 scenario_ids,
+                inline,
                 k,
                 policy,
                 api_key,
@@ -284,30 +296,40 @@ impl RolloutsRequest {
         let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             ApiError::Invalid(vec![Problem::from_toml_error(&label, &text, &e)])
         })?;
-        let scenario_file = match &self.scenario_file {
-            None => None,
-            Some(file) => Some(
+        let scenario_file = match (&self.scenario_file, &self.inline) {
+            (_, Some(jsonl)) => Some(super::inline::keep(&root, jsonl)?),
+            (Some(file), None) => Some(
                 boundary
                     .contain(Path::new(BODY), "scenarios.file", &root, Path::new(file))
                     .map_err(|p| ApiError::Invalid(vec![p]))?,
             ),
+            (None, None) => None,
+        };
+        let kept = self.inline.as_ref().and(scenario_file.clone());
+        let said = |problems: Vec<Problem>| {
+            ApiError::Invalid(
+                problems
+                    .into_iter()
+                    .map(said_as_asked)
+                    .map(|p| match &kept {
+                        Some(kept) => super::inline::said_as_asked(p, kept),
+                        None => p,
+                    })
+                    .collect(),
+            )
         };
         self.rewrite(&mut table, scenario_file.as_deref());
         let json = serde_json::to_string(&table)
             .map_err(|e| ApiError::Internal(format!("a config as JSON: {e}")))?;
         let mut job = config::load::from_json(&label, &json, &base, Trust::Submitted(boundary))
-            .map_err(|problems| {
-                ApiError::Invalid(problems.into_iter().map(said_as_asked).collect())
-            })?;
+            .map_err(said)?;
         job.database = state.database.clone();
         if let Some(key) = &self.api_key {
             if let Some(endpoint) = job.endpoints.get_mut(POLICY_ENDPOINT) {
                 endpoint.api_key = Some(key.clone());
             }
         }
-        let mut prepared = prepare(&job).await.map_err(|problems| {
-            ApiError::Invalid(problems.into_iter().map(said_as_asked).collect())
-        })?;
+        let mut prepared = prepare(&job).await.map_err(said)?;
         if let Some(ids) = &self.scenario_ids {
             select(&mut prepared, ids)?;
         }
