@@ -143,7 +143,7 @@ pub struct Failure {
     pub group: String,
     pub sample: i64,
     pub item_key: String,
-    /// `policy_error`-like classes of the failure: `timeout`, `5xx`, `env_error`, ...
+    /// The failure's class: `timeout`, `server_error`, `env_error`, ...
     pub class: String,
     pub message: String,
 }
