@@ -109,6 +109,7 @@ fn message_of(message: &NewMessage) -> Option<Message> {
             .and_then(|calls| serde_json::from_value(calls.clone()).ok())
             .unwrap_or_default(),
         tool_call_id: message.tool_call_id.clone(),
+        reasoning: None,
     })
 }
 

@@ -40,7 +40,7 @@ use crate::store::{JobKind, JobRow};
 pub use context::Context;
 pub use error::RunError;
 pub use generation::{check_and_submit, submit};
-use generation::{prepare, Prepared};
+pub use generation::{prepare, Prepared};
 pub use models::{MockStarter, RunningMock};
 use options::Mode;
 pub use options::RunOptions;
@@ -69,6 +69,21 @@ pub async fn run_prepared(
     let started = Instant::now();
     let (row, resumed) = submit(ctx.store.as_ref(), job, &prepared, options.new_job).await?;
     let run = (row, resumed, started);
+    generate_then_judge(ctx, run, job, prepared, options, Mode::Run).await
+}
+
+/// Work a generation job [`submit`]ted just now here, from `job` as it is
+/// in memory (not from its stored config): the service's `/v1/rollouts`,
+/// whose policy endpoint may carry a key the stored config never holds.
+/// Judged with its own judges once done, as [`run`] judges.
+pub async fn work_submitted(
+    ctx: &Context,
+    row: JobRow,
+    job: &Job,
+    prepared: Prepared,
+    options: &RunOptions,
+) -> Result<RunReport, RunError> {
+    let run = (row, false, Instant::now());
     generate_then_judge(ctx, run, job, prepared, options, Mode::Run).await
 }
 

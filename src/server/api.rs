@@ -36,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .merge(super::judging::router())
         .merge(super::imports::router())
         .merge(super::synthesis::router())
+        .merge(super::rollouts::router())
         .route(
             "/v1/openapi.json",
             get(|| async { Json(openapi::document()) }),

@@ -17,6 +17,7 @@ mod openapi;
 mod prometheus;
 mod query_values;
 mod relative_paths;
+mod rollouts;
 mod runs;
 mod synthesis;
 mod ui;

@@ -58,6 +58,7 @@ fn error(description: &str) -> Value {
 pub fn document() -> Value {
     let mut document = paths_and_schemas();
     imports(&mut document);
+    rollouts(&mut document);
     if let Some(paths) = document["paths"].as_object_mut() {
         for (path, item) in paths.iter_mut() {
             let Some(operations) = item.as_object_mut() else {
@@ -525,6 +526,52 @@ fn imports(document: &mut Value) {
                     "skipped": {"type": "array", "description": "The invalid lines skipped, the first 1,000", "items": {"type": "object"}}}});
 }
 
+/// `POST /v1/rollouts`: the request, and the NDJSON lines it streams.
+fn rollouts(document: &mut Value) {
+    use super::rollouts::{K, MAX_ROLLOUTS};
+    document["paths"]["/v1/rollouts"] = json!({"post": {
+        "summary": "Rollouts on demand for an RL trainer: k rollouts of each scenario with the request's policy endpoint, streamed as NDJSON as each finishes",
+        "description": "The job config (`config`, a file inside the data root, or `config_toml`) gives the simulated \
+            user, the environment and the limits; `policy` is the policy's endpoint for this request, checked as a \
+            submitted job's endpoints are (the egress allowlist, operator endpoints); `api_key` is held in memory, \
+            never stored. The answer is one JSON object per line: `job`, then a `rollout` per finished rollout or an \
+            `error` per failed one, a `group` once a scenario's k rollouts are all finished (reward mean and standard \
+            deviation, flatness, each rollout's advantage), `progress` while nothing else is written, and `summary` \
+            last. Every rollout is stored in a job of its own (Location). Closing the connection cancels the job.",
+        "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/RolloutsRequest"}}
+        }},
+        "responses": {
+            "200": {"description": "The rollouts, one JSON line each (docs/rollouts.md)",
+                    "headers": {"Location": {"description": "The job holding the rollouts", "schema": {"type": "string"}}},
+                    "content": {"application/x-ndjson": {"schema": {"type": "string"}}}},
+            "422": json_response("The request, its config or its scenarios have problems, each naming its field; nothing stored", "Problems")
+        }
+    }});
+    let schemas = &mut document["components"]["schemas"];
+    schemas["RolloutsRequest"] = json!({"type": "object", "required": ["k", "policy"], "additionalProperties": false, "properties": {
+        "config": {"type": "string", "description": "A job config file, relative to the data root (give this or config_toml)"},
+        "config_toml": {"type": "string", "description": "The job config itself, as TOML; its relative paths resolve against the data root"},
+        "scenarios": {"oneOf": [
+            {"type": "array", "minItems": 1, "items": {"type": "object"},
+             "description": "The scenarios themselves, each as a scenarios (or NeMo Gym rows) file holds it"},
+            {"type": "object", "additionalProperties": false, "properties": {
+                "file": {"type": "string", "description": "A scenarios (or NeMo Gym rows) file relative to the data root, instead of the config's"},
+                "ids": {"type": "array", "minItems": 1, "items": {"type": "string"}, "description": "The scenarios to roll out (default: all)"}}}]},
+        "k": {"type": "integer", "minimum": K.min, "maximum": K.max,
+              "description": format!("Rollouts per scenario, its group; scenarios × k at most {MAX_ROLLOUTS}")},
+        "policy": {"type": "object", "additionalProperties": false, "properties": {
+            "base_url": {"type": "string", "description": "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"},
+            "model": {"type": "string"},
+            "api": {"type": "string", "description": "The wire format: chat_completions (default)"},
+            "api_key": {"type": "string", "description": "Sent as the bearer token; held in memory only"},
+            "operator": {"type": "string", "description": "An operator endpoint of this server, instead of base_url and model"},
+            "temperature": {"type": "number"}, "top_p": {"type": "number"},
+            "max_tokens": {"type": "integer"}, "timeout_secs": {"type": "number"}, "max_in_flight": {"type": "integer"}}},
+        "name": {"type": "string", "description": "The job's name (default: the config's)"},
+        "concurrency": {"type": "integer", "description": "Conversations in flight at most (default: the config's)"}}});
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,6 +584,7 @@ mod tests {
             include_str!("judging.rs"),
             include_str!("imports.rs"),
             include_str!("synthesis.rs"),
+            include_str!("rollouts/mod.rs"),
             include_str!("ui/mod.rs"),
         ];
         let mut routes = Vec::new();

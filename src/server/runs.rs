@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 use crate::jobs::{self, RunError, RunOptions};
-use crate::store::{ItemCounts, JobStatus};
+use crate::store::{ItemCounts, JobStatus, Store};
 
 #[derive(Clone, Default)]
 pub struct Runs {
@@ -25,6 +25,22 @@ impl Runs {
     /// Start working `job_id` in the background, unless it already runs here.
     /// Returns whether it was started.
     pub fn start(&self, ctx: jobs::Context, job_id: i64, retry_failed: bool) -> bool {
+        let store = ctx.store.clone();
+        self.start_with(job_id, store, move |stopped| async move {
+            work(&ctx, job_id, retry_failed, stopped).await
+        })
+    }
+
+    /// Start `work` (given the signal to stop) as the run of `job_id` here,
+    /// unless one runs already: stopped, cancelled and waited for like any
+    /// run of this service. Returns whether it was started.
+    pub fn start_with<F, Fut>(&self, job_id: i64, store: Arc<dyn Store>, work: F) -> bool
+    where
+        F: FnOnce(watch::Receiver<bool>) -> Fut,
+        Fut: std::future::Future<Output = Result<(JobStatus, ItemCounts), RunError>>
+            + Send
+            + 'static,
+    {
         let Ok(mut running) = self.running.lock() else {
             return false;
         };
@@ -34,9 +50,10 @@ impl Runs {
         let (stop, stopped) = watch::channel(false);
         running.insert(job_id, Run { stop, task: None });
         let runs = self.clone();
+        let work = work(stopped);
         let task = tokio::spawn(
             async move {
-                match work(&ctx, job_id, retry_failed, stopped).await {
+                match work.await {
                     Ok((status, counts)) => tracing::info!(
                         status = status.as_str(),
                         done = counts.done,
@@ -45,7 +62,7 @@ impl Runs {
                     ),
                     Err(e) => {
                         tracing::error!("job run failed: {}", super::error::error_chain(&e));
-                        if let Err(e) = ctx.store.set_job_status(job_id, JobStatus::Failed).await {
+                        if let Err(e) = store.set_job_status(job_id, JobStatus::Failed).await {
                             tracing::error!("cannot mark the job failed: {e}");
                         }
                     }

@@ -233,6 +233,8 @@ pub trait Store: Send + Sync {
     async fn conversation_keys(&self, job_id: i64) -> Result<Vec<ConversationKey>, StoreError>;
     /// Keys of a job's items that are pending or leased, by id.
     async fn unfinished_item_keys(&self, job_id: i64) -> Result<Vec<String>, StoreError>;
+    /// A job's failed items, by id, each with its last error.
+    async fn failed_items(&self, job_id: i64) -> Result<Vec<ItemRow>, StoreError>;
 
     /// In one transaction: store a batch (status `preparing`) with those of
     /// `requests` whose custom id the job has not stored yet. Returns the

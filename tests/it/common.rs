@@ -247,6 +247,18 @@ impl Service {
         dir: tempfile::TempDir,
         operators: OperatorEndpoints,
     ) -> Service {
+        Service::with_boundary(database, token, dir, |root| Boundary::new(root, operators)).await
+    }
+
+    /// The service with `dir` as its data root (its files as
+    /// [`Service::with_operators`] copies them) and the boundary `boundary`
+    /// makes of it.
+    pub async fn with_boundary(
+        database: &str,
+        token: Option<&str>,
+        dir: tempfile::TempDir,
+        boundary: impl FnOnce(PathBuf) -> Boundary,
+    ) -> Service {
         let _ = rustls::crypto::ring::default_provider().install_default();
         for shared in ["prompts", "personas", "data/retail/scenarios.jsonl"] {
             copy_into(&repo().join(shared), &dir.path().join(shared));
@@ -254,7 +266,7 @@ impl Service {
         let database = database.to_string();
         let store = usersim::store::open(&database).await.unwrap();
         let mut state = usersim::server::AppState::new(store, &database, token.map(str::to_string));
-        state.boundary = std::sync::Arc::new(Boundary::new(dir.path().to_path_buf(), operators));
+        state.boundary = std::sync::Arc::new(boundary(dir.path().to_path_buf()));
         state.event_interval = std::time::Duration::from_millis(100);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());

@@ -50,6 +50,7 @@ mod real_model;
 mod responses_api;
 mod resume;
 mod rewards;
+mod rollouts_api;
 mod server_api;
 mod service_boundary;
 mod simulated_tools;

@@ -40,6 +40,29 @@ pub struct Prepared {
     pub judges: Vec<Judge>,
 }
 
+impl Prepared {
+    /// Only the scenarios `keep` keeps (in their order): a job over part of
+    /// its dataset (the service's `/v1/rollouts` names the scenarios it
+    /// wants). The config hash says so, so that the whole dataset's job is
+    /// never found as this one.
+    pub fn keep_scenarios(&mut self, keep: impl Fn(&Scenario) -> bool) {
+        self.scenarios.retain(|s| keep(s));
+        self.scenario_index = self
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
+        let ids: Vec<&str> = self.scenarios.iter().map(|s| s.id.as_str()).collect();
+        let mut text = self.config_hash.clone();
+        text.push_str("\nscenarios:");
+        text.push_str(&ids.join("\n"));
+        if let Ok(hash) = config_hash(&text, &[]) {
+            self.config_hash = hash;
+        }
+    }
+}
+
 /// Where one of a job's templates comes from: the file its config names, or
 /// the one built into the binary (whatever the working directory).
 enum TemplateSource {

@@ -7,6 +7,7 @@
 mod batches;
 mod conversations;
 pub(crate) mod dialect;
+mod failed_items;
 pub(crate) mod imports;
 mod items;
 mod jobs;
@@ -303,6 +304,11 @@ impl<D: Dialect> Store for SqlStore<D> {
     #[tracing::instrument(name = "store.unfinished_item_keys", level = "debug", skip_all, fields(job_id = job_id))]
     async fn unfinished_item_keys(&self, job_id: i64) -> Result<Vec<String>, StoreError> {
         items::unfinished_keys(self, job_id).await
+    }
+
+    #[tracing::instrument(name = "store.failed_items", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn failed_items(&self, job_id: i64) -> Result<Vec<ItemRow>, StoreError> {
+        failed_items::of_job(self, job_id).await
     }
 
     #[tracing::instrument(name = "store.create_batch", level = "debug", skip_all, fields(job_id = job_id))]
