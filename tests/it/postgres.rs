@@ -37,7 +37,15 @@ pub fn server(test: &str) -> Option<String> {
 pub fn database(test: &str) -> Option<String> {
     static OWN: OnceLock<String> = OnceLock::new();
     let server = server(test)?;
-    Some(OWN.get_or_init(|| create_own(&server)).clone())
+    Some(OWN.get_or_init(|| create_own(&server, "")).clone())
+}
+
+/// A database of its own on that server for a story whose jobs the others
+/// must not see (one that lists, say, every NeMo Gym job of its database),
+/// created at each call; `None` (after saying so) when no server is named.
+pub fn separate_database(test: &str, tag: &str) -> Option<String> {
+    let server = server(test)?;
+    Some(create_own(&server, &format!("_{tag}")))
 }
 
 /// `url` (`postgres://…/DATABASE[?…]`) naming `database` instead.
@@ -49,10 +57,11 @@ pub fn with_database(url: &str, database: &str) -> String {
     format!("{scheme}://{authority}/{database}{query}")
 }
 
-/// Creates `usersim_it_<now>_<pid>` on `server`, after dropping stale ones. Runs on
-/// a thread of its own so it can be called from inside any test's runtime.
-fn create_own(server: &str) -> String {
+/// Creates `usersim_it_<now>_<pid><suffix>` on `server`, after dropping stale ones.
+/// Runs on a thread of its own so it can be called from inside any test's runtime.
+fn create_own(server: &str, suffix: &str) -> String {
     let server = server.to_string();
+    let suffix = suffix.to_string();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -63,7 +72,7 @@ fn create_own(server: &str) -> String {
                 .duration_since(UNIX_EPOCH)
                 .unwrap()
                 .as_secs();
-            let name = format!("{PREFIX}{now}_{}", std::process::id());
+            let name = format!("{PREFIX}{now}_{}{suffix}", std::process::id());
             let mut admin = PgConnection::connect(&server)
                 .await
                 .unwrap_or_else(|e| panic!("cannot connect to {server}: {e}"));
