@@ -3,6 +3,11 @@
 //! Roles naming the same endpoint share one `Endpoint`, so they share its
 //! limits; endpoints are independent of each other.
 //!
+//! Its `api` picks the wire format: chat completions ([`super::wire`], with
+//! [`super::chat_tokens`] when `capture_tokens` is set) or the Responses API
+//! ([`super::responses`]); everything else (limits, retries, error classes,
+//! telemetry, transports) is the same for both.
+//!
 //! The requests go through [`super::transport`]: async-openai's config gives
 //! the URL and the headers (authorization, organization, project; Azure's
 //! deployment and api-version), and its client carries `https://` requests.

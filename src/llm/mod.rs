@@ -1,6 +1,7 @@
 //! Everything that talks to a model: the `ChatModel` trait, the `Endpoint`
 //! implementation, its limits, the one retry policy, the transports that
-//! carry its requests, and the wire format.
+//! carry its requests, and the wire formats (chat completions and the
+//! Responses API).
 
 pub mod batch;
 pub mod chat;

@@ -1,10 +1,10 @@
 //! The mock's HTTP face: `/v1/chat/completions`, `/v1/responses` (see
-//! [`super::responses`]), vLLM's `/tokenize` (see [`super::tokens`]), `/v1/models`, the Batch
+//! `super::responses`), vLLM's `/tokenize` (see [`super::tokens`]), `/v1/models`, the Batch
 //! API (`/v1/files`, `/v1/batches`: see [`super::batch`]), and `/mock/stats`
 //! (requests received, for tests that check limits held).
 //! Every completion first waits the configured latency, then may be answered
 //! with an injected fault (see [`super::faults`]), then with its scripted reply
-//! ([`script_turn`], whichever wire format asked).
+//! (`script_turn`, whichever wire format asked).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

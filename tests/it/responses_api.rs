@@ -302,3 +302,27 @@ async fn an_endpoint_call_through_vllm_model_returns_the_generations_token_ids_u
     // vllm_model asked the mock's /tokenize for the prompt's ids.
     assert!(!tokens.prompt_token_ids.is_empty());
 }
+
+#[test]
+fn the_policys_reasoning_goes_back_to_the_policy_and_never_to_the_simulated_user() {
+    use usersim::llm::reasoning::Reasoning;
+    use usersim::sim::{Author, Transcript};
+    let item = serde_json::value::RawValue::from_string(
+        r#"{"type":"reasoning","id":"rs_1","summary":[]}"#.to_string(),
+    )
+    .unwrap();
+    let mut answer = Message::assistant("Your order has shipped.");
+    answer.reasoning = Some(Reasoning::new(vec![item]));
+    let mut transcript = Transcript::default();
+    transcript.push(Message::system("rules"), Author::System);
+    transcript.push(Message::user("where is my order?"), Author::User);
+    transcript.push(answer, Author::Policy);
+    let policy = transcript.policy_view();
+    assert!(policy[2].reasoning.is_some(), "sent back to the policy");
+    let user = transcript.user_view(&Arc::from("you are a customer"));
+    assert!(user.iter().all(|m| m.reasoning.is_none()));
+    assert_eq!(&*user.last().unwrap().content, "Your order has shipped.");
+    // Nor is it serialized with the message (stores and exports see none).
+    let json = serde_json::to_string(&policy[2]).unwrap();
+    assert!(!json.contains("rs_1"), "{json}");
+}

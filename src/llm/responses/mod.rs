@@ -10,7 +10,7 @@
 //!   (inside the retry loop, so a failed generation is tried again);
 //! - [`output`]: `output` items to our assistant message (text, tool calls by
 //!   `call_id`, reasoning kept aside), `usage`, and the token fields of NeMo
-//!   Gym's `TokenIDLogProbMixin` where an item carries them ([`tokens`]).
+//!   Gym's `TokenIDLogProbMixin` where an item carries them (`tokens`).
 
 pub mod output;
 pub mod reply;
