@@ -161,8 +161,9 @@ async fn each_rollout_streams_as_it_finishes_and_each_group_closes_with_stats_of
     for line in &lines[1..lines.len() - 1] {
         match line["type"].as_str().unwrap() {
             "rollout" => {
-                let group = line["group"].as_str().unwrap().to_string();
+                let group = line["scenario"].as_str().unwrap().to_string();
                 assert!(ids.contains(&group), "{group}");
+                assert_eq!(line["group_id"], format!("{job}:{group}"));
                 let id = line["conversation_id"].as_i64().unwrap();
                 let stored = service.json(&format!("/v1/conversations/{id}")).await;
                 let reward = stored["reward"].as_f64().unwrap();
@@ -183,7 +184,8 @@ async fn each_rollout_streams_as_it_finishes_and_each_group_closes_with_stats_of
             }
             "group" => {
                 groups += 1;
-                let group = line["group"].as_str().unwrap();
+                let group = line["scenario"].as_str().unwrap();
+                assert_eq!(line["group_id"], format!("{job}:{group}"));
                 let rewards: Vec<f64> = seen[group].iter().map(|r| r.1).collect();
                 assert_eq!(
                     rewards.len(),
@@ -406,7 +408,7 @@ async fn scenarios_given_in_the_request_are_rolled_out_and_their_problems_said_b
     let mut groups: Vec<&str> = lines
         .iter()
         .filter(|l| l["type"] == "group")
-        .map(|l| l["group"].as_str().unwrap())
+        .map(|l| l["scenario"].as_str().unwrap())
         .collect();
     groups.sort_unstable();
     let mut ids: Vec<&str> = objects.iter().map(|o| o["id"].as_str().unwrap()).collect();

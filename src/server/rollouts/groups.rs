@@ -100,7 +100,8 @@ fn group_line(job_id: i64, group: &str, k: usize, finished: &Group) -> GroupLine
     }
     GroupLine {
         job_id,
-        group: group.to_string(),
+        group_id: super::lines::group_id(job_id, group),
+        scenario: group.to_string(),
         size: k,
         scored: rewards.len(),
         unscored: finished.rollouts.len() - rewards.len(),

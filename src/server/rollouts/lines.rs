@@ -44,13 +44,21 @@ impl Line<'_> {
     }
 }
 
+/// A group's id: its job and scenario, `JOB:SCENARIO`, as exports write
+/// `group_id`: the same rollouts make the same group wherever they are read.
+pub fn group_id(job_id: i64, scenario: &str) -> String {
+    format!("{job_id}:{scenario}")
+}
+
 /// One finished rollout as stored.
 #[derive(Debug, Serialize)]
 pub struct Rollout<'a> {
     pub job_id: i64,
     pub conversation_id: i64,
-    /// The group: the scenario the rollout played.
-    pub group: &'a str,
+    /// The group: `JOB:SCENARIO`, as exports write `group_id`.
+    pub group_id: String,
+    /// The scenario the rollout played.
+    pub scenario: &'a str,
     pub sample: i64,
     pub persona: &'a str,
     pub item_key: &'a str,
@@ -96,7 +104,8 @@ impl<'a> Rollout<'a> {
         Rollout {
             job_id: c.job_id,
             conversation_id: c.id,
-            group: &c.scenario_id,
+            group_id: group_id(c.job_id, &c.scenario_id),
+            scenario: &c.scenario_id,
             sample: c.sample,
             persona: &c.persona_id,
             item_key: &c.item_key,
@@ -140,7 +149,8 @@ impl<'a> UsageLine<'a> {
 #[derive(Debug, Serialize)]
 pub struct Failure {
     pub job_id: i64,
-    pub group: String,
+    pub group_id: String,
+    pub scenario: String,
     pub sample: i64,
     pub item_key: String,
     /// The failure's class: `timeout`, `server_error`, `env_error`, ...
@@ -157,7 +167,8 @@ impl Failure {
         let (class, message) = error.split_once(": ").unwrap_or(("unknown", error));
         Failure {
             job_id: item.job_id,
-            group: item.scenario_id.clone(),
+            group_id: group_id(item.job_id, &item.scenario_id),
+            scenario: item.scenario_id.clone(),
             sample: item.sample,
             item_key: item.key.clone(),
             class: class.to_string(),
@@ -170,7 +181,8 @@ impl Failure {
 #[derive(Debug, Serialize)]
 pub struct GroupLine {
     pub job_id: i64,
-    pub group: String,
+    pub group_id: String,
+    pub scenario: String,
     /// k: the rollouts asked for.
     pub size: usize,
     /// Rollouts with a reward, over which the statistics are taken.
