@@ -8,8 +8,10 @@
 //! resources server (`USERSIM_NEMO_GYM_EXAMPLE_MULTI_STEP_URL`,
 //! `USERSIM_NEMO_GYM_DIR`).
 //!
-//! Token fields (`prompt_token_ids`, ...) are not asserted: the mock returns
-//! no token ids on this branch, and nothing is invented without them.
+//! The example_multi_step story's policy speaks the Responses API with the
+//! mock's token information (`+tokens`): every generation's
+//! `prompt_token_ids`, `generation_token_ids` and `generation_log_probs` are
+//! on its output item, as stored.
 
 use crate::common;
 
@@ -119,6 +121,10 @@ for line in open(sys.argv[1]):
         "job_id": row["usersim"]["job_id"],
         "input": len(row["responses_create_params"]["input"]),
         "items": [[o.get("type"), o.get("role")] for o in row["response"]["output"]],
+        "tokens": [
+            [o.get("type"), o.get("role"), o.get("prompt_token_ids"), o.get("generation_token_ids"), o.get("generation_log_probs")]
+            for o in row["response"]["output"] if "generation_token_ids" in o
+        ],
     }))
 "#;
     python_script(python, script, rollouts, "a rollout")
@@ -164,6 +170,48 @@ async fn held_against_the_store(
     assert_eq!(summary.conversations as usize, rollouts.len());
     store.close().await;
     stored
+}
+
+/// Every policy generation of a rollout carries its token information on an
+/// output item (the policy's, never a user's), the lists the store holds for
+/// that conversation, untouched.
+async fn tokens_held_against_the_store(database: &str, rollouts: &[Value]) {
+    let store = usersim::store::open(database).await.unwrap();
+    for r in rollouts {
+        let carried = r["tokens"].as_array().unwrap();
+        assert!(
+            !carried.is_empty(),
+            "the policy's generations carry tokens: {r}"
+        );
+        for item in carried {
+            assert_ne!(item[1], "user", "a user turn carries no tokens: {r}");
+            assert_eq!(
+                item[3].as_array().unwrap().len(),
+                item[4].as_array().unwrap().len(),
+                "a log probability per generated token: {r}"
+            );
+        }
+        let stored = store
+            .message_tokens(r["conversation_id"].as_i64().unwrap())
+            .await
+            .unwrap();
+        let stored: Vec<Value> = stored
+            .iter()
+            .map(|(_, t)| {
+                serde_json::json!([
+                    t.prompt_token_ids,
+                    t.generation_token_ids,
+                    t.generation_log_probs
+                ])
+            })
+            .collect();
+        let sent: Vec<Value> = carried
+            .iter()
+            .map(|i| serde_json::json!([i[2], i[3], i[4]]))
+            .collect();
+        assert_eq!(sent, stored, "the stored lists, untouched: {r}");
+    }
+    store.close().await;
 }
 
 fn mean_reward_in_metrics(rollouts: &Path) -> f64 {
@@ -213,7 +261,8 @@ concurrency = 4
 
 [endpoints.policy]
 mock = true
-model = "mock-policy"
+model = "mock-policy+tokens"
+api = "responses"
 
 [endpoints.user]
 mock = true
@@ -288,6 +337,7 @@ replay = "{replay}"
             "tool results stored"
         );
     }
+    tokens_held_against_the_store(&database, &rollouts).await;
 
     // One request's tool loop, as NeMo Gym's agents answer /v1/responses
     // (here under the prefix a rollout's self-calls carry).

@@ -227,6 +227,50 @@ async fn each_rollout_streams_as_it_finishes_and_each_group_closes_with_stats_of
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_responses_api_policy_that_returns_token_ids_streams_them_on_its_own_messages_only() {
+    let service = service(None, &[]).await;
+    let policy = policy_server(0).await;
+    let ids = scenario_ids(1);
+    let mut body = request(&policy, &ids, 2);
+    body["policy"]["model"] = json!("mock-policy+tokens");
+    body["policy"]["api"] = json!("responses");
+    let response = post(&service, &body).await;
+    assert_eq!(response.status(), 200);
+    let lines = lines_of(response).await;
+    let rollouts: Vec<&Value> = lines.iter().filter(|l| l["type"] == "rollout").collect();
+    assert_eq!(rollouts.len(), 2, "{lines:?}");
+    for r in rollouts {
+        let mut carried = 0;
+        for m in r["messages"].as_array().unwrap() {
+            let Some(generated) = m.get("generation_token_ids") else {
+                continue;
+            };
+            carried += 1;
+            assert_eq!(m["author"], "policy", "only the policy's turns: {m}");
+            assert_eq!(m["trainable"], true, "{m}");
+            assert!(!m["prompt_token_ids"].as_array().unwrap().is_empty(), "{m}");
+            assert_eq!(
+                generated.as_array().unwrap().len(),
+                m["generation_log_probs"].as_array().unwrap().len(),
+                "{m}"
+            );
+        }
+        let generations = r["usage"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["role"] == "policy")
+            .unwrap()["calls"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            carried, generations,
+            "one token record per policy generation: {r}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_that_fails_is_an_error_line_never_a_reward_and_its_group_still_closes() {
     let service = service(None, &[]).await;
     let policy = policy_server(0).await;

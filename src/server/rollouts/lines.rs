@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::store::{ItemRow, MessageRow, StoredConversation, UsageRow};
+use crate::token_ids::TokenIds;
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -85,9 +86,11 @@ pub struct MessageLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<&'a str>,
     pub trainable: bool,
-    // Token capture (issue 28 §3) adds the policy's `prompt_token_ids`,
-    // `generation_token_ids` and `generation_log_probs` here, from the
-    // stored message, when the policy server returned them.
+    /// The policy's `prompt_token_ids`, `generation_token_ids` and
+    /// `generation_log_probs` on the message its generation ended with, as
+    /// stored, when the policy server returned them; nothing otherwise.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<&'a TokenIds>,
 }
 
 #[derive(Debug, Serialize)]
@@ -99,7 +102,8 @@ pub struct UsageLine<'a> {
 }
 
 impl<'a> Rollout<'a> {
-    pub fn of(stored: &'a StoredConversation) -> Rollout<'a> {
+    /// `tokens`: the conversation's stored token lists, by message idx.
+    pub fn of(stored: &'a StoredConversation, tokens: &'a [(i64, TokenIds)]) -> Rollout<'a> {
         let c = &stored.conversation;
         Rollout {
             job_id: c.job_id,
@@ -113,7 +117,11 @@ impl<'a> Rollout<'a> {
             reward: c.reward,
             reward_breakdown: &c.reward_breakdown,
             termination: &c.termination,
-            messages: stored.messages.iter().map(MessageLine::of).collect(),
+            messages: stored
+                .messages
+                .iter()
+                .map(|m| MessageLine::of(m, tokens))
+                .collect(),
             tools: &c.tools,
             usage: stored.usage.iter().map(UsageLine::of).collect(),
         }
@@ -121,8 +129,9 @@ impl<'a> Rollout<'a> {
 }
 
 impl<'a> MessageLine<'a> {
-    fn of(m: &'a MessageRow) -> MessageLine<'a> {
+    fn of(m: &'a MessageRow, tokens: &'a [(i64, TokenIds)]) -> MessageLine<'a> {
         MessageLine {
+            tokens: tokens.iter().find(|(idx, _)| *idx == m.idx).map(|(_, t)| t),
             role: &m.role,
             author: &m.author,
             content: &m.content,

@@ -209,7 +209,8 @@ impl Reader {
             self.cursor = self.cursor.max(c.id);
             self.rollouts += 1;
             self.model_calls += stored.usage.iter().map(|u| u.calls).sum::<i64>();
-            out.push_str(&Line::Rollout(Box::new(Rollout::of(stored))).text());
+            let tokens = self.store.message_tokens(c.id).await?;
+            out.push_str(&Line::Rollout(Box::new(Rollout::of(stored, &tokens))).text());
             if let Some(group) = self
                 .groups
                 .rollout(&c.scenario_id, c.id, c.sample, c.reward)
