@@ -563,7 +563,7 @@ fn rollouts(document: &mut Value) {
         "policy": {"type": "object", "additionalProperties": false, "properties": {
             "base_url": {"type": "string", "description": "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1"},
             "model": {"type": "string"},
-            "api": {"type": "string", "description": "The wire format: chat_completions (default)"},
+            "api": {"type": "string", "enum": ["chat", "chat_completions", "responses"], "description": "The wire format: chat (Chat Completions, the default; chat_completions is the same) or responses (the Responses API)"},
             "api_key": {"type": "string", "description": "Sent as the bearer token; held in memory only"},
             "operator": {"type": "string", "description": "An operator endpoint of this server, instead of base_url and model"},
             "temperature": {"type": "number"}, "top_p": {"type": "number"},
