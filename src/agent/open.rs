@@ -29,6 +29,10 @@ pub struct Agent {
     pub(super) rows_by_input: HashMap<String, usize>,
     /// For run requests without NeMo Gym's indices: a fresh key each.
     pub(super) runs: AtomicU64,
+    /// For each item key collected more than once (a trainer's next step
+    /// sends the same task and repeat indices again): the `#n` to try
+    /// next, so storing the n-th copy tries one key, not n.
+    pub(super) next_copy: std::sync::Mutex<HashMap<String, u32>>,
     /// Kept alive as long as the agent: the mock they may talk to.
     _models: Models,
 }
@@ -113,6 +117,7 @@ impl Agent {
             generation,
             rows_by_input,
             runs: AtomicU64::new(0),
+            next_copy: std::sync::Mutex::new(HashMap::new()),
             _models: models,
         })
     }

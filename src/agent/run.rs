@@ -16,8 +16,8 @@ use super::open::Agent;
 use super::output::{rollout, row_request};
 use super::request::RunRequest;
 
-/// How many other keys a run tries when its key is taken (the same task
-/// and repeat indices, collected again).
+/// How many keys one run tries when its key is taken (the same task and
+/// repeat indices, collected again), from the first one not known taken.
 const KEY_TRIES: u32 = 10_000;
 
 impl Agent {
@@ -97,12 +97,16 @@ impl Agent {
     /// Store the rollout as a done item of the agent's job with its
     /// conversation, under its key or, when that is taken (the same indices
     /// collected again), the first free `KEY#n`; the conversation's id.
+    /// The search starts after the last copy this process stored, so a
+    /// trainer that sends the same indices every step costs one insert a
+    /// rollout, not one per earlier step.
     async fn store_rollout(
         &self,
         item: &ItemRow,
         conversation: &mut NewConversation,
     ) -> Result<i64, RunFailure> {
-        for n in 1..=KEY_TRIES {
+        let first = self.first_untried_copy(&item.key);
+        for n in first..first.saturating_add(KEY_TRIES) {
             let key = if n == 1 {
                 item.key.clone()
             } else {
@@ -121,6 +125,9 @@ impl Agent {
                 .store_rollout(self.job_row.id, &new_item, conversation)
                 .await?;
             if let Some(id) = stored {
+                if n > 1 || first > 1 {
+                    self.remember_copy(&item.key, n);
+                }
                 return Ok(id);
             }
         }
@@ -128,6 +135,20 @@ impl Agent {
             class: "store".into(),
             message: format!("item key '{}' and {KEY_TRIES} variants are taken", item.key),
         })
+    }
+
+    /// The copy number to try first for `key`: 1 (the key itself) unless a
+    /// copy of it was stored by this process.
+    fn first_untried_copy(&self, key: &str) -> u32 {
+        let copies = self.next_copy.lock().unwrap_or_else(|e| e.into_inner());
+        copies.get(key).copied().unwrap_or(1)
+    }
+
+    /// Copy `n` of `key` is stored: later runs start after it.
+    fn remember_copy(&self, key: &str, n: u32) {
+        let mut copies = self.next_copy.lock().unwrap_or_else(|e| e.into_inner());
+        let next = copies.entry(key.to_string()).or_insert(1);
+        *next = (*next).max(n.saturating_add(1));
     }
 
     /// The `BaseVerifyResponse`: the row's fields as sent, the verifier's
