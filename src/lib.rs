@@ -19,6 +19,7 @@ pub mod llm;
 pub mod minhash;
 pub mod mock_llm;
 pub mod persona;
+pub mod policy;
 pub mod prompt;
 pub mod report;
 pub mod rollout_group;

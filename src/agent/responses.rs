@@ -14,7 +14,7 @@ use crate::env::nemo_gym::training::{self, Turn};
 use crate::env::InitialState;
 use crate::persona::nemo_gym::{input_key, row_as_scenario, RowOptions, REQUEST_FIELD};
 use crate::sim::policy::TurnEnd;
-use crate::sim::{Author, Transcript};
+use crate::sim::{Author, PolicySession, PolicyTurn, Transcript};
 
 use super::error::{Invalid, RunFailure};
 use super::open::Agent;
@@ -77,13 +77,14 @@ impl Agent {
         let end = self
             .generation
             .policy()
-            .turn(
-                &mut transcript,
-                session.as_mut(),
-                scenario.tools.as_ref(),
+            .turn(PolicyTurn {
+                transcript: &mut transcript,
+                session: session.as_mut(),
+                tools: scenario.tools.as_ref(),
                 seed,
-                scenario_id,
-            )
+                scenario: scenario_id,
+                policy_session: &mut PolicySession::new(),
+            })
             .await
             .map_err(|e| RunFailure::Rollout {
                 class: e.class().into(),
@@ -109,7 +110,7 @@ impl Agent {
             "id": format!("resp_usersim_{}_{}", self.job_row.id, crate::store::now_ms()),
             "object": "response",
             "created_at": crate::store::now_ms() / 1000,
-            "model": self.generation.policy().model_name(),
+            "model": self.generation.policy().name(),
             "output": output,
             "parallel_tool_calls": params.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true),
             "tool_choice": "auto",

@@ -230,6 +230,33 @@ pub struct PolicyFile {
     // config hashes, of jobs stored before the key existed stay the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// What plays the policy (default `model`); see [`super::policy`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<super::policy::PolicyKindName>,
+    /// An agent's own tool calls are also made on usersim's session, so that
+    /// `db` and probes see them (default false: the agent's tools act on an
+    /// environment of their own, or on one usersim reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_agent_tools: Option<bool>,
+    /// The kinds' own keys (`[policy.responses_agent]`, `[policy.a2a]`,
+    /// `[policy.http]`); only the one of `kind` may be given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responses_agent: Option<super::policy::ResponsesAgentKeys>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a2a: Option<super::policy::A2aKeys>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<super::policy::HttpKeys>,
+}
+
+impl PolicyFile {
+    /// What plays the policy, as written; every problem goes to `problems`.
+    pub fn kind(
+        &self,
+        file: &std::path::Path,
+        problems: &mut Vec<super::Problem>,
+    ) -> Option<super::policy::PolicyKind> {
+        super::policy::read_kind(file, self.kind.unwrap_or_default(), self, problems)
+    }
 }
 
 impl Default for PolicyFile {
@@ -238,6 +265,11 @@ impl Default for PolicyFile {
             template: None,
             max_steps_per_turn: default_max_steps(),
             parallel_tool_calls: None,
+            kind: None,
+            replay_agent_tools: None,
+            responses_agent: None,
+            a2a: None,
+            http: None,
         }
     }
 }

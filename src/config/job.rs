@@ -175,6 +175,10 @@ pub struct PolicyConfig {
     /// `Some(false)`: one tool call per step; `None`: what the environment's
     /// policy allows (the environment's `allows_parallel_tool_calls`).
     pub parallel_tool_calls: Option<bool>,
+    /// What plays the policy: a model, or an agent of one of the kinds.
+    pub kind: super::policy::PolicyKind,
+    /// An agent's own tool calls are also made on usersim's session.
+    pub replay_agent_tools: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

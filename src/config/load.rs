@@ -262,6 +262,7 @@ impl Written {
                 "policy.max_steps_per_turn",
                 policy.max_steps_per_turn,
             ));
+            policy.kind(path, problems);
         }
         if let Some(dataset) = &self.dataset {
             check_dataset(path, dataset, problems);
@@ -484,6 +485,11 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             template: paths.policy_template,
             max_steps_per_turn: policy.max_steps_per_turn,
             parallel_tool_calls: policy.parallel_tool_calls,
+            // Checked with the other tables: no problem is left here.
+            kind: policy
+                .kind(Path::new(""), &mut Vec::new())
+                .unwrap_or(super::policy::PolicyKind::Model),
+            replay_agent_tools: policy.replay_agent_tools.unwrap_or(false),
         },
         environment: match environment.config() {
             EnvironmentConfig::NemoGym(c) => EnvironmentConfig::NemoGym(NemoGymConfig {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::LlmError;
 use super::message::{Message, ToolSpec};
+use super::raw::{RawReply, RawRequest};
 
 /// What a call is for. Several roles may share one endpoint (and its limits);
 /// the role is known by the caller only, so it travels with the request, for
@@ -104,4 +105,14 @@ pub trait ChatModel: Send + Sync {
     /// The model name, for records.
     fn model(&self) -> &str;
     async fn complete(&self, req: ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// A raw JSON call of a black-box agent ([`super::raw`]) through this
+    /// model's endpoint, its limits and retries. Only an [`super::Endpoint`]
+    /// carries them; any other model refuses.
+    async fn call_raw(&self, _req: RawRequest) -> Result<RawReply, LlmError> {
+        Err(LlmError::InvalidRequest(format!(
+            "model '{}' is not an endpoint an agent can be reached through",
+            self.model()
+        )))
+    }
 }

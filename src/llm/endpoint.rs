@@ -25,9 +25,11 @@ use http::HeaderValue;
 use super::chat::{ChatModel, ChatRequest, ChatResponse};
 use super::error::LlmError;
 use super::limiter::{LimitStats, Limits};
+use super::raw::{RawReply, RawRequest};
 use super::responses;
 use super::retry::{parse_retry_after, Attempt, Pause, RetryPolicy};
 use super::telemetry::{self, CallMeasure, EndpointTelemetry};
+use super::transport::raw::RawClient;
 use super::transport::{Reply, Transport};
 use super::wire::{self, Sampling, WireResponse};
 use crate::config::{Api, EndpointConfig};
@@ -43,6 +45,8 @@ pub struct Endpoint {
     /// Chat completions: ask for token ids (`llm::chat_tokens`).
     capture_tokens: bool,
     transport: Transport,
+    /// Raw calls of a black-box agent below the same base URL.
+    raw: RawClient,
     sampling: Sampling,
     policy: RetryPolicy,
     timeout: Duration,
@@ -60,6 +64,11 @@ impl Endpoint {
     /// URL or API key cannot be sent.
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<Self, LlmError> {
         let transport = Transport::new(config, base_url)?;
+        let raw = RawClient::new(
+            base_url,
+            config.api_key.as_deref(),
+            config.ca_pem.as_deref(),
+        )?;
         tracing::debug!(endpoint = %config.name, client = transport.client(), "endpoint ready");
         Ok(Endpoint {
             name: config.name.clone(),
@@ -67,6 +76,7 @@ impl Endpoint {
             api: config.api,
             capture_tokens: config.capture_tokens,
             transport,
+            raw,
             sampling: Sampling {
                 temperature: config.temperature,
                 top_p: config.top_p,
@@ -284,6 +294,51 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// One attempt of a raw call: admitted by the limits, sent, and read; a
+    /// status other than success is an error of its class, and a 429 pauses
+    /// the endpoint for every caller, as for a model call.
+    async fn raw_attempt(
+        &self,
+        req: &RawRequest,
+        attempt: Attempt,
+        admission_wait: &AtomicU64,
+    ) -> Result<RawReply, LlmError> {
+        let body_bytes = req.body.as_ref().map_or(0, String::len);
+        let admission = match self.limits.try_admit(body_bytes, &self.pause)? {
+            Some(admission) => admission,
+            None => self.limits.admit(body_bytes, &self.pause).await?,
+        };
+        let _in_flight = self.telemetry.in_flight();
+        self.telemetry
+            .record_admission(admission.waited, admission.paused);
+        let waited = admission.waited + admission.paused;
+        admission_wait.fetch_add(
+            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        let exchange = self.raw.send(req, self.timeout).await?;
+        self.limits.settle(&admission, body_bytes, None);
+        if !(200..300).contains(&exchange.status) {
+            let retry_after = exchange
+                .headers
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let error = LlmError::from_status(exchange.status, &exchange.body, retry_after);
+            if let LlmError::RateLimited { .. } = error {
+                self.pause.extend(self.policy.delay(attempt.retry, &error));
+            }
+            return Err(error);
+        }
+        Ok(RawReply {
+            status: exchange.status,
+            headers: exchange.headers,
+            body: exchange.body,
+        })
+    }
+}
+
 /// A success reply, read as its wire format says.
 enum Parsed {
     Chat(WireResponse),
@@ -374,5 +429,35 @@ impl ChatModel for Endpoint {
             latency_ms: latency.as_millis() as u64,
             ..response
         })
+    }
+
+    #[tracing::instrument(
+        name = "agent_call",
+        level = "debug",
+        skip_all,
+        fields(endpoint = %self.name, path = %req.path)
+    )]
+    async fn call_raw(&self, req: RawRequest) -> Result<RawReply, LlmError> {
+        let started = Instant::now();
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let admission_wait = AtomicU64::new(0);
+        let (result, retries) = self
+            .policy
+            .run(&self.pause, &self.name, &self.telemetry, |attempt| {
+                self.raw_attempt(&req, attempt, &admission_wait)
+            })
+            .await;
+        let waited = Duration::from_nanos(admission_wait.into_inner());
+        let latency = started.elapsed().saturating_sub(waited);
+        // Counted as the policy's calls: an agent plays the policy.
+        self.telemetry.record_call(
+            super::Role::Policy,
+            latency,
+            result.as_ref().map(|_| super::Usage::default()),
+        );
+        if let Err(e) = &result {
+            tracing::debug!(retries, outcome = e.class(), "agent call failed: {e}");
+        }
+        result
     }
 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod limiter;
 pub mod message;
 pub mod rate_headers;
+pub mod raw;
 pub mod reasoning;
 pub mod responses;
 pub mod retry;

@@ -11,9 +11,9 @@ use crate::llm::{LlmError, Usage};
 use crate::persona::Scenario;
 use crate::user_checks::UserOutput;
 use crate::verify::probes::{self, Probe, ProbeOutput};
-use crate::verify::{rules, Component, Verification};
+use crate::verify::{actions, rules, Component, Verification};
 
-use super::policy::{PolicyAgent, TurnEnd};
+use super::policy::{Policy, PolicySession, PolicyTurn, TurnEnd};
 use super::termination::Termination;
 use super::transcript::{Author, Transcript};
 use super::user_simulator::{Signal, UserSimulator, UserTurn};
@@ -109,7 +109,7 @@ impl EpisodeError {
 )]
 pub async fn run_episode(
     spec: &EpisodeSpec<'_>,
-    policy: &PolicyAgent,
+    policy: &dyn Policy,
     user: &UserSimulator,
     env: &dyn Environment,
 ) -> Result<Episode, EpisodeError> {
@@ -152,6 +152,7 @@ pub async fn run_episode(
             .is_some_and(|m| matches!(m.role, Role::User | Role::Tool));
     let mut usage: BTreeMap<&'static str, RoleUsage> = BTreeMap::new();
     let mut user_outputs = Vec::new();
+    let mut policy_session = PolicySession::new();
 
     let termination = loop {
         if !policy_next {
@@ -211,13 +212,14 @@ pub async fn run_episode(
 
         let before = transcript.messages.len();
         let end = policy
-            .turn(
-                &mut transcript,
-                session.as_mut(),
-                spec.scenario.tools.as_ref(),
-                spec.seed,
-                scenario_id,
-            )
+            .turn(PolicyTurn {
+                transcript: &mut transcript,
+                session: session.as_mut(),
+                tools: spec.scenario.tools.as_ref(),
+                seed: spec.seed,
+                scenario: scenario_id,
+                policy_session: &mut policy_session,
+            })
             .await?;
         let policy_usage = usage.entry("policy").or_default();
         for r in &transcript.messages[before..] {
@@ -249,6 +251,10 @@ pub async fn run_episode(
         verification.add_scored(rules::score_all(criteria, &view));
         if let Some(score) = probed {
             verification.include(Component::Probes, score, &criteria.reward_basis);
+        }
+        if criteria.reward_basis.contains(&Component::Actions) {
+            let score = actions::score(&criteria.actions, &view);
+            verification.include(Component::Actions, score, &criteria.reward_basis);
         }
         Some(verification)
     } else {

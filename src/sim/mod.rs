@@ -2,13 +2,15 @@
 //! and the transcript. It knows the `ChatModel` and `Environment` traits, not HTTP.
 
 pub mod episode;
+pub mod model_policy;
 pub mod policy;
 pub mod termination;
 pub mod transcript;
 pub mod user_simulator;
 
 pub use episode::{run_episode, Episode, EpisodeError, EpisodeSpec, RoleUsage};
-pub use policy::PolicyAgent;
+pub use model_policy::ModelPolicy;
+pub use policy::{Policy, PolicySession, PolicyTurn, TurnEnd};
 pub use termination::Termination;
 pub use transcript::{Author, Transcript};
 pub use user_simulator::UserSimulator;

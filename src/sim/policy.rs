@@ -1,11 +1,16 @@
-//! The policy side of a turn: model calls with tool use until it answers in text
-//! or runs out of steps. Tool errors and bad arguments go back as tool output.
+//! The policy seam: whatever answers the simulated user, one turn at a time.
+//! Today's model with tools ([`super::model_policy::ModelPolicy`], whose tool
+//! calls usersim runs) is one kind; a deployed agent reached over HTTP
+//! (`crate::policy`) is another, which may run tools of its own and report
+//! them. The episode knows this trait, not the kinds.
 
 use std::sync::Arc;
 
-use crate::env::{Session, ToolSpec};
+use async_trait::async_trait;
+
+use crate::env::{Session, ToolCall, ToolSpec};
 use crate::llm::message::{Caller, Message};
-use crate::llm::{ChatModel, ChatRequest, Role};
+use crate::llm::Usage;
 
 use super::episode::EpisodeError;
 use super::transcript::{Author, Transcript};
@@ -15,100 +20,181 @@ use super::transcript::{Author, Transcript};
 pub enum TurnEnd {
     /// The policy answered the user in text.
     Answered,
-    /// `max_steps_per_turn` model calls without a text answer.
+    /// `max_steps_per_turn` steps without a text answer.
     OutOfSteps,
     /// Neither text nor tool calls.
     Empty,
 }
 
-pub struct PolicyAgent {
-    model: Arc<dyn ChatModel>,
-    tools: Arc<[ToolSpec]>,
-    max_steps: u32,
-    parallel_tool_calls: bool,
+/// What one conversation keeps on the policy's side between its turns: the
+/// session id an agent is told, the cookies it set, the context (A2A's
+/// `contextId`) and the task it answers in. A model keeps nothing here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicySession {
+    /// This conversation's id as agents are told it (never a path, a process
+    /// id or anything of the machine): `usersim-` and 16 random hex digits.
+    pub id: String,
+    /// Cookies the agent set, by name, echoed on its later calls.
+    pub cookies: Vec<(String, String)>,
+    /// The agent's own name for the conversation, when it gives one.
+    pub context_id: Option<String>,
+    /// The agent's task the conversation is in, when it gives one.
+    pub task_id: Option<String>,
 }
 
-impl PolicyAgent {
-    /// `parallel_tool_calls: false` asks the model for one tool call per step.
-    pub fn new(
-        model: Arc<dyn ChatModel>,
-        tools: Arc<[ToolSpec]>,
-        max_steps: u32,
-        parallel_tool_calls: bool,
-    ) -> Self {
-        PolicyAgent {
-            model,
-            tools,
-            max_steps,
-            parallel_tool_calls,
+impl PolicySession {
+    /// A new conversation's, with a fresh random id.
+    pub fn new() -> PolicySession {
+        PolicySession {
+            id: format!("usersim-{:016x}", rand::random::<u64>()),
+            ..PolicySession::default()
         }
     }
 
-    pub fn model_name(&self) -> &str {
-        self.model.model()
+    /// Take the cookies of `Set-Cookie` header values: each one's name and
+    /// value (its attributes are not kept: the conversation is short-lived and
+    /// goes to one agent). A cookie set again replaces the old value.
+    pub fn keep_cookies<'a>(&mut self, set_cookie: impl IntoIterator<Item = &'a str>) {
+        for header in set_cookie {
+            let pair = header.split(';').next().unwrap_or("").trim();
+            let Some((name, value)) = pair.split_once('=') else {
+                continue;
+            };
+            let (name, value) = (name.trim(), value.trim());
+            if name.is_empty() {
+                continue;
+            }
+            match self.cookies.iter_mut().find(|(n, _)| n == name) {
+                Some(cookie) => cookie.1 = value.to_string(),
+                None => self.cookies.push((name.to_string(), value.to_string())),
+            }
+        }
     }
 
-    /// Run one policy turn, appending its messages and tool results. `tools`
-    /// are the scenario's own, when it brings them, instead of the job's.
-    pub async fn turn(
-        &self,
-        transcript: &mut Transcript,
-        session: &mut dyn Session,
-        tools: Option<&Arc<[ToolSpec]>>,
-        seed: u64,
-        scenario: &str,
-    ) -> Result<TurnEnd, EpisodeError> {
-        let tools = tools.unwrap_or(&self.tools);
-        for _ in 0..self.max_steps {
-            let response = self
-                .model
-                .complete(ChatRequest {
-                    role: Role::Policy,
-                    messages: transcript.policy_view(),
-                    tools: tools.clone(),
-                    seed: Some(seed),
-                    scenario: Some(scenario.to_string()),
-                    parallel_tool_calls: (!self.parallel_tool_calls).then_some(false),
-                    ..ChatRequest::default()
-                })
+    /// The `Cookie` header value for the kept cookies, if any.
+    pub fn cookie_header(&self) -> Option<String> {
+        (!self.cookies.is_empty()).then(|| {
+            self.cookies
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+}
+
+/// One policy turn's inputs: the conversation so far (appended to), the
+/// environment session, the tools (the scenario's own, when it brings them,
+/// else the job's), and the conversation's policy session.
+pub struct PolicyTurn<'a> {
+    pub transcript: &'a mut Transcript,
+    pub session: &'a mut dyn Session,
+    pub tools: Option<&'a Arc<[ToolSpec]>>,
+    pub seed: u64,
+    pub scenario: &'a str,
+    pub policy_session: &'a mut PolicySession,
+}
+
+#[async_trait]
+pub trait Policy: Send + Sync {
+    /// What plays the policy, as stored with each conversation: the model's
+    /// name, or the agent kind's label (`a2a:NAME`), never its URL.
+    fn name(&self) -> &str;
+
+    /// Run one turn: append what the policy said and did to the transcript,
+    /// running on the session the tool calls it asks usersim to run.
+    async fn turn(&self, turn: PolicyTurn<'_>) -> Result<TurnEnd, EpisodeError>;
+}
+
+/// A tool call an agent ran itself, and what it got back: kept in the
+/// transcript as a call of the policy and a result marked as the agent's
+/// (`agent_tool`), so the stored conversation, its exports and the
+/// gold-versus-taken view show it like any other tool use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentToolRecord {
+    pub call: ToolCall,
+    pub output: String,
+}
+
+/// Append the records of one agent reply. With `replay`, each call is also
+/// made on usersim's own session (its answer discarded), so that state
+/// verification (`db`, probes) sees what the agent did to its own copy of
+/// the environment. A failure of the environment on a replayed call fails
+/// the episode, as a failure on any policy call does.
+pub async fn record_agent_tools(
+    transcript: &mut Transcript,
+    session: &mut dyn Session,
+    records: Vec<AgentToolRecord>,
+    replay: bool,
+) -> Result<(), EpisodeError> {
+    for record in records {
+        if replay {
+            session
+                .call_by(Caller::Policy, &record.call)
                 .await
-                .map_err(|error| EpisodeError::Model {
-                    role: "policy",
+                .map_err(|error| EpisodeError::ToolCall {
+                    caller: Caller::Policy,
+                    tool: record.call.name.clone(),
                     error,
                 })?;
-            let calls = response.message.tool_calls.clone();
-            let has_text = !response.message.content.trim().is_empty();
-            transcript.push_generated(
-                response.message,
-                Author::Policy,
-                response.usage,
-                response.latency_ms,
-                // Moved out of the response's box, not copied.
-                response.tokens.map(Arc::from),
-            );
-            if calls.is_empty() {
-                return Ok(if has_text {
-                    TurnEnd::Answered
-                } else {
-                    TurnEnd::Empty
-                });
-            }
-            // Calls of one step run in order against the one session state.
-            for call in &calls {
-                let output = session
-                    .call_by(Caller::Policy, call)
-                    .await
-                    .map_err(|error| EpisodeError::ToolCall {
-                        caller: Caller::Policy,
-                        tool: call.name.clone(),
-                        error,
-                    })?;
-                transcript.push(
-                    Message::tool_result(call.id.clone(), output.content),
-                    Author::Env,
-                );
-            }
         }
-        Ok(TurnEnd::OutOfSteps)
+        let id = record.call.id.clone();
+        let mut message = Message::assistant("");
+        message.tool_calls = vec![record.call];
+        transcript.push(message, Author::Policy);
+        transcript.push(Message::tool_result(id, record.output), Author::AgentTool);
+    }
+    Ok(())
+}
+
+/// Run calls the policy asked usersim to run on the session, in order,
+/// appending each result (a tool's error is its output; the environment
+/// failing fails the episode).
+pub async fn run_tool_calls(
+    transcript: &mut Transcript,
+    session: &mut dyn Session,
+    calls: &[ToolCall],
+) -> Result<(), EpisodeError> {
+    for call in calls {
+        let output = session
+            .call_by(Caller::Policy, call)
+            .await
+            .map_err(|error| EpisodeError::ToolCall {
+                caller: Caller::Policy,
+                tool: call.name.clone(),
+                error,
+            })?;
+        transcript.push(
+            Message::tool_result(call.id.clone(), output.content),
+            Author::Env,
+        );
+    }
+    Ok(())
+}
+
+/// Usage of an agent call that reports none: one call, no tokens.
+pub const NO_TOKENS: Usage = Usage {
+    prompt_tokens: 0,
+    completion_tokens: 0,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_kept_by_name_without_their_attributes_and_replaced_when_set_again() {
+        let mut s = PolicySession::new();
+        assert!(s.id.starts_with("usersim-") && s.id.len() == 24, "{}", s.id);
+        assert_eq!(s.cookie_header(), None);
+        s.keep_cookies(["sid=abc; Path=/; HttpOnly", "theme=dark", "broken", "=x"]);
+        assert_eq!(s.cookie_header().as_deref(), Some("sid=abc; theme=dark"));
+        s.keep_cookies(["sid=def; Max-Age=60"]);
+        assert_eq!(s.cookie_header().as_deref(), Some("sid=def; theme=dark"));
+    }
+
+    #[test]
+    fn two_sessions_get_different_ids() {
+        assert_ne!(PolicySession::new().id, PolicySession::new().id);
     }
 }

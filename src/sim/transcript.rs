@@ -20,6 +20,9 @@ pub enum Author {
     Env,
     /// The environment's answer to a tool call of the user (dual control).
     UserTool,
+    /// What a tool an agent ran itself gave it, as the agent reported it
+    /// (a black-box policy's own tool use; its call is the policy's).
+    AgentTool,
 }
 
 impl Author {
@@ -30,6 +33,7 @@ impl Author {
             Author::User => "user",
             Author::Env => "env",
             Author::UserTool => "user_tool",
+            Author::AgentTool => "agent_tool",
         }
     }
 }
@@ -41,7 +45,7 @@ impl Recorded {
         match self.author {
             Author::User => !self.message.tool_calls.is_empty(),
             Author::UserTool => true,
-            Author::System | Author::Policy | Author::Env => false,
+            Author::System | Author::Policy | Author::Env | Author::AgentTool => false,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! reward is their product, and every component's score and detail is kept in the
 //! breakdown so a reader can see why a conversation got its reward.
 
+pub mod actions;
 pub mod communicate;
 pub mod probes;
 pub mod rules;
@@ -39,6 +40,10 @@ pub enum Component {
     /// session) answered as the scenario expects. Scored by the episode
     /// engine, not by the session's own `verify`.
     Probes,
+    /// The conversation's tool calls hold every gold action (see
+    /// [`actions`]), whoever ran them: how a black-box agent is verified by
+    /// its trace. Scored by the episode engine.
+    Actions,
 }
 
 /// What a `judge:NAME` component starts with.
@@ -50,6 +55,7 @@ impl Component {
         "db",
         "communicate",
         "probes",
+        "actions",
         "exact",
         "choice",
         "regex",
@@ -71,6 +77,7 @@ impl Component {
             Component::Numeric => "numeric",
             Component::Judge(whole) => whole,
             Component::Probes => "probes",
+            Component::Actions => "actions",
         }
     }
 
@@ -84,6 +91,7 @@ impl Component {
             "regex" => Component::Regex,
             "numeric" => Component::Numeric,
             "probes" => Component::Probes,
+            "actions" => Component::Actions,
             other => {
                 let judge = other.strip_prefix(JUDGE_PREFIX)?;
                 if judge.trim().is_empty() {
@@ -106,7 +114,9 @@ impl Component {
     /// Scored after the session's own verification (rules, judges and
     /// probes), so a session's `combine` leaves them to those who score them.
     pub fn is_scored_after_session(&self) -> bool {
-        self.is_rule() || self.judge_name().is_some() || *self == Component::Probes
+        self.is_rule()
+            || self.judge_name().is_some()
+            || matches!(self, Component::Probes | Component::Actions)
     }
 
     /// Whether the session's own `verify` scores this component.

@@ -10,7 +10,7 @@ use crate::config::{Job, UserMode};
 use crate::llm::ChatModel;
 use crate::persona::knobs;
 use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
-use crate::sim::{run_episode, Episode, EpisodeSpec, PolicyAgent, Termination, UserSimulator};
+use crate::sim::{run_episode, Episode, EpisodeSpec, Policy, Termination, UserSimulator};
 use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, StoreError, UsageRow};
 use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserTurns};
 
@@ -22,7 +22,7 @@ use super::setup::Prepared;
 /// What a generation job's items need, shared by all of its tasks.
 pub struct Generation {
     prepared: Prepared,
-    policy: PolicyAgent,
+    policy: Arc<dyn Policy>,
     user_model: Arc<dyn ChatModel>,
     job: Job,
     /// The tools as stored with each conversation, serialized once.
@@ -37,10 +37,10 @@ pub struct Generation {
 impl Generation {
     pub fn new(job: &Job, prepared: Prepared, models: &Models) -> Generation {
         Generation {
-            policy: PolicyAgent::new(
+            policy: crate::policy::build(
+                &job.policy,
                 models.policy.clone(),
                 prepared.tools.clone(),
-                job.policy.max_steps_per_turn,
                 prepared.parallel_tool_calls,
             ),
             user_model: models.user.clone(),
@@ -94,8 +94,8 @@ impl Generation {
     }
 
     /// The policy as the job's items run it (its model, tools and steps).
-    pub fn policy(&self) -> &PolicyAgent {
-        &self.policy
+    pub fn policy(&self) -> &dyn Policy {
+        self.policy.as_ref()
     }
 
     /// One conversation of `item` for `scenario` and `persona`, which need
@@ -135,13 +135,14 @@ impl Generation {
             simulated_user: self.job.user_simulator.mode == UserMode::Llm,
         };
         let started_at = store::now_ms();
-        let episode = match run_episode(&spec, &self.policy, &user, p.environment.as_ref()).await {
-            Ok(episode) => episode,
-            Err(e) => {
-                tracing::warn!(item = %item.key, class = e.class(), "item failed: {e}");
-                return Outcome::failed(e.class(), e.to_string());
-            }
-        };
+        let episode =
+            match run_episode(&spec, self.policy.as_ref(), &user, p.environment.as_ref()).await {
+                Ok(episode) => episode,
+                Err(e) => {
+                    tracing::warn!(item = %item.key, class = e.class(), "item failed: {e}");
+                    return Outcome::failed(e.class(), e.to_string());
+                }
+            };
         let mut conversation = NewConversation {
             job_id: item.job_id,
             item_id: item.id,
@@ -150,7 +151,7 @@ impl Generation {
             persona_id: item.persona_id.clone(),
             sample: item.sample,
             seed: item.seed,
-            policy_model: self.policy.model_name().to_string(),
+            policy_model: self.policy.name().to_string(),
             user_model: user.model_name().to_string(),
             termination: episode.termination.as_str().to_string(),
             reward: episode

@@ -110,7 +110,10 @@ fn boxed(e: LlmError) -> OpenAIError {
 
 /// The body, whole, unless it is larger than [`MAX_BODY_BYTES`] (by its
 /// `Content-Length` or as it arrives).
-async fn read_capped(status: u16, mut response: reqwest::Response) -> Result<Vec<u8>, LlmError> {
+pub(super) async fn read_capped(
+    status: u16,
+    mut response: reqwest::Response,
+) -> Result<Vec<u8>, LlmError> {
     let length = response.content_length();
     if let Some(n) = length {
         if n > MAX_BODY_BYTES as u64 {
@@ -155,7 +158,7 @@ fn hyper_error(e: &reqwest::Error) -> Option<&hyper::Error> {
 
 /// A failure before the response head: the request could not be built, the
 /// connection failed, or it closed unanswered (which `llm::retry` resends).
-fn sending_error(e: &reqwest::Error) -> LlmError {
+pub(super) fn sending_error(e: &reqwest::Error) -> LlmError {
     let hyper = hyper_error(e);
     if e.is_builder() {
         LlmError::InvalidRequest(chain(e))

@@ -27,6 +27,8 @@ pub mod http_client;
 mod openai;
 #[allow(clippy::disallowed_types)]
 mod pool;
+#[allow(clippy::disallowed_types)]
+pub mod raw;
 
 use std::time::Duration;
 

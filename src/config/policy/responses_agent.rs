@@ -1,0 +1,48 @@
+//! `[policy.responses_agent]`: a service implementing the OpenAI Responses
+//! API contract as NeMo Gym's `remote_agent` defines it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::document::child;
+use super::super::problem::Problem;
+use super::check_path;
+
+/// Where the agent answers by default, below the endpoint's base_url.
+pub const DEFAULT_PATH: &str = "/v1/responses";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResponsesAgentKeys {
+    /// Below the endpoint's base_url (default `/v1/responses`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Whether each call offers the environment's tools (default true): the
+    /// agent may then ask usersim to run them with unpaired `function_call`s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer_tools: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponsesAgentConfig {
+    pub path: String,
+    pub offer_tools: bool,
+}
+
+impl ResponsesAgentKeys {
+    pub fn check(
+        &self,
+        file: &Path,
+        field: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Option<ResponsesAgentConfig> {
+        let path = self.path.clone().unwrap_or_else(|| DEFAULT_PATH.into());
+        let before = problems.len();
+        check_path(file, &child(field, "path"), &path, problems);
+        (problems.len() == before).then(|| ResponsesAgentConfig {
+            path,
+            offer_tools: self.offer_tools.unwrap_or(true),
+        })
+    }
+}
