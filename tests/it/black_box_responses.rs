@@ -58,6 +58,11 @@ async fn respond(
         }
         "garbage" => return (StatusCode::OK, "<html>not json</html>").into_response(),
         "invalid" => return axum::Json(json!({"id": "r", "status": "completed"})).into_response(),
+        "guess" => {
+            return axum::Json(reply(json!([{"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": "I could not find that order, sorry."}]}])))
+            .into_response()
+        }
         "hang" => {
             tokio::time::sleep(Duration::from_secs(600)).await;
             return StatusCode::OK.into_response();
@@ -130,11 +135,22 @@ async fn start_agent() -> (String, Arc<Agent>) {
 
 /// A job of the first retail scenario, twice, played by the agent at `url`.
 fn job(dir: &Path, url: &str, timeout_secs: u32) -> String {
+    let db = dir.join("agent.db");
+    std::fs::write(
+        dir.join("job.toml"),
+        job_text(dir, "black-box", url, timeout_secs),
+    )
+    .unwrap();
+    format!("sqlite://{}", db.display())
+}
+
+/// The job's config, named `name`, its database `agent.db` in `dir`.
+fn job_text(dir: &Path, name: &str, url: &str, timeout_secs: u32) -> String {
     let r = repo();
     let scenarios = common::first_scenarios(dir, 1);
     let db = dir.join("agent.db");
-    let toml = format!(
-        r#"name = "black-box"
+    format!(
+        r#"name = "{name}"
 seed = 3
 database = "sqlite://{db}"
 concurrency = 2
@@ -169,9 +185,7 @@ samples_per_scenario = 2
         db = db.display(),
         r = r.display(),
         scenarios = scenarios.display(),
-    );
-    std::fs::write(dir.join("job.toml"), toml).unwrap();
-    format!("sqlite://{}", db.display())
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,4 +290,77 @@ async fn an_agent_that_fails_fails_its_items_by_class_and_nothing_is_scored_0() 
         }
         store.close().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_versions_of_an_agent_are_compared_pairwise_with_the_swap_check() {
+    let (base, _agent) = start_agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mode) in [("agent-v1", "ok"), ("agent-v2", "guess")] {
+        let config = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &config,
+            job_text(dir.path(), name, &format!("{base}/{mode}"), 10),
+        )
+        .unwrap();
+        let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+        assert!(
+            out.status.success(),
+            "{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+    let judge = common::mock(usersim::config::MockConfig::default()).await;
+    std::fs::write(
+        dir.path().join("pairwise.toml"),
+        format!(
+            "[endpoints.judge]\nbase_url = \"{}\"\nmodel = \"mock-judge\"\nmax_tokens = 512\n\n\
+             [[judges]]\nname = \"preference\"\nendpoint = \"judge\"\nbuiltin = \"pairwise_preference\"\n",
+            judge.base_url()
+        ),
+    )
+    .unwrap();
+    let out = usersim(
+        dir.path(),
+        &[
+            "judge",
+            "pairwise.toml",
+            "--pairwise",
+            "--a",
+            "1",
+            "--b",
+            "2",
+            "--database",
+            &format!("sqlite://{}", dir.path().join("agent.db").display()),
+            "--quiet",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let store = store::open(&format!(
+        "sqlite://{}",
+        dir.path().join("agent.db").display()
+    ))
+    .await
+    .unwrap();
+    let judged = store.judgments_of_job(1).await.unwrap();
+    assert_eq!(
+        judged.len(),
+        2,
+        "one judgment per matched (scenario, persona, sample): {judged:?}"
+    );
+    for j in &judged {
+        assert_eq!(j.consistent, Some(true), "both orders agree: {j:?}");
+        assert_eq!(
+            j.verdict,
+            Some(json!({"kind": "preference", "preference": "A"})),
+            "the version that looked the order up wins: {j:?}"
+        );
+    }
+    store.close().await;
 }

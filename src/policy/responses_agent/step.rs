@@ -118,18 +118,17 @@ pub fn read(body: &[u8]) -> Result<Step, String> {
                     }
                 }
             }
-            "message" => {
+            "message"
                 if item
                     .get("role")
                     .and_then(Value::as_str)
                     .unwrap_or("assistant")
-                    == "assistant"
-                {
-                    step.answered = true;
-                    let text = item.get("content").map(text_of).unwrap_or_default();
-                    if !text.trim().is_empty() {
-                        texts.push(text);
-                    }
+                    == "assistant" =>
+            {
+                step.answered = true;
+                let text = item.get("content").map(text_of).unwrap_or_default();
+                if !text.trim().is_empty() {
+                    texts.push(text);
                 }
             }
             // Reasoning and any other item: not part of the conversation.
