@@ -4,6 +4,8 @@
 //! (some dependencies, e.g. sqlx's I/O error, put their source in their own
 //! message) is not written again, so no cause appears twice; [`Repeats::Written`]
 //! writes every cause as it is, for callers whose messages were always worded so.
+//! [`error_chain_lines`] writes every message on its own line, for callers that
+//! read a dependency's multi-line message (tera's ` --> line:column`) back.
 
 use std::error::Error;
 
@@ -24,13 +26,23 @@ pub fn error_chain(e: &(dyn Error + 'static)) -> String {
 /// `e` and its causes, outermost first, `: `-separated; `repeats` says
 /// whether a cause already said is written again.
 pub fn error_chain_with(e: &(dyn Error + 'static), repeats: Repeats) -> String {
+    join(e, repeats, ": ")
+}
+
+/// `e` and its causes, outermost first, each on its own line, every cause
+/// written and each message's own newlines kept.
+pub fn error_chain_lines(e: &(dyn Error + 'static)) -> String {
+    join(e, Repeats::Written, "\n")
+}
+
+fn join(e: &(dyn Error + 'static), repeats: Repeats, separator: &str) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {
         let said = cause.to_string();
         let repeated = said.is_empty() || text.contains(&said);
         if repeats == Repeats::Written || !repeated {
-            text.push_str(": ");
+            text.push_str(separator);
             text.push_str(&said);
         }
         source = cause.source();
@@ -68,6 +80,17 @@ mod tests {
             error_chain_with(&e, Repeats::Written),
             "cannot open database sqlite://x.db: error communicating with database: refused: \
              refused"
+        );
+    }
+
+    #[test]
+    fn as_lines_every_message_keeps_its_own_line_breaks() {
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused\n  here");
+        let e = Open(Io(refused));
+        assert_eq!(
+            error_chain_lines(&e),
+            "cannot open database sqlite://x.db\nerror communicating with database: refused\n  \
+             here\nrefused\n  here"
         );
     }
 }

@@ -3,6 +3,8 @@
 use std::error::Error as StdError;
 use std::path::PathBuf;
 
+use crate::error_chain::error_chain;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     #[error("template `{name}` is not loaded (loaded: {loaded})")]
@@ -16,20 +18,11 @@ pub enum PromptError {
     },
 }
 
-/// An error and its `source()` chain as one line: `outer: inner: innermost`.
-/// Multi-line messages (tera's parser draws a caret under the bad spot) are
-/// folded onto one line.
+/// An error and its `source()` chain as one line: `outer: inner: innermost`
+/// (see [`error_chain`]). Multi-line messages (tera's parser draws a caret
+/// under the bad spot) are folded onto one line.
 pub(crate) fn cause_chain(err: &(dyn StdError + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut current = Some(err);
-    while let Some(e) = current {
-        let text = one_line(&e.to_string());
-        if !text.is_empty() && parts.last() != Some(&text) {
-            parts.push(text);
-        }
-        current = e.source();
-    }
-    parts.join(": ")
+    one_line(&error_chain(err))
 }
 
 fn one_line(text: &str) -> String {

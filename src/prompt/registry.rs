@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use tera::{Context, Template, Tera};
 
 use crate::config::problem::Problem;
+use crate::error_chain::error_chain_lines;
 
 use super::context::{sample_persona, sample_policy_context, sample_scenario};
 use super::error::{cause_chain, PromptError};
@@ -241,7 +242,7 @@ fn shipped_path(name: &str) -> &'static str {
 /// `= expected ...` note; the note becomes the message.
 fn syntax_problem(path: &Path, name: &str, err: &tera::Error) -> Problem {
     let chain = cause_chain(err);
-    let full = full_text(err);
+    let full = error_chain_lines(err);
     let position = full.split("--> ").nth(1).and_then(|rest| {
         let spot = rest.split_whitespace().next()?;
         let (line, col) = spot.split_once(':')?;
@@ -263,18 +264,6 @@ fn syntax_problem(path: &Path, name: &str, err: &tera::Error) -> Problem {
         }
         None => Problem::in_file(path, message),
     }
-}
-
-/// Every message of the chain, unfolded, one after another.
-fn full_text(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = String::new();
-    let mut current = Some(err);
-    while let Some(e) = current {
-        text.push_str(&e.to_string());
-        text.push('\n');
-        current = e.source();
-    }
-    text
 }
 
 #[cfg(test)]

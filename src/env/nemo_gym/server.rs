@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::config::NemoGymConfig;
+use crate::error_chain::{error_chain_with, Repeats};
 use crate::llm::retry::{Pause, RetryPolicy};
 use crate::llm::telemetry::{self, EndpointTelemetry};
 use crate::llm::LlmError;
@@ -233,13 +234,6 @@ impl ResourcesServer {
         if e.is_timeout() {
             return LlmError::Timeout(self.timeout);
         }
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
-        }
-        LlmError::Connection(message)
+        LlmError::Connection(error_chain_with(&e, Repeats::Written))
     }
 }
