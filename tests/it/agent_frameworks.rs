@@ -156,7 +156,7 @@ pub async fn start_agent_with_model(
     let python = frameworks_python()?;
     let agents = repo().join("tests/agents");
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = crate::common::free_port();
     let port_text = port.to_string();
     let mut command = match kind {
         AgentKind::OpenAiAgents => script(&python, &agents.join("openai_agents_server.py")),
@@ -232,14 +232,6 @@ pub fn http_client(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder().timeout(timeout).build().unwrap()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Poll the agent's ready path for up to 90 s (`langgraph dev` imports a
 /// lot); panic with its log if it exits or never answers.
 async fn wait_until_ready(agent: &mut RunningAgent, kind: AgentKind) {
@@ -265,6 +257,14 @@ async fn wait_until_ready(agent: &mut RunningAgent, kind: AgentKind) {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// The orders mock, `kind` over it, and a client with a minute's patience;
+/// `None` when skipped.
+async fn mock_and_agent(kind: AgentKind) -> Option<(MockServer, RunningAgent, reqwest::Client)> {
+    let mock = orders_mock().await;
+    let agent = start_agent(kind, &mock.base_url()).await?;
+    Some((mock, agent, http_client(Duration::from_secs(60))))
 }
 
 /// What the mock user says once asked to identify itself.
@@ -339,12 +339,10 @@ fn user(text: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_sdk_agent_runs_its_own_tools_and_refuses_a_call_without_its_cookie() {
-    let mock = orders_mock().await;
-    let Some(agent) = start_agent(AgentKind::OpenAiAgents, &mock.base_url()).await else {
+    let Some((_mock, agent, client)) = mock_and_agent(AgentKind::OpenAiAgents).await else {
         return;
     };
     let scenario = orders_scenario("orders-002-cancel-the-socks");
-    let client = http_client(Duration::from_secs(60));
     let url = format!("{}/v1/responses", agent.base_url());
 
     let mut input = vec![user(&opening(&scenario))];
@@ -435,12 +433,10 @@ fn langgraph_run(message: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_langgraph_agent_keeps_the_thread_and_reports_each_runs_reply_and_trace() {
-    let mock = orders_mock().await;
-    let Some(agent) = start_agent(AgentKind::LangGraph, &mock.base_url()).await else {
+    let Some((_mock, agent, client)) = mock_and_agent(AgentKind::LangGraph).await else {
         return;
     };
     let scenario = orders_scenario("orders-001-where-is-the-lantern");
-    let client = http_client(Duration::from_secs(60));
     let thread = thread_id();
     let url = format!("{}/threads/{thread}/runs/wait", agent.base_url());
 
@@ -522,12 +518,10 @@ fn a2a_reply(task: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_a2a_agent_keeps_each_context_and_reports_its_tool_calls_as_data_artifacts() {
-    let mock = orders_mock().await;
-    let Some(agent) = start_agent(AgentKind::A2a, &mock.base_url()).await else {
+    let Some((_mock, agent, client)) = mock_and_agent(AgentKind::A2a).await else {
         return;
     };
     let scenario = orders_scenario("orders-004-cancel-the-stove");
-    let client = http_client(Duration::from_secs(60));
     let root = format!("{}/", agent.base_url());
 
     let card = client

@@ -1,8 +1,9 @@
 """A LangGraph agent: a tool-calling loop over the orders desk's two tools,
 on LangGraph's MessagesState, with the model at OPENAI_BASE_URL (usersim's
 mock in the tests) named by AGENT_MODEL (default `mock-policy`), through
-langchain-openai's ChatOpenAI. Served by `langgraph dev` (see ../README in
-docs/agents-under-test.md for the request the `http` policy kind sends).
+langchain-openai's ChatOpenAI. Served by `langgraph dev` from this folder;
+docs/agents-under-test.md shows the request the `http` policy kind sends and
+the answer.
 
 A thread is a conversation: LangGraph keeps its messages, so each run gets
 only the new user message, and the thread's own copy of the orders table is
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -47,8 +48,6 @@ model = ChatOpenAI(
 
 
 def call_model(state: OrdersState) -> dict:
-    from langchain_core.messages import SystemMessage
-
     answer = model.invoke([SystemMessage(orders.INSTRUCTIONS), *state["messages"]])
     return {"messages": [answer]}
 
