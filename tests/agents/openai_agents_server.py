@@ -8,6 +8,12 @@ contract of NeMo Gym's `remote_agent`:
        (same `call_id`; the agent ran the tool itself), then the agent's reply as
        an assistant `message`.
 
+Tools the caller hosts arrive in the request's `tools` (Responses function
+tools, as NeMo Gym's remote_agent passes the row's): the agent may call them
+too, and a call of one ends the answer as a `function_call` with no output
+(unpaired), which the caller runs and sends back as a `function_call_output`
+in the next call's `input`; the agent then goes on.
+
 A conversation is a session: the first answer (to an input with no assistant
 item yet) sets the cookie `agent_session`, with the conversation's own copy of
 the orders table; every later call of the conversation must echo it, and one
@@ -69,6 +75,39 @@ def tool(spec: dict) -> FunctionTool:
     )
 
 
+# What a caller-hosted tool's stand-in returns; the run stops at the call and
+# the output is not sent (the call goes out unpaired).
+HOSTED = "(run by the caller)"
+
+
+def hosted_tool(spec: dict) -> FunctionTool:
+    """A stand-in for a tool the caller runs: the run stops at its call."""
+
+    async def invoke(_ctx, _arguments: str) -> str:
+        return HOSTED
+
+    return FunctionTool(
+        name=spec["name"],
+        description=spec.get("description") or "",
+        params_json_schema=spec.get("parameters") or {"type": "object", "properties": {}},
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+    )
+
+
+def hosted_specs(tools) -> list:
+    """The request's function tools (Responses or chat shape) the agent lacks."""
+    own = {spec["name"] for spec in orders.TOOLS}
+    specs = []
+    for tool_value in tools or []:
+        if not isinstance(tool_value, dict) or tool_value.get("type") != "function":
+            continue
+        spec = tool_value.get("function", tool_value)
+        if isinstance(spec.get("name"), str) and spec["name"] not in own:
+            specs.append(spec)
+    return specs
+
+
 def build_agent(api: str) -> Agent:
     client = AsyncOpenAI(
         base_url=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1"),
@@ -102,12 +141,16 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status)
 
 
-def output_items(run_items) -> list:
-    """The run's new items as Responses output items: pairs, then messages."""
+def output_items(run_items, hosted: set) -> list:
+    """The run's new items as Responses output items: pairs, calls of the
+    caller's tools (unpaired), then messages."""
     output = []
+    unpaired = set()
     for item in run_items:
         if isinstance(item, ToolCallItem):
             raw = item.raw_item
+            if raw.name in hosted:
+                unpaired.add(raw.call_id)
             output.append(
                 {
                     "type": "function_call",
@@ -121,6 +164,8 @@ def output_items(run_items) -> list:
         elif isinstance(item, ToolCallOutputItem):
             raw = item.raw_item
             call_id = raw["call_id"] if isinstance(raw, dict) else raw.call_id
+            if call_id in unpaired:
+                continue
             output.append(
                 {
                     "type": "function_call_output",
@@ -178,7 +223,14 @@ def make_app(agent: Agent) -> Starlette:
         # The agent's own instructions stand in for any system or developer
         # message the caller sends.
         conversation = [i for i in items if i.get("role") not in ("system", "developer")]
-        result = await Runner.run(agent, conversation, context=sessions[session], max_turns=12)
+        hosted = hosted_specs(body.get("tools"))
+        run_agent = agent
+        if hosted:
+            run_agent = agent.clone(
+                tools=[*agent.tools, *(hosted_tool(spec) for spec in hosted)],
+                tool_use_behavior={"stop_at_tool_names": [spec["name"] for spec in hosted]},
+            )
+        result = await Runner.run(run_agent, conversation, context=sessions[session], max_turns=12)
         usage = result.context_wrapper.usage
         response = {
             "id": f"resp_{uuid.uuid4().hex}",
@@ -186,7 +238,7 @@ def make_app(agent: Agent) -> Starlette:
             "created_at": int(time.time()),
             "model": os.environ.get("AGENT_MODEL", "mock-policy"),
             "status": "completed",
-            "output": output_items(result.new_items),
+            "output": output_items(result.new_items, {spec["name"] for spec in hosted}),
             "parallel_tool_calls": True,
             "tool_choice": "auto",
             "tools": [],

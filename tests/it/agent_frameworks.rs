@@ -131,13 +131,16 @@ pub fn orders_scenario(id: &str) -> Scenario {
 /// `usersim mock-llm --scenarios tests/agents/data/scenarios.jsonl` serves):
 /// the agents' model.
 pub async fn orders_mock() -> MockServer {
-    MockServer::start(
-        ([127, 0, 0, 1], 0).into(),
-        orders_scenarios(),
-        MockConfig::default(),
-    )
-    .await
-    .unwrap()
+    orders_mock_with(Vec::new()).await
+}
+
+/// [`orders_mock`] playing `extra` scenarios too.
+pub async fn orders_mock_with(extra: Vec<Scenario>) -> MockServer {
+    let mut scenarios = orders_scenarios();
+    scenarios.extend(extra);
+    MockServer::start(([127, 0, 0, 1], 0).into(), scenarios, MockConfig::default())
+        .await
+        .unwrap()
 }
 
 /// Start `kind` with the mock at `mock_base_url` (`.../v1`) as its model,
@@ -407,6 +410,92 @@ async fn the_agents_sdk_agent_runs_its_own_tools_and_refuses_a_call_without_its_
             "{fact} in {third}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_of_a_tool_the_caller_hosts_goes_out_unpaired_and_its_output_comes_back() {
+    // The desk must first look the customer up with a tool only the caller
+    // has (as usersim hosts an environment's tools), then uses its own.
+    let scenario: Scenario = serde_json::from_value(json!({
+        "id": "hosted-lookup",
+        "user": {
+            "reason_for_contact": "You want to know where your lantern is, and the desk must look you up first.",
+            "known_info": "Your email is ada@example.com. Your order id is #A1002.",
+            "task_instructions": "Ask where the lantern is."
+        },
+        "evaluation": {
+            "actions": [
+                {"name": "find_customer", "arguments": {"email": "ada@example.com"}},
+                {"name": "get_order_status", "arguments": {"order_id": "#A1002"}}
+            ],
+            "communicate": ["PL4471902"],
+            "reward_basis": ["communicate"]
+        }
+    }))
+    .unwrap();
+    let mock = orders_mock_with(vec![scenario.clone()]).await;
+    let Some(agent) = start_agent(AgentKind::OpenAiAgents, &mock.base_url()).await else {
+        return;
+    };
+    let client = http_client(Duration::from_secs(60));
+    let url = format!("{}/v1/responses", agent.base_url());
+    let tools = json!([{
+        "type": "function",
+        "name": "find_customer",
+        "description": "Find a customer by email.",
+        "parameters": {"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]}
+    }]);
+
+    let mut input = vec![user(&opening(&scenario))];
+    let body = json!({"input": input, "tools": tools});
+    let (status, headers, text) = post(&client, &url, &body, None).await;
+    assert_eq!(status, 200, "{text}\n{}", agent.log());
+    let cookie = headers["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    input.extend(json_of(&text)["output"].as_array().unwrap().iter().cloned());
+    input.push(user(&identifies(&scenario)));
+
+    let body = json!({"input": input, "tools": tools});
+    let (status, _, text) = post(&client, &url, &body, Some(&cookie)).await;
+    assert_eq!(status, 200, "{text}\n{}", agent.log());
+    let asked = json_of(&text)["output"].clone();
+    assert_eq!(
+        asked.as_array().unwrap().len(),
+        1,
+        "only the unpaired call: {asked}"
+    );
+    let call = &asked[0];
+    assert_eq!(
+        (call["type"].as_str(), call["name"].as_str()),
+        (Some("function_call"), Some("find_customer"))
+    );
+    assert_eq!(
+        json_of(call["arguments"].as_str().unwrap()),
+        json!({"email": "ada@example.com"})
+    );
+
+    input.extend(asked.as_array().unwrap().iter().cloned());
+    input.push(json!({
+        "type": "function_call_output",
+        "call_id": call["call_id"],
+        "output": "{\"customer_id\": \"c-7\", \"name\": \"Ada\"}"
+    }));
+    let body = json!({"input": input, "tools": tools});
+    let (status, _, text) = post(&client, &url, &body, Some(&cookie)).await;
+    assert_eq!(status, 200, "{text}\n{}", agent.log());
+    let done = json_of(&text)["output"].clone();
+    let made = pairs(&done);
+    assert_eq!(made.len(), 1, "{done}");
+    assert_eq!(
+        (made[0].0.as_str(), &made[0].1),
+        ("get_order_status", &json!({"order_id": "#A1002"}))
+    );
+    assert!(reply_text(&done).contains("PL4471902"), "{done}");
 }
 
 /// A LangGraph thread id: a UUID (the server refuses anything else).
