@@ -21,6 +21,7 @@ mod postgres;
 mod agent_frameworks;
 mod bad_inputs;
 mod batch_judging;
+mod black_box;
 mod black_box_responses;
 mod breaker;
 mod browser;

@@ -190,8 +190,15 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
-    problems
-        .extend(check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await);
+    problems.extend(
+        check_gold_actions(
+            &job.dataset.scenarios,
+            &scenarios,
+            environment.as_ref(),
+            job.policy.kind.is_agent(),
+        )
+        .await,
+    );
     problems.extend(probe_problems(
         &job.dataset.scenarios,
         &scenarios,

@@ -90,9 +90,14 @@ impl Session for ChatSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        if criteria.reward_basis.contains(&Component::Db) || !criteria.actions.is_empty() {
+        // Gold actions have nothing to be replayed on here; the `actions`
+        // component compares them with the calls an agent under test reports.
+        let unused_actions =
+            !criteria.actions.is_empty() && !criteria.reward_basis.contains(&Component::Actions);
+        if criteria.reward_basis.contains(&Component::Db) || unused_actions {
             return Err(EnvError::Verification(format!(
-                "{} has no state: scenarios may not use `db` or gold actions (reward_basis {:?}, {} gold actions)",
+                "{} has no state: scenarios may not use `db`, and gold actions only with the \
+                 `actions` component (reward_basis {:?}, {} gold actions)",
                 self.environment,
                 criteria.reward_basis,
                 criteria.actions.len()
