@@ -187,6 +187,9 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             None
         }
     };
+    if let crate::config::policy::PolicyKind::Http(http) = &job.policy.kind {
+        problems.extend(crate::policy::http::template_problems(&job.source, http));
+    }
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
