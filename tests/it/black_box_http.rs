@@ -1,0 +1,507 @@
+//! `[policy] kind = "http"` over a real job: the `usersim` binary runs a job
+//! whose policy is an agent behind HTTP, stores into a SQLite file, and the
+//! test reads what was stored. The agent here is a stand-in for a LangGraph
+//! server (`langgraph dev`'s `POST /threads/{thread_id}/runs/wait`, its
+//! request and answer shapes), served by this test: it keeps each thread's
+//! messages, wants UUID thread ids, `assistant_id` and `if_not_exists`,
+//! answers with the thread's whole message list every time (so the trace
+//! repeats earlier turns' calls), sets a cookie on a thread's first answer
+//! and wants it back after. On its first turn in a thread it calls the
+//! scenario's gold tools itself and states the fact the user must hear.
+//! The first segment of the base URL's path picks how it behaves: `ok`, or
+//! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use crate::common::{self, repo, text};
+
+/// The scenario every job here runs: a shipped order's tracking number,
+/// verified by the agent's trace (`actions`) and what it said
+/// (`communicate`), since usersim cannot read the agent's own tools.
+const SCENARIO: &str = "retail-001-tracking-of-shipped-boots";
+
+#[derive(Default)]
+struct Thread {
+    messages: Vec<Value>,
+    /// The session header and cookie of every call in the thread.
+    sessions: Vec<Option<String>>,
+}
+
+#[derive(Default)]
+struct Agent {
+    threads: Mutex<HashMap<String, Thread>>,
+    /// Requests refused for a broken contract: (status, why).
+    refused: Mutex<Vec<String>>,
+}
+
+/// The gold calls of [`SCENARIO`] and the outputs the agent's tools give.
+fn gold_calls() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        (
+            "find_user_id_by_email",
+            json!({"email": "theo.lindqvist@inkwell.example"}),
+            "theo_lindqvist_4821",
+        ),
+        (
+            "get_order_details",
+            json!({"order_id": "#LL21743"}),
+            "{\"status\": \"shipped\", \"tracking\": \"PW5005336661\"}",
+        ),
+    ]
+}
+
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+fn refuse(agent: &Agent, status: StatusCode, why: &str) -> Response {
+    agent.refused.lock().unwrap().push(why.to_string());
+    (status, axum::Json(json!({"detail": why}))).into_response()
+}
+
+async fn runs_wait(
+    State(agent): State<Arc<Agent>>,
+    UrlPath((mode, thread_id)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    match mode.as_str() {
+        "500" => return (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response(),
+        "hang" => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            return StatusCode::NO_CONTENT.into_response();
+        }
+        "garbage" => return (StatusCode::OK, "<html>an error page</html>").into_response(),
+        "noreply" => return axum::Json(json!({"output": "hi"})).into_response(),
+        _ => {}
+    }
+    if !is_uuid(&thread_id) {
+        return refuse(
+            &agent,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "thread_id is not a UUID",
+        );
+    }
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return refuse(&agent, StatusCode::UNPROCESSABLE_ENTITY, "body is not JSON");
+    };
+    if request["assistant_id"] != "agent" || request["if_not_exists"] != "create" {
+        return refuse(
+            &agent,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "assistant_id or if_not_exists",
+        );
+    }
+    let input = &request["input"]["messages"];
+    let (Some(said), Some(1)) = (input[0]["content"].as_str(), input.as_array().map(Vec::len))
+    else {
+        return refuse(&agent, StatusCode::UNPROCESSABLE_ENTITY, "input.messages");
+    };
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let mut threads = agent.threads.lock().unwrap();
+    let known = threads.contains_key(&thread_id);
+    if mode == "lost" && known {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"detail": "Thread not found"})),
+        )
+            .into_response();
+    }
+    if known && header("cookie").as_deref() != Some(&format!("lb={}", &thread_id[..8])[..]) {
+        drop(threads);
+        return refuse(
+            &agent,
+            StatusCode::BAD_REQUEST,
+            "the thread's cookie was not sent back",
+        );
+    }
+    let thread = threads.entry(thread_id.clone()).or_default();
+    thread.sessions.push(header("x-usersim-session"));
+    let n = thread.messages.len();
+    thread
+        .messages
+        .push(json!({"type": "human", "content": said, "id": format!("m{n}")}));
+    if !known {
+        let calls: Vec<Value> = gold_calls()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, args, _))| {
+                json!({"name": name, "args": args, "id": format!("call_{i}"), "type": "tool_call"})
+            })
+            .collect();
+        thread
+            .messages
+            .push(json!({"type": "ai", "content": "", "tool_calls": calls}));
+        for (i, (name, _, output)) in gold_calls().into_iter().enumerate() {
+            thread.messages.push(
+                json!({"type": "tool", "name": name, "tool_call_id": format!("call_{i}"), "content": output}),
+            );
+        }
+        thread.messages.push(json!({"type": "ai", "content": [
+            {"type": "text", "text": "Your boots have shipped. "},
+            {"type": "text", "text": "The tracking number is PW5005336661."}
+        ]}));
+    } else {
+        thread.messages.push(
+            json!({"type": "ai", "content": "Glad to help. Is there anything else?", "tool_calls": []}),
+        );
+    }
+    let answer = json!({"messages": thread.messages});
+    let mut response = axum::Json(answer).into_response();
+    if !known {
+        response.headers_mut().insert(
+            "set-cookie",
+            format!("lb={}; Path=/; HttpOnly", &thread_id[..8])
+                .parse()
+                .unwrap(),
+        );
+    }
+    response
+}
+
+/// The stand-in agent on a loopback port: its base URL and its state.
+async fn start_agent() -> (String, Arc<Agent>) {
+    let agent = Arc::new(Agent::default());
+    let app = axum::Router::new()
+        .route(
+            "/{mode}/threads/{thread_id}/runs/wait",
+            axum::routing::post(runs_wait),
+        )
+        .with_state(agent.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{address}"), agent)
+}
+
+/// [`SCENARIO`] alone, scored by the agent's trace and what it said.
+fn scenarios(dir: &Path) -> PathBuf {
+    let all = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl")).unwrap();
+    let line = all
+        .lines()
+        .find(|l| l.contains(&format!("\"id\": \"{SCENARIO}\"")))
+        .unwrap();
+    let mut scenario: Value = serde_json::from_str(line).unwrap();
+    scenario["evaluation"]["reward_basis"] = json!(["actions", "communicate"]);
+    let path = dir.join("scenarios.jsonl");
+    std::fs::write(&path, format!("{scenario}\n")).unwrap();
+    path
+}
+
+/// The `[policy.http]` a LangGraph server needs.
+pub const LANGGRAPH_POLICY: &str = r#"[policy]
+kind = "http"
+
+[policy.http]
+path = "/threads/{{ uuid }}/runs/wait"
+body = '''
+{"assistant_id": "agent",
+ "input": {"messages": [{"role": "user", "content": {{ last_user | json_encode() }}}]},
+ "if_not_exists": "create"}
+'''
+reply = "/messages/-1/content"
+trace = "/messages"
+session_header = "X-Usersim-Session"
+"#;
+
+/// A job of [`SCENARIO`] with `personas` personas, its policy the agent at
+/// `base_url` as `policy` describes it.
+fn job(dir: &Path, base_url: &str, personas: u32, policy: &str) -> (PathBuf, String) {
+    let db = dir.join("usersim.db");
+    let r = repo();
+    let config = format!(
+        r#"name = "black-box-http"
+seed = 7
+database = "sqlite://{db}"
+concurrency = 4
+max_turns = 3
+
+[endpoints.agent]
+base_url = "{base_url}"
+model = "orders-agent"
+max_retries = 0
+timeout_secs = 1
+
+[endpoints.user]
+mock = true
+model = "mock-user"
+
+[roles]
+policy = "agent"
+user = "user"
+
+[user_simulator]
+template = "{r}/prompts/user_simulator.tera"
+
+{policy}
+
+[environment]
+name = "builtin:retail"
+
+[dataset]
+scenarios = "{scenarios}"
+personas = "{r}/personas"
+personas_per_scenario = {personas}
+"#,
+        db = db.display(),
+        r = r.display(),
+        scenarios = scenarios(dir).display(),
+    );
+    let path = dir.join("job.toml");
+    std::fs::write(&path, config).unwrap();
+    (path, format!("sqlite://{}", db.display()))
+}
+
+async fn run(dir: &Path, config: &Path) -> std::process::Output {
+    let (dir, config) = (dir.to_path_buf(), config.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        common::usersim(&dir, &["run", config.to_str().unwrap(), "--quiet"])
+    })
+    .await
+    .unwrap()
+}
+
+struct Stored {
+    /// (status, last_error) of each item.
+    items: Vec<(String, Option<String>)>,
+    /// (id, policy_model, termination, reward, reward_breakdown) of each conversation.
+    conversations: Vec<(i64, String, String, Option<f64>, String)>,
+}
+
+async fn stored(db: &str) -> (Stored, sqlx::SqlitePool) {
+    let pool = sqlx::SqlitePool::connect(db).await.unwrap();
+    let items = sqlx::query_as("SELECT status, last_error FROM items ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let conversations = sqlx::query_as(
+        "SELECT id, policy_model, termination, reward, reward_breakdown FROM conversations ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    (
+        Stored {
+            items,
+            conversations,
+        },
+        pool,
+    )
+}
+
+/// (role, author, content, tool_calls) of a conversation's messages.
+async fn messages(
+    pool: &sqlx::SqlitePool,
+    conversation: i64,
+) -> Vec<(String, String, String, Option<String>)> {
+    sqlx::query_as(
+        "SELECT role, author, content, tool_calls FROM messages WHERE conversation_id = $1 ORDER BY idx",
+    )
+    .bind(conversation)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored_once_and_scored() {
+    let (base, agent) = start_agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (config, db) = job(dir.path(), &format!("{base}/ok"), 2, LANGGRAPH_POLICY);
+    let validated = common::usersim(dir.path(), &["validate", config.to_str().unwrap()]);
+    assert_eq!(
+        validated.status.code(),
+        Some(0),
+        "{}",
+        text(&validated.stderr)
+    );
+    let out = run(dir.path(), &config).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        agent.refused.lock().unwrap().is_empty(),
+        "{:?}",
+        agent.refused.lock().unwrap()
+    );
+
+    let (stored, pool) = stored(&db).await;
+    assert_eq!(stored.items.len(), 2);
+    assert!(
+        stored.items.iter().all(|(status, _)| status == "done"),
+        "{:?}",
+        stored.items
+    );
+    assert_eq!(stored.conversations.len(), 2);
+    for (id, policy_model, termination, reward, breakdown) in &stored.conversations {
+        assert_eq!(policy_model, "http:orders-agent", "never the URL");
+        assert_eq!(*reward, Some(1.0), "{termination}: {breakdown}");
+        let breakdown: Value = serde_json::from_str(breakdown).unwrap();
+        let components = breakdown.to_string();
+        assert!(
+            components.contains("actions") && components.contains("communicate"),
+            "{components}"
+        );
+        let messages = messages(&pool, *id).await;
+        let policy_text: Vec<&str> = messages
+            .iter()
+            .filter(|(role, author, content, _)| {
+                role == "assistant" && author == "policy" && !content.is_empty()
+            })
+            .map(|(_, _, content, _)| content.as_str())
+            .collect();
+        assert_eq!(
+            policy_text.first().copied(),
+            Some("Your boots have shipped. The tracking number is PW5005336661."),
+            "{messages:?}"
+        );
+        // The thread's calls are reported on every turn and stored once,
+        // before the reply they led to.
+        let calls: Vec<&(String, String, String, Option<String>)> = messages
+            .iter()
+            .filter(|(_, _, _, calls)| calls.as_deref().is_some_and(|c| c != "[]"))
+            .collect();
+        assert_eq!(calls.len(), 2, "{messages:?}");
+        assert!(calls[0]
+            .3
+            .as_deref()
+            .unwrap()
+            .contains("find_user_id_by_email"));
+        assert!(calls[1].3.as_deref().unwrap().contains("get_order_details"));
+        let results: Vec<&str> = messages
+            .iter()
+            .filter(|(role, ..)| role == "tool")
+            .map(|(_, author, content, _)| {
+                assert_eq!(author, "agent_tool");
+                content.as_str()
+            })
+            .collect();
+        assert_eq!(
+            results,
+            [
+                "theo_lindqvist_4821",
+                "{\"status\": \"shipped\", \"tracking\": \"PW5005336661\"}"
+            ]
+        );
+        let first_reply = messages
+            .iter()
+            .position(|(_, _, content, _)| {
+                content.contains("PW5005336661") && !content.starts_with('{')
+            })
+            .unwrap();
+        let last_result = messages
+            .iter()
+            .rposition(|(role, ..)| role == "tool")
+            .unwrap();
+        assert!(last_result < first_reply, "{messages:?}");
+    }
+    // One thread (a UUID) per conversation, the same session header on each
+    // of its calls, a different one in the other.
+    let threads = agent.threads.lock().unwrap();
+    assert_eq!(threads.len(), 2);
+    let sessions: Vec<&String> = threads
+        .values()
+        .map(|thread| {
+            let first = thread.sessions[0].as_ref().expect("the session header");
+            assert!(first.starts_with("usersim-"), "{first}");
+            assert!(thread.sessions.iter().all(|s| s.as_ref() == Some(first)));
+            first
+        })
+        .collect();
+    assert_ne!(sessions[0], sessions[1]);
+    assert!(
+        threads.values().any(|t| t.sessions.len() > 1),
+        "a conversation had a later turn, which sent the cookie back"
+    );
+}
+
+/// Run a one-item job against the agent in `mode`; the item's status and
+/// error, and that no conversation (so no reward) was stored.
+async fn failure_of(mode: &str) -> String {
+    let (base, _agent) = start_agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (config, db) = job(dir.path(), &format!("{base}/{mode}"), 1, LANGGRAPH_POLICY);
+    let out = run(dir.path(), &config).await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{mode}: a failed item fails the run: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (stored, _) = stored(&db).await;
+    assert_eq!(stored.items.len(), 1, "{mode}");
+    assert!(
+        stored.conversations.is_empty(),
+        "{mode}: a failing agent stores no conversation, so no reward of 0: {:?}",
+        stored.conversations
+    );
+    let (status, error) = &stored.items[0];
+    assert_eq!(status, "failed", "{mode}");
+    error.clone().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_answers_500_fails_its_item_as_a_server_error() {
+    let error = failure_of("500").await;
+    assert!(error.starts_with("server_error"), "{error}");
+    assert!(error.contains("HTTP 500"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_hangs_fails_its_item_at_the_endpoints_timeout() {
+    let started = std::time::Instant::now();
+    let error = failure_of("hang").await;
+    assert!(error.starts_with("timeout"), "{error}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_not_json_fails_its_item_as_malformed() {
+    let error = failure_of("garbage").await;
+    assert!(error.starts_with("malformed_response"), "{error}");
+    assert!(error.contains("is not JSON"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_the_reply_pointer_fails_its_item_naming_the_pointer() {
+    let error = failure_of("noreply").await;
+    assert!(error.starts_with("malformed_response"), "{error}");
+    assert!(
+        error.contains("no reply at policy.http.reply = \"/messages/-1/content\""),
+        "{error}"
+    );
+    assert!(error.contains("keys output"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_the_agent_lost_fails_its_item_as_rejected() {
+    let error = failure_of("lost").await;
+    assert!(error.starts_with("rejected"), "{error}");
+    assert!(error.contains("HTTP 404"), "{error}");
+}
