@@ -9,7 +9,10 @@
 //! and wants it back after. On its first turn in a thread it calls the
 //! scenario's gold tools itself and states the fact the user must hear.
 //! The first segment of the base URL's path picks how it behaves: `ok`, or
-//! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`).
+//! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`). The last test
+//! drives the real LangGraph agent of `tests/agents/langgraph_agent` under
+//! `langgraph dev` through the orders desk's scenarios (skipped without
+//! `USERSIM_AGENT_FRAMEWORKS_PYTHON`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
+use crate::agent_frameworks::{
+    orders_mock, orders_scenarios, orders_scenarios_path, start_agent, AgentKind,
+};
 use crate::common::{self, repo, text};
 
 /// The scenario every job here runs: a shipped order's tracking number,
@@ -177,7 +183,7 @@ async fn runs_wait(
 }
 
 /// The stand-in agent on a loopback port: its base URL and its state.
-async fn start_agent() -> (String, Arc<Agent>) {
+async fn start_stand_in() -> (String, Arc<Agent>) {
     let agent = Arc::new(Agent::default());
     let app = axum::Router::new()
         .route(
@@ -322,7 +328,7 @@ async fn messages(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored_once_and_scored() {
-    let (base, agent) = start_agent().await;
+    let (base, agent) = start_stand_in().await;
     let dir = tempfile::tempdir().unwrap();
     let (config, db) = job(dir.path(), &format!("{base}/ok"), 2, LANGGRAPH_POLICY);
     let validated = common::usersim(dir.path(), &["validate", config.to_str().unwrap()]);
@@ -439,7 +445,7 @@ async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored
 /// Run a one-item job against the agent in `mode`; the item's status and
 /// error, and that no conversation (so no reward) was stored.
 async fn failure_of(mode: &str) -> String {
-    let (base, _agent) = start_agent().await;
+    let (base, _agent) = start_stand_in().await;
     let dir = tempfile::tempdir().unwrap();
     let (config, db) = job(dir.path(), &format!("{base}/{mode}"), 1, LANGGRAPH_POLICY);
     let out = run(dir.path(), &config).await;
@@ -504,4 +510,123 @@ async fn a_session_the_agent_lost_fails_its_item_as_rejected() {
     let error = failure_of("lost").await;
     assert!(error.starts_with("rejected"), "{error}");
     assert!(error.contains("HTTP 404"), "{error}");
+}
+
+/// The orders desk's scenarios (tests/agents/data), scored by the agent's
+/// trace and what it said.
+fn orders_scenarios_scored_by_trace(dir: &Path) -> PathBuf {
+    let all = std::fs::read_to_string(orders_scenarios_path()).unwrap();
+    let lines: Vec<String> = all
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut scenario: Value = serde_json::from_str(line).unwrap();
+            scenario["evaluation"]["reward_basis"] = json!(["actions", "communicate"]);
+            scenario.to_string()
+        })
+        .collect();
+    let path = dir.join("orders.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_langgraph_agent_under_langgraph_dev_plays_the_policy_of_a_job() {
+    let mock = orders_mock().await;
+    let Some(agent) = start_agent(AgentKind::LangGraph, &mock.base_url()).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("usersim.db");
+    let scenarios = orders_scenarios_scored_by_trace(dir.path());
+    let policy = LANGGRAPH_POLICY.replace(
+        "\"assistant_id\": \"agent\"",
+        "\"assistant_id\": \"orders\"",
+    );
+    let config = dir.path().join("job.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"name = "langgraph"
+seed = 7
+database = "sqlite://{db}"
+concurrency = 4
+max_turns = 8
+
+[endpoints.agent]
+base_url = "{agent}"
+model = "orders"
+max_retries = 0
+timeout_secs = 60
+
+[endpoints.user]
+base_url = "{mock}"
+model = "mock-user"
+
+[roles]
+policy = "agent"
+user = "user"
+
+[user_simulator]
+template = "{r}/prompts/user_simulator.tera"
+
+{policy}
+
+[environment]
+name = "builtin:chat"
+
+[dataset]
+scenarios = "{scenarios}"
+personas = "{r}/personas"
+personas_per_scenario = 1
+"#,
+            db = db.display(),
+            agent = agent.base_url(),
+            mock = mock.base_url(),
+            r = repo().display(),
+            scenarios = scenarios.display(),
+        ),
+    )
+    .unwrap();
+    let out = run(dir.path(), &config).await;
+    let (stored, pool) = stored(&format!("sqlite://{}", db.display())).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}\nitems: {:?}",
+        text(&out.stdout),
+        text(&out.stderr),
+        stored.items
+    );
+    let gold: HashMap<String, usize> = orders_scenarios()
+        .into_iter()
+        .map(|s| (s.id.clone(), s.evaluation.actions.len()))
+        .collect();
+    assert_eq!(stored.conversations.len(), gold.len());
+    for (id, policy_model, termination, reward, breakdown) in &stored.conversations {
+        assert_eq!(policy_model, "http:orders");
+        assert_eq!(*reward, Some(1.0), "{termination}: {breakdown}");
+        let scenario: (String,) =
+            sqlx::query_as("SELECT scenario_id FROM conversations WHERE id = $1")
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        let messages = messages(&pool, *id).await;
+        // Each call the thread reports, every turn again, is stored once,
+        // with the agent's tool's answer.
+        let mut call_ids: Vec<String> = messages
+            .iter()
+            .filter_map(|(_, _, _, calls)| calls.as_deref())
+            .flat_map(|calls| serde_json::from_str::<Vec<Value>>(calls).unwrap())
+            .map(|call| call["id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(call_ids.len(), gold[&scenario.0], "{messages:?}");
+        call_ids.dedup();
+        assert_eq!(call_ids.len(), gold[&scenario.0], "{messages:?}");
+        assert!(messages
+            .iter()
+            .filter(|(role, ..)| role == "tool")
+            .all(|(_, author, content, _)| author == "agent_tool" && !content.is_empty()));
+    }
 }

@@ -193,8 +193,10 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
-    problems
-        .extend(check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await);
+    let gold_checked = gold_actions_the_environment_runs(job, &scenarios);
+    problems.extend(
+        check_gold_actions(&job.dataset.scenarios, &gold_checked, environment.as_ref()).await,
+    );
     problems.extend(probe_problems(
         &job.dataset.scenarios,
         &scenarios,
@@ -282,6 +284,32 @@ pub async fn with_tools_model(
             .map_err(|e| Problem::at_field(&job.source, job.environment.field(), e.to_string()))?;
     }
     Ok(prepared)
+}
+
+/// The scenarios as far as their gold actions run on the environment: all of
+/// them, unless the policy is an agent that runs its own tools without their
+/// calls being replayed on usersim's session (`replay_agent_tools`). Its gold
+/// calls then name the agent's tools, which the environment need not have,
+/// and are checked against its trace (`actions`); the user's gold calls
+/// (dual control) still run on the environment.
+fn gold_actions_the_environment_runs<'s>(
+    job: &Job,
+    scenarios: &'s [Scenario],
+) -> std::borrow::Cow<'s, [Scenario]> {
+    if !job.policy.kind.is_agent() || job.policy.replay_agent_tools {
+        return std::borrow::Cow::Borrowed(scenarios);
+    }
+    scenarios
+        .iter()
+        .map(|scenario| {
+            let mut scenario = scenario.clone();
+            scenario
+                .evaluation
+                .actions
+                .retain(|action| !action.caller.is_policy());
+            scenario
+        })
+        .collect()
 }
 
 /// Whether the policy may make several tool calls in one step: what the
@@ -395,6 +423,44 @@ mod tests {
         with_files.snapshot = job.snapshot.clone();
         let from_files = prepare(&with_files).await.unwrap();
         assert_eq!(prepared.config_hash, from_files.config_hash);
+    }
+
+    #[tokio::test]
+    async fn an_agent_with_tools_of_its_own_may_have_gold_actions_the_environment_lacks() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
+            .unwrap()
+            .replace("\"../", &format!("\"{}/", repo.display()))
+            .replace("[policy]\n", "[policy]\nkind = \"http\"\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "{text}\n[policy.http]\nbody = '{{\"q\": {{{{ last_user | json_encode() }}}}}}'\n\
+                 reply = \"/reply\"\n"
+            ),
+        )
+        .unwrap();
+        let mut job = crate::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:chat".into());
+        job.dataset.scenarios = repo.join("tests/agents/data/scenarios.jsonl");
+        job.policy.template = None;
+        if let Err(problems) = prepare(&job).await {
+            panic!("{problems:?}");
+        }
+        // Replayed on usersim's session, the agent's calls must be its tools.
+        job.policy.replay_agent_tools = true;
+        let problems = match prepare(&job).await {
+            Err(problems) => problems,
+            Ok(_) => panic!("gold calls of tools builtin:chat lacks, replayed, must be refused"),
+        };
+        assert!(
+            problems[0]
+                .message
+                .contains("'get_order_status' is not a tool of builtin:chat"),
+            "{problems:?}"
+        );
     }
 
     #[tokio::test]

@@ -90,12 +90,13 @@ impl Session for ChatSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        if criteria.reward_basis.contains(&Component::Db) || !criteria.actions.is_empty() {
+        // Gold actions are no state to replay here; the `actions` component
+        // (the episode's) matches them against the conversation's calls, as
+        // an agent with tools of its own reports them.
+        if criteria.reward_basis.contains(&Component::Db) {
             return Err(EnvError::Verification(format!(
-                "{} has no state: scenarios may not use `db` or gold actions (reward_basis {:?}, {} gold actions)",
-                self.environment,
-                criteria.reward_basis,
-                criteria.actions.len()
+                "{} has no state: scenarios may not use `db` (reward_basis {:?})",
+                self.environment, criteria.reward_basis,
             )));
         }
         let mut parts = std::collections::BTreeMap::new();
