@@ -182,6 +182,62 @@ async fn runs_wait(
     response
 }
 
+/// A plain JSON endpoint (docs/agents-under-test.md's FastAPI example): it
+/// keeps nothing, gets the whole dialogue every turn, wants the session
+/// cookie, and reports this turn's calls as flat records.
+async fn chat(
+    State(agent): State<Arc<Agent>>,
+    UrlPath(_mode): UrlPath<String>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return refuse(&agent, StatusCode::UNPROCESSABLE_ENTITY, "body is not JSON");
+    };
+    let (Some(conversation), Some(messages)) = (
+        request["conversation"].as_str(),
+        request["messages"].as_array(),
+    ) else {
+        return refuse(
+            &agent,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "conversation, messages",
+        );
+    };
+    let cookie = headers.get("cookie").and_then(|v| v.to_str().ok());
+    if cookie != Some(&format!("session={conversation}")[..]) {
+        return refuse(&agent, StatusCode::BAD_REQUEST, "no session cookie");
+    }
+    if messages.last().map(|m| &m["role"]) != Some(&json!("user")) {
+        return refuse(
+            &agent,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the last message is not the user's",
+        );
+    }
+    let turn = messages.iter().filter(|m| m["role"] == "user").count();
+    agent
+        .threads
+        .lock()
+        .unwrap()
+        .entry(conversation.to_string())
+        .or_default()
+        .sessions
+        .push(Some(conversation.to_string()));
+    if turn == 1 {
+        let calls: Vec<Value> = gold_calls()
+            .into_iter()
+            .map(|(name, args, output)| json!({"name": name, "arguments": args, "output": output}))
+            .collect();
+        axum::Json(
+            json!({"reply": "Shipped; the tracking number is PW5005336661.", "tool_calls": calls}),
+        )
+        .into_response()
+    } else {
+        axum::Json(json!({"reply": "Anything else?", "tool_calls": []})).into_response()
+    }
+}
+
 /// The stand-in agent on a loopback port: its base URL and its state.
 async fn start_stand_in() -> (String, Arc<Agent>) {
     let agent = Arc::new(Agent::default());
@@ -190,6 +246,7 @@ async fn start_stand_in() -> (String, Arc<Agent>) {
             "/{mode}/threads/{thread_id}/runs/wait",
             axum::routing::post(runs_wait),
         )
+        .route("/{mode}/chat", axum::routing::post(chat))
         .with_state(agent.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
@@ -225,6 +282,18 @@ body = '''
 reply = "/messages/-1/content"
 trace = "/messages"
 session_header = "X-Usersim-Session"
+"#;
+
+/// docs/agents-under-test.md's `[policy.http]` of a plain JSON endpoint.
+const PLAIN_POLICY: &str = r#"[policy]
+kind = "http"
+
+[policy.http]
+path = "/chat"
+body = '{"messages": {{ messages | json_encode() }}, "conversation": "{{ session }}"}'
+reply = "/reply"
+trace = "/tool_calls"
+session_cookie = "session"
 "#;
 
 /// A job of [`SCENARIO`] with `personas` personas, its policy the agent at
@@ -442,6 +511,49 @@ async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_json_agent_gets_the_whole_dialogue_and_its_turns_calls_are_stored_as_reported() {
+    let (base, agent) = start_stand_in().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (config, db) = job(dir.path(), &format!("{base}/ok"), 2, PLAIN_POLICY);
+    let out = run(dir.path(), &config).await;
+    let (stored, pool) = stored(&db).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}\n{:?}",
+        text(&out.stdout),
+        text(&out.stderr),
+        stored.items
+    );
+    assert!(
+        agent.refused.lock().unwrap().is_empty(),
+        "{:?}",
+        agent.refused.lock().unwrap()
+    );
+    assert_eq!(stored.conversations.len(), 2);
+    for (id, _, termination, reward, breakdown) in &stored.conversations {
+        assert_eq!(*reward, Some(1.0), "{termination}: {breakdown}");
+        let messages = messages(&pool, *id).await;
+        let results: Vec<(&str, &str)> = messages
+            .iter()
+            .filter(|(role, ..)| role == "tool")
+            .map(|(_, author, content, _)| (author.as_str(), content.as_str()))
+            .collect();
+        assert_eq!(results.len(), 2, "{messages:?}");
+        assert!(results.iter().all(|(author, _)| *author == "agent_tool"));
+    }
+    assert!(
+        agent
+            .threads
+            .lock()
+            .unwrap()
+            .values()
+            .any(|t| t.sessions.len() > 1),
+        "a conversation had a later turn"
+    );
+}
+
 /// Run a one-item job against the agent in `mode`; the item's status and
 /// error, and that no conversation (so no reward) was stored.
 async fn failure_of(mode: &str) -> String {
@@ -536,13 +648,32 @@ async fn the_langgraph_agent_under_langgraph_dev_plays_the_policy_of_a_job() {
     let Some(agent) = start_agent(AgentKind::LangGraph, &mock.base_url()).await else {
         return;
     };
+    // The thread's state: its last message and all its messages, every turn.
+    langgraph_job(
+        agent.base_url(),
+        &mock.base_url(),
+        "/messages/-1/content",
+        "/messages",
+    )
+    .await;
+    // What the graph puts in its state besides: this run's reply and calls.
+    langgraph_job(agent.base_url(), &mock.base_url(), "/reply", "/trace").await;
+}
+
+/// A job of the orders desk's scenarios against the LangGraph agent at
+/// `agent_url`, its reply and trace read at `reply` and `trace`: every
+/// conversation scored 1 by `actions` and `communicate`, each call stored once.
+async fn langgraph_job(agent_url: &str, mock_url: &str, reply: &str, trace: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("usersim.db");
     let scenarios = orders_scenarios_scored_by_trace(dir.path());
-    let policy = LANGGRAPH_POLICY.replace(
-        "\"assistant_id\": \"agent\"",
-        "\"assistant_id\": \"orders\"",
-    );
+    let policy = LANGGRAPH_POLICY
+        .replace(
+            "\"assistant_id\": \"agent\"",
+            "\"assistant_id\": \"orders\"",
+        )
+        .replace("/messages/-1/content", reply)
+        .replace("trace = \"/messages\"", &format!("trace = \"{trace}\""));
     let config = dir.path().join("job.toml");
     std::fs::write(
         &config,
@@ -581,8 +712,8 @@ personas = "{r}/personas"
 personas_per_scenario = 1
 "#,
             db = db.display(),
-            agent = agent.base_url(),
-            mock = mock.base_url(),
+            agent = agent_url,
+            mock = mock_url,
             r = repo().display(),
             scenarios = scenarios.display(),
         ),
