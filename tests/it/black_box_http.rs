@@ -296,26 +296,37 @@ trace = "/tool_calls"
 session_cookie = "session"
 "#;
 
-/// A job of [`SCENARIO`] with `personas` personas, its policy the agent at
-/// `base_url` as `policy` describes it.
-fn job(dir: &Path, base_url: &str, personas: u32, policy: &str) -> (PathBuf, String) {
+/// What a job here varies: the agent, the user's endpoint, the scenarios.
+struct Setup<'a> {
+    agent_url: &'a str,
+    agent_model: &'a str,
+    timeout_secs: u32,
+    max_turns: u32,
+    /// `mock = true` (the job's own mock), or `base_url = "..."`.
+    user_endpoint: String,
+    environment: &'a str,
+    scenarios: PathBuf,
+    personas: u32,
+}
+
+/// Write the job of `setup` with `policy` into `dir`: its path and database.
+fn write_job(dir: &Path, setup: &Setup, policy: &str) -> (PathBuf, String) {
     let db = dir.join("usersim.db");
-    let r = repo();
     let config = format!(
         r#"name = "black-box-http"
 seed = 7
 database = "sqlite://{db}"
 concurrency = 4
-max_turns = 3
+max_turns = {max_turns}
 
 [endpoints.agent]
-base_url = "{base_url}"
-model = "orders-agent"
+base_url = "{agent}"
+model = "{model}"
 max_retries = 0
-timeout_secs = 1
+timeout_secs = {timeout}
 
 [endpoints.user]
-mock = true
+{user}
 model = "mock-user"
 
 [roles]
@@ -328,7 +339,7 @@ template = "{r}/prompts/user_simulator.tera"
 {policy}
 
 [environment]
-name = "builtin:retail"
+name = "{environment}"
 
 [dataset]
 scenarios = "{scenarios}"
@@ -336,12 +347,35 @@ personas = "{r}/personas"
 personas_per_scenario = {personas}
 "#,
         db = db.display(),
-        r = r.display(),
-        scenarios = scenarios(dir).display(),
+        max_turns = setup.max_turns,
+        agent = setup.agent_url,
+        model = setup.agent_model,
+        timeout = setup.timeout_secs,
+        user = setup.user_endpoint,
+        r = repo().display(),
+        environment = setup.environment,
+        scenarios = setup.scenarios.display(),
+        personas = setup.personas,
     );
     let path = dir.join("job.toml");
     std::fs::write(&path, config).unwrap();
     (path, format!("sqlite://{}", db.display()))
+}
+
+/// A job of [`SCENARIO`] with `personas` personas, its policy the agent at
+/// `base_url` as `policy` describes it.
+fn job(dir: &Path, base_url: &str, personas: u32, policy: &str) -> (PathBuf, String) {
+    let setup = Setup {
+        agent_url: base_url,
+        agent_model: "orders-agent",
+        timeout_secs: 1,
+        max_turns: 3,
+        user_endpoint: "mock = true".into(),
+        environment: "builtin:retail",
+        scenarios: scenarios(dir),
+        personas,
+    };
+    write_job(dir, &setup, policy)
 }
 
 async fn run(dir: &Path, config: &Path) -> std::process::Output {
@@ -665,7 +699,6 @@ async fn the_langgraph_agent_under_langgraph_dev_plays_the_policy_of_a_job() {
 /// conversation scored 1 by `actions` and `communicate`, each call stored once.
 async fn langgraph_job(agent_url: &str, mock_url: &str, reply: &str, trace: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("usersim.db");
     let scenarios = orders_scenarios_scored_by_trace(dir.path());
     let policy = LANGGRAPH_POLICY
         .replace(
@@ -674,53 +707,19 @@ async fn langgraph_job(agent_url: &str, mock_url: &str, reply: &str, trace: &str
         )
         .replace("/messages/-1/content", reply)
         .replace("trace = \"/messages\"", &format!("trace = \"{trace}\""));
-    let config = dir.path().join("job.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"name = "langgraph"
-seed = 7
-database = "sqlite://{db}"
-concurrency = 4
-max_turns = 8
-
-[endpoints.agent]
-base_url = "{agent}"
-model = "orders"
-max_retries = 0
-timeout_secs = 60
-
-[endpoints.user]
-base_url = "{mock}"
-model = "mock-user"
-
-[roles]
-policy = "agent"
-user = "user"
-
-[user_simulator]
-template = "{r}/prompts/user_simulator.tera"
-
-{policy}
-
-[environment]
-name = "builtin:chat"
-
-[dataset]
-scenarios = "{scenarios}"
-personas = "{r}/personas"
-personas_per_scenario = 1
-"#,
-            db = db.display(),
-            agent = agent_url,
-            mock = mock_url,
-            r = repo().display(),
-            scenarios = scenarios.display(),
-        ),
-    )
-    .unwrap();
+    let setup = Setup {
+        agent_url,
+        agent_model: "orders",
+        timeout_secs: 60,
+        max_turns: 8,
+        user_endpoint: format!("base_url = \"{mock_url}\""),
+        environment: "builtin:chat",
+        scenarios,
+        personas: 1,
+    };
+    let (config, db) = write_job(dir.path(), &setup, &policy);
     let out = run(dir.path(), &config).await;
-    let (stored, pool) = stored(&format!("sqlite://{}", db.display())).await;
+    let (stored, pool) = stored(&db).await;
     assert_eq!(
         out.status.code(),
         Some(0),
