@@ -40,6 +40,8 @@ pub struct BenchOptions {
     /// Limits of the policy's endpoint, whose use the bench reports.
     pub tokens_per_minute: Option<u32>,
     pub requests_per_minute: Option<u32>,
+    /// The policy is a `responses_agent` the mock serves.
+    pub agent: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -224,7 +226,7 @@ template = "{repo}/prompts/user_simulator.tera"
 
 [policy]
 template = "{repo}/prompts/policies/default.tera"
-
+{agent}
 [environment]
 name = "builtin:retail"
 
@@ -235,6 +237,11 @@ samples_per_scenario = {samples}
 personas_per_scenario = 1
 "#,
         stamp = crate::store::now_ms(),
+        agent = if o.agent {
+            "kind = \"responses_agent\"\n[policy.responses_agent]\npath = \"/responses\"\n"
+        } else {
+            ""
+        },
         c = o.concurrency,
         http2 = o.http2,
         repo = repo.display(),

@@ -10,6 +10,8 @@ use crate::jobs::{Context, RunOptions};
 pub struct Limits {
     pub tpm: Option<u32>,
     pub rpm: Option<u32>,
+    /// `--agent`: the policy is a `responses_agent` the mock serves.
+    pub agent: bool,
 }
 
 /// `usersim bench --capture-memory`: token capture's memory per
@@ -67,6 +69,9 @@ pub async fn bench(
         database.as_deref().unwrap_or("fresh SQLite file"),
         if http2 { "HTTP/2" } else { "HTTP/1.1" }
     );
+    if limits.agent {
+        eprintln!("bench: the policy is a responses_agent the mock serves");
+    }
     let database = database.unwrap_or_else(|| {
         format!(
             "sqlite://{}",
@@ -93,6 +98,7 @@ pub async fn bench(
             workdir: dir.clone(),
             tokens_per_minute: limits.tpm,
             requests_per_minute: limits.rpm,
+            agent: limits.agent,
         },
         &options,
     )

@@ -88,6 +88,11 @@ enum Command {
         /// probabilities; no model, no store).
         #[arg(long, conflicts_with_all = ["database", "http2", "tpm", "rpm"])]
         capture_memory: bool,
+        /// The policy is an agent (`[policy] kind = "responses_agent"`) that
+        /// the mock serves on its Responses route after the same latency:
+        /// usersim's overhead per agent turn instead of per model call.
+        #[arg(long, conflicts_with_all = ["http2", "capture_memory"])]
+        agent: bool,
     },
     /// Judge a job's conversations (or two jobs' matched pairs) with the judges
     /// of a judges file, as a judging job: resumable, rate-limited, cached.
@@ -326,11 +331,12 @@ pub async fn main() -> i32 {
             tpm,
             rpm,
             capture_memory,
+            agent,
         } => {
             if capture_memory {
                 bench::capture_memory(conversations)
             } else {
-                let limits = bench::Limits { tpm, rpm };
+                let limits = bench::Limits { tpm, rpm, agent };
                 bench::bench(
                     latency_ms,
                     concurrency,

@@ -44,6 +44,7 @@ pub async fn show(database: &str, id: i64) -> anyhow::Result<i32> {
             ("assistant", _) => "AGENT",
             ("user", _) => "USER",
             ("tool", "user_tool") => "TOOL (user's call)",
+            ("tool", "agent_tool") => "TOOL (run by the agent)",
             ("tool", _) => "TOOL",
             _ => "?",
         };

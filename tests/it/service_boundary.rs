@@ -543,6 +543,38 @@ async fn with_an_egress_allowlist_every_url_a_submitted_config_names_must_match_
     assert_eq!(status, 422, "{body}");
     assert!(problem_at(&body, "endpoints.generator.base_url").contains("may reach"));
 
+    // An agent under test is reached through the policy's endpoint: its
+    // base_url is on the list or the job is refused, whatever the kind, and
+    // a kind's path cannot name another host.
+    let policy = "[policy]\ntemplate = \"prompts/policies/default.tera\"\n";
+    for kind in ["responses_agent", "a2a", "http"] {
+        let table = if kind == "http" {
+            "[policy.http]\nbody = \"{}\"\nreply = \"/reply\"\n"
+        } else {
+            ""
+        };
+        let agent = job("agent", mock_target, user_template)
+            .replacen(
+                "[endpoints.policy]\nmock = true",
+                &format!("[endpoints.policy]\nbase_url = \"{}/agent\"", outside.url),
+                1,
+            )
+            .replace(policy, &format!("{policy}kind = \"{kind}\"\n{table}"));
+        let (status, body) = served.submit(agent).await;
+        assert_eq!(status, 422, "{kind}: {body}");
+        assert!(
+            problem_at(&body, "endpoints.policy.base_url").contains("may reach"),
+            "{kind}: {body}"
+        );
+    }
+    let elsewhere = job("agent-path", mock_target, user_template).replace(
+        policy,
+        &format!("{policy}kind = \"a2a\"\n[policy.a2a]\npath = \"//elsewhere.example/rpc\"\n"),
+    );
+    let (status, body) = served.submit(elsewhere).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(problem_at(&body, "policy.a2a.path").contains("below the endpoint's base_url"));
+
     // The operator's endpoints are the operator's: not on the list, and used.
     let operator = job("operator", "", user_template)
         .replace(

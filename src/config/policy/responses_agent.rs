@@ -22,12 +22,18 @@ pub struct ResponsesAgentKeys {
     /// agent may then ask usersim to run them with unpaired `function_call`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer_tools: Option<bool>,
+    /// Whether the job's rendered policy prompt is sent as `instructions`
+    /// (default true, as a NeMo Gym row's system message is; false for an
+    /// agent that has its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_instructions: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResponsesAgentConfig {
     pub path: String,
     pub offer_tools: bool,
+    pub send_instructions: bool,
 }
 
 impl ResponsesAgentKeys {
@@ -43,6 +49,7 @@ impl ResponsesAgentKeys {
         (problems.len() == before).then(|| ResponsesAgentConfig {
             path,
             offer_tools: self.offer_tools.unwrap_or(true),
+            send_instructions: self.send_instructions.unwrap_or(true),
         })
     }
 }
