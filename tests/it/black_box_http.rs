@@ -9,10 +9,11 @@
 //! and wants it back after. On its first turn in a thread it calls the
 //! scenario's gold tools itself and states the fact the user must hear.
 //! The first segment of the base URL's path picks how it behaves: `ok`, or
-//! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`). The last test
-//! drives the real LangGraph agent of `tests/agents/langgraph_agent` under
-//! `langgraph dev` through the orders desk's scenarios (skipped without
-//! `USERSIM_AGENT_FRAMEWORKS_PYTHON`).
+//! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`). The last two
+//! tests drive the real agents of `tests/agents` (skipped without
+//! `USERSIM_AGENT_FRAMEWORKS_PYTHON`): the LangGraph agent under `langgraph
+//! dev` through the orders desk's scenarios, and the faulty agent's six ways
+//! of failing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -758,5 +759,63 @@ async fn langgraph_job(agent_url: &str, mock_url: &str, reply: &str, trace: &str
             .iter()
             .filter(|(role, ..)| role == "tool")
             .all(|(_, author, content, _)| author == "agent_tool" && !content.is_empty()));
+    }
+}
+
+/// The first of the orders desk's scenarios alone.
+fn one_orders_scenario(dir: &Path) -> PathBuf {
+    let all = std::fs::read_to_string(orders_scenarios_path()).unwrap();
+    let path = dir.join("one.jsonl");
+    std::fs::write(&path, format!("{}\n", all.lines().next().unwrap())).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_faulty_agents_failures_each_fail_the_item_with_their_class_and_store_no_reward() {
+    let Some(agent) = start_agent(AgentKind::Faulty, "http://127.0.0.1:9/v1").await else {
+        return;
+    };
+    let policy = r#"[policy]
+kind = "http"
+
+[policy.http]
+path = "/conversations/{{ session }}"
+body = '{"message": {{ last_user | json_encode() }}}'
+reply = "/reply"
+trace = "/trace"
+"#;
+    for (mode, class) in [
+        ("error500", "server_error"),
+        ("hang", "timeout"),
+        ("garbage", "malformed_response"),
+        ("garbage-json", "malformed_response"),
+        ("close", "connection"),
+        ("lost", "rejected"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let base_url = format!("{}/{mode}", agent.base_url());
+        let setup = Setup {
+            agent_url: &base_url,
+            agent_model: "faulty",
+            timeout_secs: 1,
+            max_turns: 3,
+            user_endpoint: "mock = true".into(),
+            environment: "builtin:chat",
+            scenarios: one_orders_scenario(dir.path()),
+            personas: 1,
+        };
+        let (config, db) = write_job(dir.path(), &setup, policy);
+        let out = run(dir.path(), &config).await;
+        let (stored, _) = stored(&db).await;
+        assert_eq!(out.status.code(), Some(1), "{mode}: {:?}", stored.items);
+        assert!(
+            stored.conversations.is_empty(),
+            "{mode}: {:?}",
+            stored.conversations
+        );
+        let (status, error) = &stored.items[0];
+        assert_eq!(status, "failed", "{mode}");
+        let error = error.as_deref().unwrap_or_default();
+        assert!(error.starts_with(class), "{mode}: {error}");
     }
 }
