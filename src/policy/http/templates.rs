@@ -291,6 +291,22 @@ mod tests {
         assert!(p[0].contains("policy.http.path rendered to"), "{p:?}");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_words_of_the_user_go_into_the_body_as_json_unchanged(words in "(?s).{0,64}") {
+            let templates =
+                HttpTemplates::load(Path::new("job.toml"), &config("", LANGGRAPH_BODY)).unwrap();
+            let [mut first, _] = Variables::samples();
+            first.last_user = words.clone();
+            let body: serde_json::Value =
+                serde_json::from_str(&templates.body(&first).unwrap()).unwrap();
+            proptest::prop_assert_eq!(
+                body["input"]["messages"][0]["content"].as_str(),
+                Some(words.as_str())
+            );
+        }
+    }
+
     #[test]
     fn near_shows_the_text_before_the_error() {
         assert_eq!(near("{\"a\": x}", 1, 7), "{\"a\": x");
