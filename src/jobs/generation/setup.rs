@@ -193,7 +193,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
-    let gold_checked = gold_actions_the_environment_runs(job, &scenarios);
+    let gold_checked = gold_actions_the_environment_runs(job, &scenarios, environment.as_ref());
     problems.extend(
         check_gold_actions(&job.dataset.scenarios, &gold_checked, environment.as_ref()).await,
     );
@@ -287,26 +287,27 @@ pub async fn with_tools_model(
 }
 
 /// The scenarios as far as their gold actions run on the environment: all of
-/// them, unless the policy is an agent that runs its own tools without their
-/// calls being replayed on usersim's session (`replay_agent_tools`). Its gold
-/// calls then name the agent's tools, which the environment need not have,
-/// and are checked against its trace (`actions`); the user's gold calls
-/// (dual control) still run on the environment.
+/// them, unless the policy is an agent that may run tools of its own without
+/// their calls being replayed on usersim's session (`replay_agent_tools`).
+/// Its gold calls of tools the environment lacks are then the agent's own,
+/// checked against its trace (`actions`) only; its gold calls of the
+/// environment's tools, and the user's (dual control), are checked as ever.
 fn gold_actions_the_environment_runs<'s>(
     job: &Job,
     scenarios: &'s [Scenario],
+    environment: &dyn Environment,
 ) -> std::borrow::Cow<'s, [Scenario]> {
     if !job.policy.kind.is_agent() || job.policy.replay_agent_tools {
         return std::borrow::Cow::Borrowed(scenarios);
     }
+    let tools = environment.tools();
     scenarios
         .iter()
         .map(|scenario| {
             let mut scenario = scenario.clone();
-            scenario
-                .evaluation
-                .actions
-                .retain(|action| !action.caller.is_policy());
+            scenario.evaluation.actions.retain(|action| {
+                !action.caller.is_policy() || tools.iter().any(|t| t.name == action.name)
+            });
             scenario
         })
         .collect()
@@ -459,6 +460,25 @@ mod tests {
             problems[0]
                 .message
                 .contains("'get_order_status' is not a tool of builtin:chat"),
+            "{problems:?}"
+        );
+        // A gold call of one of the environment's tools is checked as ever.
+        job.policy.replay_agent_tools = false;
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:retail".into());
+        let retail = std::fs::read_to_string(repo.join("data/retail/scenarios.jsonl")).unwrap();
+        let first = retail.lines().next().unwrap().replace(
+            "{\"order_id\": \"#LL21743\"}",
+            "{\"order_id\": \"#LL00000\"}",
+        );
+        job.dataset.scenarios = dir.path().join("retail.jsonl");
+        std::fs::write(&job.dataset.scenarios, format!("{first}\n")).unwrap();
+        let problems = match prepare(&job).await {
+            Err(problems) => problems,
+            Ok(_) => panic!("a gold call of retail's own tool that fails must be refused"),
+        };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.contains("fails when replayed"),
             "{problems:?}"
         );
     }
