@@ -10,6 +10,7 @@ pub mod http;
 pub mod reply;
 pub mod responses_agent;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::job::PolicyConfig;
@@ -19,9 +20,11 @@ use crate::llm::{ChatModel, LlmError};
 use crate::sim::episode::EpisodeError;
 use crate::sim::{ModelPolicy, Policy};
 
-/// The policy a job's items run: its model with tools, or its agent.
+/// The policy a job's items run: its model with tools, or its agent
+/// (`source`: the job's config file, named in a template's errors).
 pub fn build(
     config: &PolicyConfig,
+    source: &Path,
     model: Arc<dyn ChatModel>,
     tools: Arc<[ToolSpec]>,
     parallel_tool_calls: bool,
@@ -39,7 +42,7 @@ pub fn build(
         )),
         PolicyKind::A2a(kind) => Arc::new(a2a::A2aAgent::new(kind.clone(), model, steps, replay)),
         PolicyKind::Http(kind) => {
-            Arc::new(http::HttpAgent::new(kind.clone(), model, steps, replay))
+            Arc::new(http::HttpAgent::new(kind.clone(), source, model, replay))
         }
     }
 }

@@ -2,9 +2,11 @@
 //! write it: OpenAI chat messages (an assistant message's `tool_calls`, then
 //! `tool` messages with `tool_call_id`), LangChain messages (`type: "ai"` with
 //! `tool_calls: [{name, args, id}]`, then `type: "tool"`), and Responses API
-//! items (`function_call` and `function_call_output` of one `call_id`).
-//! Calls are paired with their outputs by id; a call without an output is
-//! kept with an empty one (the agent did not report it).
+//! items (`function_call` and `function_call_output` of one `call_id`), and
+//! flat records a hand-written agent reports, each call with its own output
+//! (`{"name", "arguments" or "args", "output", "id"}`, no `role` or `type`
+//! but `tool_call`). Calls are paired with their outputs by id; a call
+//! without an output is kept with an empty one (the agent did not report it).
 
 use serde_json::Value;
 
@@ -16,6 +18,10 @@ pub fn tool_records(items: &[Value]) -> Vec<AgentToolRecord> {
     let mut records: Vec<AgentToolRecord> = Vec::new();
     let mut outputs: Vec<(String, String)> = Vec::new();
     for item in items {
+        if let Some(record) = flat_record(item) {
+            records.push(record);
+            continue;
+        }
         for call in calls_of(item) {
             records.push(AgentToolRecord {
                 call,
@@ -35,6 +41,27 @@ pub fn tool_records(items: &[Value]) -> Vec<AgentToolRecord> {
         }
     }
     records
+}
+
+/// A flat record: a call and its output in one object, neither a message
+/// (no `role`, no `tool_calls`) nor an item of another kind.
+fn flat_record(item: &Value) -> Option<AgentToolRecord> {
+    let kind = item.get("type").and_then(Value::as_str);
+    if item.get("role").is_some()
+        || item.get("tool_calls").is_some()
+        || !matches!(kind, None | Some("tool_call"))
+    {
+        return None;
+    }
+    let call = call(
+        item.get("id").or_else(|| item.get("call_id")),
+        item.get("name"),
+        item.get("arguments").or_else(|| item.get("args")),
+    )?;
+    Some(AgentToolRecord {
+        call,
+        output: item.get("output").map(text_of).unwrap_or_default(),
+    })
 }
 
 /// The calls one item makes.
@@ -167,6 +194,28 @@ mod tests {
                 "{\"id\":\"#1\"}".into(),
                 "shipped".into()
             )]
+        );
+    }
+
+    #[test]
+    fn flat_records_carry_their_own_output_and_messages_are_not_records() {
+        let got = pairs(json!([
+            {"id": "c1", "name": "get", "arguments": {"id": "#1"}, "output": "shipped"},
+            {"name": "put", "args": {}, "type": "tool_call"},
+            {"name": "get", "type": "tool", "tool_call_id": "zz", "content": "not a call"},
+            {"role": "assistant", "name": "bot", "content": "hi"}
+        ]));
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "c1".into(),
+                    "get".into(),
+                    "{\"id\":\"#1\"}".into(),
+                    "shipped".into()
+                ),
+                (String::new(), "put".into(), "{}".into(), String::new())
+            ]
         );
     }
 

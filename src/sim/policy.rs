@@ -40,6 +40,12 @@ pub struct PolicySession {
     pub context_id: Option<String>,
     /// The agent's task the conversation is in, when it gives one.
     pub task_id: Option<String>,
+    /// Policy turns taken so far (the first turn is 0 while it runs).
+    pub turns: u32,
+    /// What identifies each of the agent's reported tool calls already
+    /// stored, in order: an agent that reports the whole conversation's calls
+    /// on every turn (a LangGraph thread's messages) has each stored once.
+    pub trace_seen: Vec<String>,
 }
 
 impl PolicySession {
@@ -49,6 +55,34 @@ impl PolicySession {
             id: format!("usersim-{:016x}", rand::random::<u64>()),
             ..PolicySession::default()
         }
+    }
+
+    /// The id as a UUID (8-4-4-4-12 hex digits, version 4 and RFC 4122's
+    /// variant), for agents whose ids must be UUIDs (a LangGraph thread):
+    /// the id's 64 random bits, then 64 more drawn from them (splitmix64),
+    /// so one conversation always gets the same UUID and two get different
+    /// ones as their ids differ.
+    pub fn uuid(&self) -> String {
+        let digits = self.id.rsplit('-').next().unwrap_or_default();
+        let high = u64::from_str_radix(digits, 16).unwrap_or_else(|_| {
+            // An id not of `new`'s form (set by a test or a caller): its
+            // bytes, folded.
+            self.id.bytes().fold(0xcbf2_9ce4_8422_2325, |h: u64, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+        });
+        let low = splitmix64(high);
+        let value = (u128::from(high) << 64 | u128::from(low)) & !(0xf << 76 | 0x3 << 62)
+            | (0x4 << 76 | 0x2 << 62);
+        let hex = format!("{value:032x}");
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
     }
 
     /// Take the cookies of `Set-Cookie` header values: each one's name and
@@ -81,6 +115,15 @@ impl PolicySession {
                 .join("; ")
         })
     }
+}
+
+/// The next value of the splitmix64 sequence after `state`: a bijection of
+/// 64-bit values that spreads every bit of its input over its output.
+fn splitmix64(state: u64) -> u64 {
+    let mut z = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// One policy turn's inputs: the conversation so far (appended to), the
@@ -196,5 +239,34 @@ mod tests {
     #[test]
     fn two_sessions_get_different_ids() {
         assert_ne!(PolicySession::new().id, PolicySession::new().id);
+    }
+
+    #[test]
+    fn a_sessions_uuid_is_a_version_4_uuid_of_its_id_and_stays_the_same() {
+        let s = PolicySession {
+            id: "usersim-0123456789abcdef".into(),
+            ..PolicySession::default()
+        };
+        let uuid = s.uuid();
+        let groups: Vec<&str> = uuid.split('-').collect();
+        assert_eq!(
+            groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12],
+            "{uuid}"
+        );
+        assert!(uuid.starts_with("01234567-89ab-4def-"), "{uuid}");
+        assert!(
+            matches!(groups[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'),
+            "{uuid}"
+        );
+        assert!(uuid.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()));
+        assert_eq!(s.uuid(), uuid);
+        let other = PolicySession::new();
+        assert_ne!(other.uuid(), uuid);
+        let odd = PolicySession {
+            id: "not hex".into(),
+            ..PolicySession::default()
+        };
+        assert_eq!(odd.uuid().len(), 36);
     }
 }

@@ -241,7 +241,7 @@ async fn check_validate_rules(
     let file = Path::new("proposal");
     let one = std::slice::from_ref(scenario);
     let mut problems = unscored_problems(file, one);
-    problems.extend(crate::env::preflight::check_gold_actions(file, one, environment, false).await);
+    problems.extend(crate::env::preflight::check_gold_actions(file, one, environment).await);
     problems.extend(crate::env::preflight::probe_problems(
         file,
         one,

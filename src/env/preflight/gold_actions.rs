@@ -12,14 +12,11 @@ use crate::persona::Scenario;
 /// parameters schema where the environment checks one, and succeed when
 /// replayed on a fresh session; otherwise no policy could ever earn the
 /// reward. A problem names the scenario's line in `file` when it is a
-/// scenarios JSONL file. With `agent_tools` (an agent under test plays the
-/// policy), a policy's gold action may name a tool of the agent's own, which
-/// its trace reports, unless the scenario's reward replays them (`db`).
+/// scenarios JSONL file.
 pub async fn check_gold_actions(
     file: &Path,
     scenarios: &[Scenario],
     environment: &dyn Environment,
-    agent_tools: bool,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     // Read only when there is a problem to place.
@@ -47,16 +44,6 @@ pub async fn check_gold_actions(
             };
             if !tools.contains(&action.name) {
                 known = false;
-                // An agent under test may run tools of its own, which its
-                // trace reports (the `actions` component); only `db`, which
-                // replays the gold actions here, needs them in the environment.
-                let replayed = scenario
-                    .evaluation
-                    .reward_basis
-                    .contains(&crate::verify::Component::Db);
-                if agent_tools && action.caller == Caller::Policy && !replayed {
-                    continue;
-                }
                 let list = if tools.is_empty() {
                     "none".to_string()
                 } else {

@@ -39,6 +39,7 @@ impl Generation {
         Generation {
             policy: crate::policy::build(
                 &job.policy,
+                &job.source,
                 models.policy.clone(),
                 prepared.tools.clone(),
                 prepared.parallel_tool_calls,

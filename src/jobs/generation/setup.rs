@@ -187,17 +187,15 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             None
         }
     };
+    if let crate::config::policy::PolicyKind::Http(http) = &job.policy.kind {
+        problems.extend(crate::policy::http::template_problems(&job.source, http));
+    }
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
+    let gold_checked = gold_actions_the_environment_runs(job, &scenarios, environment.as_ref());
     problems.extend(
-        check_gold_actions(
-            &job.dataset.scenarios,
-            &scenarios,
-            environment.as_ref(),
-            job.policy.kind.is_agent(),
-        )
-        .await,
+        check_gold_actions(&job.dataset.scenarios, &gold_checked, environment.as_ref()).await,
     );
     problems.extend(probe_problems(
         &job.dataset.scenarios,
@@ -286,6 +284,33 @@ pub async fn with_tools_model(
             .map_err(|e| Problem::at_field(&job.source, job.environment.field(), e.to_string()))?;
     }
     Ok(prepared)
+}
+
+/// The scenarios as far as their gold actions run on the environment: all of
+/// them, unless the policy is an agent that may run tools of its own without
+/// their calls being replayed on usersim's session (`replay_agent_tools`).
+/// Its gold calls of tools the environment lacks are then the agent's own,
+/// checked against its trace (`actions`) only; its gold calls of the
+/// environment's tools, and the user's (dual control), are checked as ever.
+fn gold_actions_the_environment_runs<'s>(
+    job: &Job,
+    scenarios: &'s [Scenario],
+    environment: &dyn Environment,
+) -> std::borrow::Cow<'s, [Scenario]> {
+    if !job.policy.kind.is_agent() || job.policy.replay_agent_tools {
+        return std::borrow::Cow::Borrowed(scenarios);
+    }
+    let tools = environment.tools();
+    scenarios
+        .iter()
+        .map(|scenario| {
+            let mut scenario = scenario.clone();
+            scenario.evaluation.actions.retain(|action| {
+                !action.caller.is_policy() || tools.iter().any(|t| t.name == action.name)
+            });
+            scenario
+        })
+        .collect()
 }
 
 /// Whether the policy may make several tool calls in one step: what the
@@ -399,6 +424,63 @@ mod tests {
         with_files.snapshot = job.snapshot.clone();
         let from_files = prepare(&with_files).await.unwrap();
         assert_eq!(prepared.config_hash, from_files.config_hash);
+    }
+
+    #[tokio::test]
+    async fn an_agent_with_tools_of_its_own_may_have_gold_actions_the_environment_lacks() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
+            .unwrap()
+            .replace("\"../", &format!("\"{}/", repo.display()))
+            .replace("[policy]\n", "[policy]\nkind = \"http\"\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "{text}\n[policy.http]\nbody = '{{\"q\": {{{{ last_user | json_encode() }}}}}}'\n\
+                 reply = \"/reply\"\n"
+            ),
+        )
+        .unwrap();
+        let mut job = crate::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:chat".into());
+        job.dataset.scenarios = repo.join("tests/agents/data/scenarios.jsonl");
+        job.policy.template = None;
+        if let Err(problems) = prepare(&job).await {
+            panic!("{problems:?}");
+        }
+        // Replayed on usersim's session, the agent's calls must be its tools.
+        job.policy.replay_agent_tools = true;
+        let problems = match prepare(&job).await {
+            Err(problems) => problems,
+            Ok(_) => panic!("gold calls of tools builtin:chat lacks, replayed, must be refused"),
+        };
+        assert!(
+            problems[0]
+                .message
+                .contains("'get_order_status' is not a tool of builtin:chat"),
+            "{problems:?}"
+        );
+        // A gold call of one of the environment's tools is checked as ever.
+        job.policy.replay_agent_tools = false;
+        job.environment = crate::config::EnvironmentConfig::Builtin("builtin:retail".into());
+        let retail = std::fs::read_to_string(repo.join("data/retail/scenarios.jsonl")).unwrap();
+        let first = retail.lines().next().unwrap().replace(
+            "{\"order_id\": \"#LL21743\"}",
+            "{\"order_id\": \"#LL00000\"}",
+        );
+        job.dataset.scenarios = dir.path().join("retail.jsonl");
+        std::fs::write(&job.dataset.scenarios, format!("{first}\n")).unwrap();
+        let problems = match prepare(&job).await {
+            Err(problems) => problems,
+            Ok(_) => panic!("a gold call of retail's own tool that fails must be refused"),
+        };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.contains("fails when replayed"),
+            "{problems:?}"
+        );
     }
 
     #[tokio::test]

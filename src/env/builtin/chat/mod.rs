@@ -90,17 +90,13 @@ impl Session for ChatSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        // Gold actions have nothing to be replayed on here; the `actions`
-        // component compares them with the calls an agent under test reports.
-        let unused_actions =
-            !criteria.actions.is_empty() && !criteria.reward_basis.contains(&Component::Actions);
-        if criteria.reward_basis.contains(&Component::Db) || unused_actions {
+        // Gold actions are no state to replay here; the `actions` component
+        // (the episode's) matches them against the conversation's calls, as
+        // an agent with tools of its own reports them.
+        if criteria.reward_basis.contains(&Component::Db) {
             return Err(EnvError::Verification(format!(
-                "{} has no state: scenarios may not use `db`, and gold actions only with the \
-                 `actions` component (reward_basis {:?}, {} gold actions)",
-                self.environment,
-                criteria.reward_basis,
-                criteria.actions.len()
+                "{} has no state: scenarios may not use `db` (reward_basis {:?})",
+                self.environment, criteria.reward_basis,
             )));
         }
         let mut parts = std::collections::BTreeMap::new();
