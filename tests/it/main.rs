@@ -20,6 +20,7 @@ mod postgres;
 
 mod bad_inputs;
 mod batch_judging;
+mod black_box_a2a;
 mod breaker;
 mod browser;
 mod capture_groups;

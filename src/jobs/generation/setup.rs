@@ -190,8 +190,13 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
         return Err(problems);
     };
-    problems
-        .extend(check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await);
+    // An agent that runs its own tools (and does not replay them here) is
+    // scored on tool names of its own, which the environment does not know.
+    if !job.policy.kind.is_agent() || job.policy.replay_agent_tools {
+        problems.extend(
+            check_gold_actions(&job.dataset.scenarios, &scenarios, environment.as_ref()).await,
+        );
+    }
     problems.extend(probe_problems(
         &job.dataset.scenarios,
         &scenarios,

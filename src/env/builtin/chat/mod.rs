@@ -90,12 +90,14 @@ impl Session for ChatSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        if criteria.reward_basis.contains(&Component::Db) || !criteria.actions.is_empty() {
+        // Gold actions are scored from the conversation's tool calls (the
+        // `actions` component, whoever ran them: a black-box agent runs its
+        // own), not from a state this environment does not have.
+        if criteria.reward_basis.contains(&Component::Db) {
             return Err(EnvError::Verification(format!(
-                "{} has no state: scenarios may not use `db` or gold actions (reward_basis {:?}, {} gold actions)",
-                self.environment,
-                criteria.reward_basis,
-                criteria.actions.len()
+                "{} has no state: scenarios may not use `db` (reward_basis {:?}); score gold \
+                 actions with `actions` instead",
+                self.environment, criteria.reward_basis,
             )));
         }
         let mut parts = std::collections::BTreeMap::new();
