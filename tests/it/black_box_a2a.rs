@@ -414,12 +414,14 @@ personas_per_scenario = 1
     (path, format!("sqlite://{}", db.display()))
 }
 
+/// A stored message: role, author, content, tool calls, tool call id.
+type Row = (String, String, String, Option<String>, Option<String>);
+
 struct Stored {
     policy_model: String,
     termination: String,
     reward: Option<f64>,
-    /// (role, author, content, tool_calls, tool_call_id)
-    messages: Vec<(String, String, String, Option<String>, Option<String>)>,
+    messages: Vec<Row>,
 }
 
 async fn stored(db: &str) -> (HashMap<String, Stored>, HashMap<String, (String, String)>) {
