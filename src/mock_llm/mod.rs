@@ -2,7 +2,9 @@
 //!
 //! It is deterministic and scripted: behaviour is chosen by the model name
 //! (`mock-user`, `mock-policy`, `mock-judge`) and the scenario the engine names in
-//! the `X-Usersim-Scenario` header, which real servers ignore. The mock policy
+//! the `X-Usersim-Scenario` header, which real servers ignore (or, from a caller
+//! that cannot name it, such as an agent framework, by its opening: see
+//! [`openings`]). The mock policy
 //! replays the scenario's gold actions (with deliberate flaws on some seeds, so
 //! rewards vary), and answers single-step questions right on most seeds and
 //! wrong on some (see [`answer`]); the mock user states the scenario's need and answers from its
@@ -18,6 +20,7 @@ pub mod behaviour;
 pub mod faults;
 pub mod judge;
 mod listen;
+pub mod openings;
 pub mod policy;
 pub mod replay;
 mod responses;

@@ -32,6 +32,8 @@ use crate::persona::Scenario;
 
 pub(super) struct MockState {
     pub(super) scenarios: HashMap<String, Scenario>,
+    /// The scenario of a request that names none, by its first user message.
+    openings: super::openings::Openings,
     pub(super) config: MockConfig,
     pub(super) stats: Mutex<MockStats>,
     /// Files and batches of the Batch API.
@@ -64,6 +66,7 @@ impl MockServer {
             ..config
         };
         let state = Arc::new(MockState {
+            openings: super::openings::Openings::of(&scenarios),
             scenarios: scenarios.into_iter().map(|s| (s.id.clone(), s)).collect(),
             config,
             stats: Mutex::new(MockStats::default()),
@@ -457,11 +460,16 @@ pub(super) async fn script_turn(
     if m.slow && !hold(state, Duration::from_secs(2)).await {
         return Err(shutting_down());
     }
-    let scenario = asked
-        .scenario
-        .as_deref()
-        .and_then(|id| state.scenarios.get(id));
     let messages = asked.messages;
+    // A request that names no scenario (an agent framework calling the mock
+    // as its model) plays the one its first user message opens.
+    let scenario = match asked.scenario.as_deref() {
+        Some(id) => state.scenarios.get(id),
+        None => state
+            .openings
+            .scenario_of(&messages)
+            .and_then(|id| state.scenarios.get(id)),
+    };
     let prompt_chars: usize = messages.iter().map(|m| m.content.len()).sum();
     if let Ok(mut stats) = state.stats.lock() {
         stats.record_tool_calls_seen(&asked.model, &messages);

@@ -154,6 +154,16 @@ pub fn databases(dir: &Path, test: &str) -> Vec<Option<String>> {
     urls
 }
 
+/// A free port on loopback, for a server a test starts (another process
+/// could take it before the server binds it; on a test machine none does).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A name no other run of the tests uses (Postgres databases outlive a run).
 pub fn unique_name(prefix: &str) -> String {
     let nanos = std::time::SystemTime::now()

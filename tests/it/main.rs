@@ -18,6 +18,7 @@
 mod common;
 mod postgres;
 
+mod agent_frameworks;
 mod bad_inputs;
 mod batch_judging;
 mod black_box_a2a;

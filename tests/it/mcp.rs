@@ -377,15 +377,6 @@ async fn a_server_that_dies_mid_conversation_is_an_env_error_not_a_reward() {
     assert!(stored.is_empty(), "a conversation was stored");
 }
 
-/// `PORT` for the HTTP server: a free one on loopback.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The everything server over streamable HTTP, ended with the test.
 struct HttpServer {
     child: std::process::Child,
@@ -400,7 +391,7 @@ impl Drop for HttpServer {
 }
 
 fn start_everything(program: &str) -> HttpServer {
-    let port = free_port();
+    let port = crate::common::free_port();
     let child = std::process::Command::new(program)
         .arg("streamableHttp")
         .env("PORT", port.to_string())

@@ -716,14 +716,6 @@ impl Drop for ScriptRoot {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and_by_validate() {
     let test =
@@ -746,8 +738,8 @@ fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and
 
     // Both started at once (each takes seconds to import NeMo Gym): a
     // Gymnasium server served anyway, and equivalence_rule with an override.
-    let port = free_port().to_string();
-    let gym_port = std::iter::repeat_with(free_port)
+    let port = crate::common::free_port().to_string();
+    let gym_port = std::iter::repeat_with(crate::common::free_port)
         .map(|p| p.to_string())
         .find(|p| *p != port)
         .unwrap();
