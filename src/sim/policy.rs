@@ -40,6 +40,9 @@ pub struct PolicySession {
     pub context_id: Option<String>,
     /// The agent's task the conversation is in, when it gives one.
     pub task_id: Option<String>,
+    /// What the agent already reported in that task (A2A artifact ids), so
+    /// that a task answering with everything so far is read once.
+    pub seen: Vec<String>,
 }
 
 impl PolicySession {

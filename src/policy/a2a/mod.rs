@@ -239,7 +239,9 @@ impl Policy for A2aAgent {
             };
             match state.outcome() {
                 Outcome::Answered { waits_for_user } => break (Some(state), waits_for_user),
-                Outcome::Failed => return Err(failed(failure(state, &reply.text))),
+                Outcome::Failed => {
+                    return Err(failed(failure(state, &reply.texts.join("\n"))));
+                }
                 Outcome::Pending => {}
             }
             let Some(task) = reply.task_id.clone() else {
@@ -259,22 +261,31 @@ impl Policy for A2aAgent {
                 .await?;
         };
         tracing::trace!(state = state.map(TaskState::as_str), "the agent answered");
+        // The artifacts of earlier answers of the same task were read then.
+        if reply.task_id.is_none() || reply.task_id != policy_session.task_id {
+            policy_session.seen.clear();
+        }
+        let (text, data) = reply.new_parts(&policy_session.seen);
         if reply.context_id.is_some() {
             policy_session.context_id = reply.context_id.take();
         }
-        policy_session.task_id = if waits_for_user {
-            reply.task_id.take()
+        if waits_for_user {
+            policy_session
+                .seen
+                .extend(reply.artifact_keys().map(str::to_string));
+            policy_session.task_id = reply.task_id.take();
         } else {
-            None
-        };
+            policy_session.task_id = None;
+            policy_session.seen.clear();
+        }
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let records = trace::tool_records(&reply.data);
+        let records = trace::tool_records(&data);
         record_agent_tools(transcript, session, records, self.replay).await?;
-        if reply.text.trim().is_empty() {
+        if text.trim().is_empty() {
             return Ok(TurnEnd::Empty);
         }
         transcript.push_generated(
-            Message::assistant(reply.text),
+            Message::assistant(text),
             Author::Policy,
             NO_TOKENS,
             latency_ms,

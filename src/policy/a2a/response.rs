@@ -7,6 +7,8 @@
 //! "text", "text"}`, `{"kind": "data", "data"}` or files (not read). A2A 1.0's
 //! JSON (`{"result": {"task": {...}}}`, parts without `kind`, states named
 //! `TASK_STATE_*`) reads the same. Whatever else a server adds is ignored.
+//! A task continued over several messages answers with all its artifacts so
+//! far (a2a-sdk's do): [`AgentReply::new_parts`] leaves out those seen.
 
 use serde_json::Value;
 
@@ -19,12 +21,53 @@ pub struct AgentReply {
     pub task_id: Option<String>,
     /// The task's state; `None` when the agent answered with a `Message`.
     pub state: Option<TaskState>,
-    /// The text parts of the task's status message (or, when it has none,
-    /// of its artifacts), or of the message, joined by new lines.
-    pub text: String,
-    /// The `data` of every data part, in order: the status message's, then
-    /// the artifacts'.
+    /// The text parts of the task's status message, or of the message.
+    pub texts: Vec<String>,
+    /// The `data` of the status message's (or the message's) data parts.
     pub data: Vec<Value>,
+    /// The task's artifacts, in order. A task continued over several
+    /// messages keeps the artifacts of its earlier turns.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// One artifact of a task.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Artifact {
+    /// What tells it from the task's other artifacts: its `artifactId`, else
+    /// its JSON.
+    pub key: String,
+    pub texts: Vec<String>,
+    pub data: Vec<Value>,
+}
+
+impl AgentReply {
+    /// The reply's text and data, leaving out the artifacts whose keys are in
+    /// `seen` (reported by an earlier answer of the same task): the text of
+    /// the status message or message, else of the new artifacts, joined by
+    /// new lines; the data of both.
+    pub fn new_parts(&self, seen: &[String]) -> (String, Vec<Value>) {
+        let fresh: Vec<&Artifact> = self
+            .artifacts
+            .iter()
+            .filter(|a| !seen.contains(&a.key))
+            .collect();
+        let texts: Vec<&str> = if self.texts.is_empty() {
+            fresh
+                .iter()
+                .flat_map(|a| a.texts.iter().map(String::as_str))
+                .collect()
+        } else {
+            self.texts.iter().map(String::as_str).collect()
+        };
+        let mut data = self.data.clone();
+        data.extend(fresh.iter().flat_map(|a| a.data.iter().cloned()));
+        (texts.join("\n"), data)
+    }
+
+    /// The keys of its artifacts.
+    pub fn artifact_keys(&self) -> impl Iterator<Item = &str> {
+        self.artifacts.iter().map(|a| a.key.as_str())
+    }
 }
 
 /// A response that is not an answer.
@@ -122,18 +165,20 @@ fn task(task: &Value) -> Result<AgentReply, ResponseError> {
         ..AgentReply::default()
     };
     let status_parts = status.get("message").and_then(|m| m.get("parts"));
-    let mut texts = Vec::new();
-    read_parts(status_parts, &mut texts, &mut reply.data);
-    let mut artifact_texts = Vec::new();
+    read_parts(status_parts, &mut reply.texts, &mut reply.data);
     if let Some(artifacts) = task.get("artifacts").and_then(Value::as_array) {
         for artifact in artifacts {
-            read_parts(artifact.get("parts"), &mut artifact_texts, &mut reply.data);
+            let mut read = Artifact {
+                key: artifact
+                    .get("artifactId")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| artifact.to_string(), str::to_string),
+                ..Artifact::default()
+            };
+            read_parts(artifact.get("parts"), &mut read.texts, &mut read.data);
+            reply.artifacts.push(read);
         }
     }
-    if texts.is_empty() {
-        texts = artifact_texts;
-    }
-    reply.text = texts.join("\n");
     Ok(reply)
 }
 
@@ -148,9 +193,7 @@ fn message(message: &Value) -> Result<AgentReply, ResponseError> {
         task_id: string(message, "taskId"),
         ..AgentReply::default()
     };
-    let mut texts = Vec::new();
-    read_parts(message.get("parts"), &mut texts, &mut reply.data);
-    reply.text = texts.join("\n");
+    read_parts(message.get("parts"), &mut reply.texts, &mut reply.data);
     Ok(reply)
 }
 
@@ -235,8 +278,13 @@ mod tests {
         assert_eq!(reply.state, Some(TaskState::InputRequired));
         assert_eq!(reply.task_id.as_deref(), Some("t1"));
         assert_eq!(reply.context_id.as_deref(), Some("c1"));
-        assert_eq!(reply.text, "Which order?\nIts id, please.");
-        assert_eq!(reply.data, vec![json!({"tool_calls": []})]);
+        assert_eq!(
+            reply.new_parts(&[]),
+            (
+                "Which order?\nIts id, please.".to_string(),
+                vec![json!({"tool_calls": []})]
+            )
+        );
     }
 
     #[test]
@@ -247,8 +295,26 @@ mod tests {
                           {"parts": [{"kind": "file", "file": {"uri": "x"}}, {"kind": "text", "text": "PL1"}]}]
         }}))
         .unwrap();
-        assert_eq!(reply.text, "Shipped.\nPL1");
+        assert_eq!(reply.new_parts(&[]).0, "Shipped.\nPL1");
         assert_eq!(reply.state, Some(TaskState::Completed));
+    }
+
+    #[test]
+    fn artifacts_seen_in_an_earlier_answer_of_the_task_are_left_out() {
+        let reply = read_json(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "kind": "task", "id": "t", "status": {"state": "completed"},
+            "artifacts": [
+                {"artifactId": "a1", "parts": [{"kind": "data", "data": 1}, {"kind": "text", "text": "old"}]},
+                {"parts": [{"kind": "data", "data": 2}, {"kind": "text", "text": "new"}]}]
+        }}))
+        .unwrap();
+        let keys: Vec<String> = reply.artifact_keys().map(str::to_string).collect();
+        assert_eq!(keys[0], "a1");
+        assert_eq!(
+            reply.new_parts(&keys[..1]),
+            ("new".to_string(), vec![json!(2)])
+        );
+        assert_eq!(reply.new_parts(&keys), (String::new(), vec![]));
     }
 
     #[test]
@@ -259,9 +325,11 @@ mod tests {
         }}))
         .unwrap();
         assert_eq!(reply.state, None);
-        assert_eq!(reply.text, "Hello");
+        assert_eq!(
+            reply.new_parts(&[]),
+            ("Hello".to_string(), vec![json!([1])])
+        );
         assert_eq!(reply.context_id.as_deref(), Some("c9"));
-        assert_eq!(reply.data, vec![json!([1])]);
     }
 
     #[test]
@@ -273,8 +341,8 @@ mod tests {
         }}}))
         .unwrap();
         assert_eq!(reply.state, Some(TaskState::Completed));
-        assert_eq!(reply.text, "Done.");
-        assert_eq!(reply.data.len(), 1);
+        assert_eq!(reply.new_parts(&[]).0, "Done.");
+        assert_eq!(reply.new_parts(&[]).1.len(), 1);
     }
 
     #[test]
