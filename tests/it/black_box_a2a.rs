@@ -11,6 +11,10 @@
 //! protocol: a message naming a context it never gave, or not continuing a
 //! task it left `input-required`, is a JSON-RPC error, which fails the item.
 //! Scenarios whose id starts with `fail-` make it fail in one way each.
+//!
+//! The last test drives the real thing, `tests/agents/a2a_agent.py` (a2a-sdk),
+//! over the orders scenarios of `tests/agents/data/`, with
+//! `USERSIM_AGENT_FRAMEWORKS_PYTHON` (else SKIPPED).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,7 @@ use usersim::mock_llm::user::first_person;
 use usersim::mock_llm::MockServer;
 use usersim::persona::Scenario;
 
+use crate::agent_frameworks::{orders_mock, orders_scenarios_path, start_agent, AgentKind};
 use crate::common::{repo, text, usersim};
 
 /// The model the agent asks the mock for: the mock policy without flaws.
@@ -372,6 +377,18 @@ async fn mock_for(scenarios: &[Value]) -> MockServer {
 }
 
 fn job(dir: &Path, agent: &str, mock: &str, scenarios: &Path, a2a: &str) -> (PathBuf, String) {
+    job_timed(dir, agent, mock, scenarios, a2a, 3)
+}
+
+/// [`job`] with the agent's calls timing out after `timeout_secs`.
+fn job_timed(
+    dir: &Path,
+    agent: &str,
+    mock: &str,
+    scenarios: &Path,
+    a2a: &str,
+    timeout_secs: u32,
+) -> (PathBuf, String) {
     let db = dir.join("a2a.db");
     let r = repo();
     let toml = format!(
@@ -385,7 +402,7 @@ max_turns = 10
 base_url = "{agent}"
 model = "orders-desk"
 max_retries = 0
-timeout_secs = 3
+timeout_secs = {timeout_secs}
 
 [endpoints.user]
 base_url = "{mock}"
@@ -622,5 +639,97 @@ async fn a_card_without_json_rpc_fails_every_item_saying_so_and_read_card_false_
     for c in conversations.values() {
         assert_eq!(c.policy_model, "a2a:orders-desk");
         assert_eq!(c.reward, Some(1.0));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_a2a_sdk_agent_plays_the_policy_over_the_orders_scenarios() {
+    let mock = orders_mock().await;
+    let Some(agent) = start_agent(AgentKind::A2a, &mock.base_url()).await else {
+        return;
+    };
+    // The same agent with a model it cannot reach: each task ends failed.
+    let Some(broken) = start_agent(AgentKind::A2a, "http://127.0.0.1:9/v1").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The orders set, scored by its gold calls too.
+    let orders = std::fs::read_to_string(orders_scenarios_path()).unwrap();
+    let scored = orders.replace(
+        "\"reward_basis\": [\"communicate\"]",
+        "\"reward_basis\": [\"actions\", \"communicate\"]",
+    );
+    assert_eq!(scored.matches("\"actions\", \"communicate\"").count(), 6);
+    let file = dir.path().join("scenarios.jsonl");
+    std::fs::write(&file, scored).unwrap();
+    let (config, db) = job_timed(
+        dir.path(),
+        agent.base_url(),
+        &mock.base_url(),
+        &file,
+        "",
+        30,
+    );
+    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}\n{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr),
+        agent.log()
+    );
+    let (conversations, items) = stored(&db).await;
+    assert_eq!(items.len(), 6, "{items:?}");
+    let gold_calls = [
+        ("orders-001-where-is-the-lantern", 1),
+        ("orders-002-cancel-the-socks", 2),
+        ("orders-003-when-did-the-blanket-arrive", 1),
+        ("orders-004-cancel-the-stove", 2),
+        ("orders-005-shipped-cannot-be-cancelled", 1),
+        ("orders-006-refund-of-the-pegs", 1),
+    ];
+    for (id, calls) in gold_calls {
+        let c = &conversations[id];
+        assert_eq!(c.policy_model, "a2a:orders desk");
+        assert_eq!(
+            c.reward,
+            Some(1.0),
+            "{id}: {} {:?}",
+            c.termination,
+            c.messages
+        );
+        let results: Vec<_> = c.messages.iter().filter(|m| m.1 == "agent_tool").collect();
+        assert_eq!(results.len(), calls, "{id}: {:?}", c.messages);
+        assert!(
+            results.iter().all(|m| m.2.contains("order_id")),
+            "{id}: {results:?}"
+        );
+        assert!(c
+            .messages
+            .iter()
+            .any(|m| m.1 == "policy" && m.2.starts_with("All done.")));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scenarios.jsonl");
+    std::fs::write(&file, orders.lines().next().unwrap()).unwrap();
+    let (config, db) = job_timed(
+        dir.path(),
+        broken.base_url(),
+        &mock.base_url(),
+        &file,
+        "",
+        30,
+    );
+    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let (conversations, items) = stored(&db).await;
+    assert!(conversations.is_empty());
+    for (id, (status, error)) in items {
+        assert_eq!(status, "failed", "{id}");
+        assert!(
+            error.starts_with("agent_failed") && error.contains("ended failed"),
+            "{id}: {error}"
+        );
     }
 }
