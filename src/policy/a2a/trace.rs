@@ -76,6 +76,71 @@ fn collect(value: &Value, depth: usize, items: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn any_trace() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(|n| json!(n)),
+            prop::sample::select(vec![
+                "tool",
+                "function_call",
+                "function_call_output",
+                "get",
+                "c1",
+                ""
+            ])
+            .prop_map(|s| json!(s)),
+        ];
+        leaf.prop_recursive(6, 64, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "tool_calls",
+                            "id",
+                            "name",
+                            "arguments",
+                            "args",
+                            "output",
+                            "type",
+                            "role",
+                            "call_id",
+                            "tool_call_id",
+                            "content",
+                            "messages",
+                            "function"
+                        ]),
+                        inner
+                    ),
+                    0..5
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    /// Objects in `value`, itself included.
+    fn objects(value: &Value) -> usize {
+        match value {
+            Value::Object(map) => 1 + map.values().map(objects).sum::<usize>(),
+            Value::Array(items) => items.iter().map(objects).sum(),
+            _ => 0,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_data_reads_without_panicking_and_each_record_is_an_object_of_it(
+            data in prop::collection::vec(any_trace(), 0..3)
+        ) {
+            let records = tool_records(&data);
+            prop_assert!(records.len() <= data.iter().map(objects).sum::<usize>());
+        }
+    }
 
     fn rows(data: Value) -> Vec<(String, String, String, String)> {
         tool_records(&[data])
