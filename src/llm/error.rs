@@ -45,11 +45,17 @@ pub enum LlmError {
         per_request: u64,
         tokens_per_minute: u32,
     },
+    /// A black-box agent (`crate::policy`) answered, in its own protocol, that
+    /// it failed: an A2A task `failed`, `rejected`, `canceled` or waiting for
+    /// authentication, or a JSON-RPC error object. Its call went through; the
+    /// agent's answer is the failure, so the call is not sent again.
+    #[error("the agent failed: {0}")]
+    AgentFailed(String),
 }
 
 impl LlmError {
     /// Every failure class, in the order of [`LlmError::class_index`].
-    pub const CLASSES: [&'static str; 9] = [
+    pub const CLASSES: [&'static str; 10] = [
         "rate_limited",
         "server_error",
         "timeout",
@@ -59,6 +65,7 @@ impl LlmError {
         "quota_exhausted",
         "invalid_request",
         "exceeds_token_limit",
+        "agent_failed",
     ];
 
     /// A short stable name for the failure class, stored with failed items.
@@ -79,6 +86,7 @@ impl LlmError {
             LlmError::QuotaExhausted(_) => 6,
             LlmError::InvalidRequest(_) => 7,
             LlmError::ExceedsTokenLimit { .. } => 8,
+            LlmError::AgentFailed(_) => 9,
         }
     }
 
@@ -95,7 +103,8 @@ impl LlmError {
             LlmError::Rejected { .. }
             | LlmError::QuotaExhausted(_)
             | LlmError::InvalidRequest(_)
-            | LlmError::ExceedsTokenLimit { .. } => false,
+            | LlmError::ExceedsTokenLimit { .. }
+            | LlmError::AgentFailed(_) => false,
         }
     }
 

@@ -46,6 +46,9 @@ pub struct PolicySession {
     /// stored, in order: an agent that reports the whole conversation's calls
     /// on every turn (a LangGraph thread's messages) has each stored once.
     pub trace_seen: Vec<String>,
+    /// What the agent already reported in that task (A2A artifact ids), so
+    /// that a task answering with everything so far is read once.
+    pub seen: Vec<String>,
 }
 
 impl PolicySession {

@@ -22,6 +22,7 @@ mod agent_frameworks;
 mod bad_inputs;
 mod batch_judging;
 mod black_box;
+mod black_box_a2a;
 mod black_box_http;
 mod black_box_responses;
 mod breaker;

@@ -69,7 +69,8 @@ impl RetryReason {
             LlmError::Rejected { .. }
             | LlmError::QuotaExhausted(_)
             | LlmError::InvalidRequest(_)
-            | LlmError::ExceedsTokenLimit { .. } => None,
+            | LlmError::ExceedsTokenLimit { .. }
+            | LlmError::AgentFailed(_) => None,
         }
     }
 }

@@ -90,12 +90,13 @@ impl Session for ChatSession {
         messages: &[Message],
         criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        // Gold actions are no state to replay here; the `actions` component
-        // (the episode's) matches them against the conversation's calls, as
-        // an agent with tools of its own reports them.
+        // Gold actions are scored from the conversation's tool calls (the
+        // `actions` component, whoever ran them: a black-box agent runs its
+        // own), not from a state this environment does not have.
         if criteria.reward_basis.contains(&Component::Db) {
             return Err(EnvError::Verification(format!(
-                "{} has no state: scenarios may not use `db` (reward_basis {:?})",
+                "{} has no state: scenarios may not use `db` (reward_basis {:?}); score gold \
+                 actions with `actions` instead",
                 self.environment, criteria.reward_basis,
             )));
         }
