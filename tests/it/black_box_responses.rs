@@ -63,6 +63,25 @@ async fn respond(
                 "content": [{"type": "output_text", "text": "I could not find that order, sorry."}]}])))
             .into_response()
         }
+        "own" => {
+            // The scenario's gold actions, reported as run by the agent itself,
+            // then its facts.
+            let evaluation = &cancel_scenario()["evaluation"];
+            let mut output = Vec::new();
+            for (i, action) in evaluation["actions"].as_array().unwrap().iter().enumerate() {
+                let id = format!("own-{i}");
+                output.push(json!({"type": "function_call", "call_id": id, "name": action["name"],
+                                   "arguments": action["arguments"].to_string()}));
+                output.push(json!({"type": "function_call_output", "call_id": id, "output": "{\"ok\": true}"}));
+            }
+            let facts: Vec<&str> = evaluation["communicate"]
+                .as_array()
+                .map(|f| f.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            output.push(json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("Done: {}.", facts.join(", "))}]}));
+            return axum::Json(reply(Value::Array(output))).into_response();
+        }
         "hang" => {
             tokio::time::sleep(Duration::from_secs(600)).await;
             return StatusCode::OK.into_response();
@@ -363,4 +382,63 @@ async fn two_versions_of_an_agent_are_compared_pairwise_with_the_swap_check() {
         );
     }
     store.close().await;
+}
+
+/// `retail-007`: a cancellation, whose gold actions change the state.
+fn cancel_scenario() -> Value {
+    let all = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl")).unwrap();
+    let line = all
+        .lines()
+        .find(|l| l.contains("\"retail-007-cancel-order-placed-by-mistake\""))
+        .unwrap();
+    serde_json::from_str(line).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_own_calls_replayed_on_usersims_environment_are_scored_by_state() {
+    let (base, _agent) = start_agent().await;
+    let mut rewards = Vec::new();
+    for replay in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let database = job(dir.path(), &format!("{base}/own"), 10);
+        std::fs::write(
+            dir.path().join("scenarios.jsonl"),
+            cancel_scenario().to_string() + "\n",
+        )
+        .unwrap();
+        let config = std::fs::read_to_string(dir.path().join("job.toml")).unwrap();
+        let config = config.replace(
+            "kind = \"responses_agent\"",
+            &format!("kind = \"responses_agent\"\nreplay_agent_tools = {replay}"),
+        );
+        std::fs::write(dir.path().join("job.toml"), config).unwrap();
+        let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "replay {replay}: {all}");
+        let store = store::open(&database).await.unwrap();
+        let conversations = store.conversations_page(1, 0, 100).await.unwrap();
+        assert_eq!(conversations.len(), 2, "replay {replay}");
+        for c in &conversations {
+            let breakdown = &c.conversation.reward_breakdown;
+            assert_eq!(breakdown["communicate"]["score"], 1.0, "{breakdown}");
+            rewards.push((replay, breakdown["db"]["score"].as_f64()));
+            // The agent's results are stored as it reported them either way.
+            assert!(c
+                .messages
+                .iter()
+                .filter(|m| m.role == "tool")
+                .all(|m| m.author == "agent_tool" && m.content == "{\"ok\": true}"));
+        }
+        store.close().await;
+    }
+    assert_eq!(
+        rewards,
+        [
+            (true, Some(1.0)),
+            (true, Some(1.0)),
+            (false, Some(0.0)),
+            (false, Some(0.0))
+        ],
+        "replayed, the cancellation reaches usersim's state; not replayed, it does not"
+    );
 }
