@@ -233,14 +233,7 @@ impl Endpoint {
                 (admission, encode()?)
             }
         };
-        let _in_flight = self.telemetry.in_flight();
-        self.telemetry
-            .record_admission(admission.waited, admission.paused);
-        let waited = admission.waited + admission.paused;
-        admission_wait.fetch_add(
-            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        let _in_flight = self.admitted(&admission, admission_wait);
         let Reply {
             status,
             retry_after,
@@ -295,6 +288,24 @@ impl Endpoint {
 }
 
 impl Endpoint {
+    /// Count an admitted request in flight (until the guard drops) and what
+    /// its admission waited, for telemetry and the call's latency.
+    fn admitted(
+        &self,
+        admission: &super::limiter::Admission,
+        admission_wait: &AtomicU64,
+    ) -> super::telemetry::InFlight<'_> {
+        let in_flight = self.telemetry.in_flight();
+        self.telemetry
+            .record_admission(admission.waited, admission.paused);
+        let waited = admission.waited + admission.paused;
+        admission_wait.fetch_add(
+            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        in_flight
+    }
+
     /// One attempt of a raw call: admitted by the limits, sent, and read; a
     /// status other than success is an error of its class, and a 429 pauses
     /// the endpoint for every caller, as for a model call.
@@ -309,14 +320,7 @@ impl Endpoint {
             Some(admission) => admission,
             None => self.limits.admit(body_bytes, &self.pause).await?,
         };
-        let _in_flight = self.telemetry.in_flight();
-        self.telemetry
-            .record_admission(admission.waited, admission.paused);
-        let waited = admission.waited + admission.paused;
-        admission_wait.fetch_add(
-            u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        let _in_flight = self.admitted(&admission, admission_wait);
         let exchange = self.raw.send(req, self.timeout).await?;
         self.limits.settle(&admission, body_bytes, None);
         if !(200..300).contains(&exchange.status) {

@@ -108,6 +108,16 @@ impl PolicySession {
         }
     }
 
+    /// Keep the cookies of a reply's `Set-Cookie` headers.
+    pub fn keep_set_cookies(&mut self, headers: &http::HeaderMap) {
+        self.keep_cookies(
+            headers
+                .get_all(http::header::SET_COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok()),
+        );
+    }
+
     /// The `Cookie` header value for the kept cookies, if any.
     pub fn cookie_header(&self) -> Option<String> {
         (!self.cookies.is_empty()).then(|| {

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use http::header::{COOKIE, SET_COOKIE};
+use http::header::COOKIE;
 use http::HeaderValue;
 use tokio::sync::OnceCell;
 
@@ -134,13 +134,7 @@ impl A2aAgent {
             request.headers.push((COOKIE, cookie));
         }
         let reply = self.model.call_raw(request).await.map_err(failed)?;
-        session.keep_cookies(
-            reply
-                .headers
-                .get_all(SET_COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok()),
-        );
+        session.keep_set_cookies(&reply.headers);
         response::read(&reply.body).map_err(|e| match e {
             ResponseError::Malformed(m) => malformed(m),
             ResponseError::Rpc { code, message } => {

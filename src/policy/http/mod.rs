@@ -102,13 +102,7 @@ impl Policy for HttpAgent {
         let reply = self.model.call_raw(call).await.map_err(super::failed)?;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         session.turns += 1;
-        session.keep_cookies(
-            reply
-                .headers
-                .get_all(http::header::SET_COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok()),
-        );
+        session.keep_set_cookies(&reply.headers);
         let answer = answer::read(
             &reply.body,
             &self.config.reply,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use http::header::{COOKIE, SET_COOKIE};
+use http::header::COOKIE;
 use http::HeaderValue;
 
 use crate::config::policy::ResponsesAgentConfig;
@@ -114,13 +114,7 @@ impl ResponsesAgent {
             .await
             .map_err(super::failed)?;
         let latency_ms = started.elapsed().as_millis() as u64;
-        session.keep_cookies(
-            reply
-                .headers
-                .get_all(SET_COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok()),
-        );
+        session.keep_set_cookies(&reply.headers);
         let step = step::read(&reply.body).map_err(super::malformed)?;
         Ok((step, latency_ms))
     }
