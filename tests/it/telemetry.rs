@@ -349,7 +349,10 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
         .success());
     let status = served.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
-    let said: Vec<String> = served.stderr.try_iter().collect();
+    // The reader thread may not have passed on the last lines yet: read
+    // until it ends at the pipe's end (or 10 s pass without a line).
+    let said: Vec<String> =
+        std::iter::from_fn(|| served.stderr.recv_timeout(Duration::from_secs(10)).ok()).collect();
     assert!(
         said.iter()
             .any(|l| l.contains("usersim stopped") && l.contains("resume")),
