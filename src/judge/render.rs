@@ -364,6 +364,7 @@ pub(crate) mod tests {
             speaking_style: "Short.".into(),
             language: "English".into(),
             knobs: BTreeMap::new(),
+            attributes: Default::default(),
         }
     }
 

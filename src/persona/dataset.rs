@@ -47,5 +47,6 @@ fn stand_in_persona() -> Persona {
         speaking_style: "As recorded.".into(),
         language: "English".into(),
         knobs: BTreeMap::new(),
+        attributes: Default::default(),
     }
 }

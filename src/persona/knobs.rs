@@ -89,6 +89,7 @@ mod tests {
                     (k.to_string(), values)
                 })
                 .collect(),
+            attributes: Default::default(),
         }
     }
 

@@ -30,6 +30,11 @@ pub struct Persona {
     /// the item seed, e.g. `verbosity = { terse = 0.5, chatty = 0.5 }`.
     #[serde(default)]
     pub knobs: BTreeMap<String, BTreeMap<String, f64>>,
+    /// What the persona is, as data: a persona table's columns (and derived
+    /// ones) or a hand-written persona's own; `stats --by` reads strata from
+    /// them. Never shown to a model unless a template puts them in a field.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, serde_json::Value>,
 }
 
 fn default_language() -> String {

@@ -109,6 +109,7 @@ pub(crate) fn sample_persona() -> ResolvedPersona {
                 .iter()
                 .map(|(k, v)| (k.to_string(), BTreeMap::from([(v.to_string(), 1.0)])))
                 .collect(),
+            attributes: Default::default(),
         },
         resolved_knobs: knobs
             .iter()

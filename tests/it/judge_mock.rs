@@ -161,6 +161,7 @@ async fn every_builtin_judge_gives_a_verdict_in_its_format() {
             speaking_style: "Brief.".into(),
             language: "English".into(),
             knobs: BTreeMap::new(),
+            attributes: Default::default(),
         },
         resolved_knobs: BTreeMap::new(),
     };

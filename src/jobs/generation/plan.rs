@@ -117,6 +117,7 @@ mod tests {
             speaking_style: String::new(),
             language: "English".into(),
             knobs: BTreeMap::new(),
+            attributes: Default::default(),
         }
     }
 
