@@ -42,13 +42,12 @@ pub struct PolicySession {
     pub task_id: Option<String>,
     /// Policy turns taken so far (the first turn is 0 while it runs).
     pub turns: u32,
-    /// What identifies each of the agent's reported tool calls already
-    /// stored, in order: an agent that reports the whole conversation's calls
-    /// on every turn (a LangGraph thread's messages) has each stored once.
-    pub trace_seen: Vec<String>,
-    /// What the agent already reported in that task (A2A artifact ids), so
-    /// that a task answering with everything so far is read once.
-    pub seen: Vec<String>,
+    /// What the agent already reported and usersim stored, in order, so that
+    /// an agent that repeats itself is read once: the tool calls of an http
+    /// agent that reports the whole conversation's calls on every turn (a
+    /// LangGraph thread's messages), or the artifact ids of the A2A task the
+    /// conversation is in. A session runs one kind, so one list serves both.
+    pub reported: Vec<String>,
 }
 
 impl PolicySession {

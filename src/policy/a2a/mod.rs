@@ -257,20 +257,20 @@ impl Policy for A2aAgent {
         tracing::trace!(state = state.map(TaskState::as_str), "the agent answered");
         // The artifacts of earlier answers of the same task were read then.
         if reply.task_id.is_none() || reply.task_id != policy_session.task_id {
-            policy_session.seen.clear();
+            policy_session.reported.clear();
         }
-        let (text, data) = reply.new_parts(&policy_session.seen);
+        let (text, data) = reply.new_parts(&policy_session.reported);
         if reply.context_id.is_some() {
             policy_session.context_id = reply.context_id.take();
         }
         if waits_for_user {
             policy_session
-                .seen
+                .reported
                 .extend(reply.artifact_keys().map(str::to_string));
             policy_session.task_id = reply.task_id.take();
         } else {
             policy_session.task_id = None;
-            policy_session.seen.clear();
+            policy_session.reported.clear();
         }
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let records = trace::tool_records(&data);

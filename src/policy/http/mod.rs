@@ -109,7 +109,7 @@ impl Policy for HttpAgent {
             self.config.trace.as_deref(),
         )
         .map_err(super::malformed)?;
-        let new = trace::unseen(&mut session.trace_seen, answer.trace);
+        let new = trace::unseen(&mut session.reported, answer.trace);
         record_agent_tools(turn.transcript, turn.session, new, self.replay).await?;
         let answered = !answer.text.trim().is_empty();
         turn.transcript.push_generated(
