@@ -22,6 +22,7 @@ use super::job::{
     MockFault, NemoGymConfig, PolicyConfig, UserSimulatorConfig,
 };
 use super::paths::{Resolver, Want};
+use super::policy::PolicyKind;
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
@@ -242,8 +243,10 @@ fn check_user_flags(path: &Path, names: &[String], problems: &mut Vec<Problem>) 
 }
 
 impl Written {
-    /// What can be checked of each table that was read: names and numbers.
-    fn check(&self, path: &Path, problems: &mut Vec<Problem>) {
+    /// What can be checked of each table that was read: names and numbers;
+    /// and the policy's kind, read once here for the job to be assembled with.
+    fn check(&self, path: &Path, problems: &mut Vec<Problem>) -> Option<PolicyKind> {
+        let mut policy_kind = None;
         if let Some(head) = &self.head {
             check_head(path, head, problems);
         }
@@ -262,7 +265,7 @@ impl Written {
                 "policy.max_steps_per_turn",
                 policy.max_steps_per_turn,
             ));
-            policy.kind(path, problems);
+            policy_kind = policy.kind(path, problems);
         }
         if let Some(dataset) = &self.dataset {
             check_dataset(path, dataset, problems);
@@ -294,6 +297,7 @@ impl Written {
                 problems.push(problem);
             }
         }
+        policy_kind
     }
 }
 
@@ -379,7 +383,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     let root = source.parse()?;
     let mut problems = Vec::new();
     let mut written = read_tables(&source, root, base, trust, &mut problems);
-    written.check(path, &mut problems);
+    let policy_kind = written.check(path, &mut problems);
     let faults = written
         .mock
         .as_ref()
@@ -405,7 +409,9 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     else {
         return Err(problems);
     };
-    let (Some(faults), Some(paths), true) = (faults, paths, problems.is_empty()) else {
+    let (Some(faults), Some(paths), Some(policy_kind), true) =
+        (faults, paths, policy_kind, problems.is_empty())
+    else {
         return Err(problems);
     };
 
@@ -485,10 +491,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             template: paths.policy_template,
             max_steps_per_turn: policy.max_steps_per_turn,
             parallel_tool_calls: policy.parallel_tool_calls,
-            // Checked with the other tables: no problem is left here.
-            kind: policy
-                .kind(Path::new(""), &mut Vec::new())
-                .unwrap_or(super::policy::PolicyKind::Model),
+            kind: policy_kind,
             replay_agent_tools: policy.replay_agent_tools.unwrap_or(false),
         },
         environment: match environment.config() {
