@@ -21,6 +21,7 @@ mod jobs;
 mod judge;
 pub mod logging;
 mod mock_llm;
+mod personas;
 mod progress;
 mod run;
 mod serve;
@@ -156,6 +157,11 @@ enum Command {
     },
     /// Check a job config and every persona, scenario and template it uses.
     Validate { config: PathBuf },
+    /// Persona tables: draw a panel (docs/populations.md).
+    Personas {
+        #[command(subcommand)]
+        command: personas::PersonasCommand,
+    },
     /// Propose scenarios from an environment's real records, validate them by
     /// executing their gold actions, and write the accepted ones as a
     /// scenarios JSONL that `run` reads (SYNTH.toml names the output). A
@@ -387,6 +393,7 @@ pub async fn main() -> i32 {
             quiet,
         } => worker::worker(&database, job, concurrency, quiet).await,
         Command::Validate { config } => validate::validate(&config).await,
+        Command::Personas { command } => personas::personas(command),
         Command::Synthesize(args) => args.start(Start::Synthesize).await,
         Command::Verify {
             environment,

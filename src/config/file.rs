@@ -53,6 +53,10 @@ pub struct JobSnapshot {
     pub circuit_breaker: CircuitBreakerFile,
     pub lease_secs: f64,
     pub mock: MockFile,
+    /// `[persona_table]`, left out when not given (the snapshots, and config
+    /// hashes, of jobs without one stay as they were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persona_table: Option<PersonaTableFile>,
     /// The `[[judges]]` tables as written, `template` paths made absolute.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<toml::Table>,
@@ -354,4 +358,80 @@ impl JobDefaults {
             },
         }
     }
+}
+
+/// `[persona_table]`: how the rows of the table `[dataset] personas` names
+/// become personas (docs/populations.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaTableFile {
+    /// The column holding each row's unique id (`uuid` in Nemotron-Personas).
+    pub id: String,
+    /// Persona field → a column name, or a Tera template over the row when
+    /// it holds `{{` or `{%`.
+    #[serde(default)]
+    pub fields: BTreeMap<String, String>,
+    /// Attributes computed from the row by templates (e.g. `age_band`), kept
+    /// with the row's columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub derived: BTreeMap<String, String>,
+    /// Rows drawn; every row (that passes `where`) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<u32>,
+    /// `job`: `sample` personas for the whole job; `scenario`: `sample` each.
+    #[serde(default)]
+    pub per: SamplePer,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stratify_by: Vec<String>,
+    #[serde(default)]
+    pub allocation: Allocation,
+    /// A filter over the row, e.g. `country == 'USA' and age >= 65`.
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// The sample's seed; the job's seed when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Knob → (value → weight) every row starts from; the built-in base
+    /// weights when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knobs: Option<BTreeMap<String, BTreeMap<String, f64>>>,
+    /// Numeric columns shifting knob weights; the built-in OCEAN rules (for
+    /// the trait columns the table has) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knob_rules: Option<Vec<KnobRuleFile>>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SamplePer {
+    #[default]
+    Job,
+    Scenario,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Allocation {
+    /// Each stratum gets its share of the table's (filtered) rows.
+    #[default]
+    Proportional,
+    /// Each stratum gets the same number.
+    Equal,
+}
+
+/// A numeric column shifting one knob: the lower the column (within
+/// `scale`), the more weight `low` gets; the higher, the more `high` gets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnobRuleFile {
+    pub column: String,
+    pub knob: String,
+    pub low: String,
+    pub high: String,
+    /// The column's range, `[min, max]`; `[0, 1]` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<[f64; 2]>,
+    /// Weight added at the ends of the scale; 4 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strength: Option<f64>,
 }

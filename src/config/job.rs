@@ -194,6 +194,8 @@ pub struct DatasetConfig {
     pub personas: Option<PathBuf>,
     pub samples_per_scenario: u32,
     pub personas_per_scenario: Option<u32>,
+    /// `[persona_table]`: `personas` is a table whose rows are personas.
+    pub persona_table: Option<super::file::PersonaTableFile>,
 }
 
 /// Where the environment's tools run.

@@ -14,8 +14,8 @@ use super::document::{json_as_toml, read_config_file, Node, Source};
 use super::endpoint::{read_endpoints, Endpoints};
 use super::environment::{check_dataset_format, read_environment, EnvironmentFile};
 use super::file::{
-    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile, PolicyFile,
-    RolesFile, UserSimulatorFile,
+    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile,
+    PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
 };
 use super::job::{
     CircuitBreakerConfig, DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig,
@@ -35,6 +35,7 @@ const TABLES: &[&str] = &[
     "policy",
     "environment",
     "dataset",
+    "persona_table",
     "circuit_breaker",
     "mock",
     "judges",
@@ -137,6 +138,8 @@ struct Written {
     policy: Option<PolicyFile>,
     environment: Option<EnvironmentFile>,
     dataset: Option<DatasetFile>,
+    /// `Some(None)`: not given; `None`: given with problems.
+    persona_table: Option<Option<PersonaTableFile>>,
     breaker: Option<CircuitBreakerFile>,
     mock: Option<MockFile>,
     judges: Vec<toml::Table>,
@@ -204,6 +207,10 @@ fn read_tables<'t>(
             problems,
         )
         .and_then(|node| source.typed("dataset", node, problems));
+    let persona_table = match tables.optional("persona_table") {
+        None => Some(None),
+        Some(node) => source.typed("persona_table", node, problems).map(Some),
+    };
     let breaker = section(
         source,
         "circuit_breaker",
@@ -220,6 +227,7 @@ fn read_tables<'t>(
         policy,
         environment,
         dataset,
+        persona_table,
         breaker,
         mock,
         judges,
@@ -279,6 +287,9 @@ impl Written {
                 .as_ref()
                 .map(|e| matches!(e, EnvironmentFile::NemoGym(_)));
             check_dataset_format(path, dataset, nemo_gym, mode, problems);
+            if let Some(table) = &self.persona_table {
+                super::persona_table::check(path, dataset, table.as_ref(), problems);
+            }
         }
         if let Some(breaker) = &self.breaker {
             problems.extend(ranges::BREAKER_WINDOW.problem(
@@ -402,6 +413,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         policy: Some(policy),
         environment: Some(environment),
         dataset: Some(dataset),
+        persona_table: Some(persona_table),
         breaker: Some(breaker),
         mock: Some(mock),
         judges,
@@ -443,6 +455,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         circuit_breaker: breaker.clone(),
         lease_secs: head.lease_secs,
         mock: mock.clone(),
+        persona_table: persona_table.clone(),
         judges: judges.clone(),
     };
     let snapshot = toml::to_string(&snapshot).map_err(|e| {
@@ -510,7 +523,11 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             user_goal_field: dataset.user_goal_field.clone(),
             personas: paths.personas,
             samples_per_scenario: dataset.samples_per_scenario,
-            personas_per_scenario: dataset.personas_per_scenario,
+            personas_per_scenario: super::persona_table::personas_per_scenario(
+                dataset.personas_per_scenario,
+                persona_table.as_ref(),
+            ),
+            persona_table,
         },
     })
 }

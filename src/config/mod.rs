@@ -13,6 +13,7 @@ pub mod job;
 pub mod load;
 pub mod mcp;
 pub mod paths;
+pub mod persona_table;
 pub mod policy;
 pub mod problem;
 pub mod ranges;

@@ -62,6 +62,12 @@ pub const MAX_STEPS_PER_TURN: Whole = whole(1, 100);
 pub const SAMPLES_PER_SCENARIO: Whole = whole(1, 100_000);
 /// Personas paired with each scenario.
 pub const PERSONAS_PER_SCENARIO: Whole = whole(1, 100_000);
+/// Personas sampled from a persona table (per job or per scenario).
+pub const PERSONA_SAMPLE: Whole = whole(1, 1_000_000);
+/// Weight a persona-table knob rule adds at the ends of its scale.
+pub const KNOB_RULE_STRENGTH: Real = above(0.0, 1_000.0);
+/// A knob value's base weight in `[persona_table.knobs]`.
+pub const KNOB_WEIGHT: Real = closed(0.0, 1_000_000.0);
 /// Work items of one job (scenarios × personas × samples).
 pub const MAX_ITEMS: u64 = 1_000_000;
 /// Seconds a worker's claim on an item lasts without a heartbeat.
@@ -227,6 +233,11 @@ fn parse_whole(text: &str, range: Whole) -> Result<u64, String> {
         Some(message) => Err(message),
         None => Ok(n),
     }
+}
+
+/// `--sample` of `usersim personas sample`: the same range as in a config.
+pub fn parse_persona_sample(text: &str) -> Result<u32, String> {
+    u32::try_from(parse_whole(text, PERSONA_SAMPLE)?).map_err(|e| e.to_string())
 }
 
 /// `--concurrency` on the command line: the same range as in a config.

@@ -45,11 +45,19 @@ fn hash_path(hasher: &mut Sha256, path: &Path) -> std::io::Result<()> {
                         .map(|n| n.as_encoded_bytes())
                         .unwrap_or_default(),
                 );
-                hasher.update(std::fs::read(&entry)?);
+                hash_file(hasher, &entry)?;
             }
         }
     } else {
-        hasher.update(std::fs::read(path)?);
+        hash_file(hasher, path)?;
     }
+    Ok(())
+}
+
+/// A file's bytes into the hash, a buffer at a time: a persona table may be
+/// a million rows.
+fn hash_file(hasher: &mut Sha256, path: &Path) -> std::io::Result<()> {
+    let mut file = std::fs::File::open(path)?;
+    std::io::copy(&mut file, hasher)?;
     Ok(())
 }

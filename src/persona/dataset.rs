@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::file::SamplePer;
 use crate::config::job::DatasetConfig;
-use crate::config::{DatasetFormat, Problem, UserMode};
+use crate::config::{DatasetFormat, Job, Problem, UserMode};
 
 use super::load::{load_personas, load_scenarios};
 use super::nemo_gym::{load_rows, RowOptions};
+use super::table::{load_personas as load_table_personas, TableJob};
 use super::{Persona, Scenario};
 
 /// The id of the persona used when a job has no personas (no simulated user).
@@ -30,10 +32,28 @@ pub fn load_job_scenarios(
     }
 }
 
-pub fn load_job_personas(dataset: &DatasetConfig) -> Result<Vec<Persona>, Vec<Problem>> {
-    match &dataset.personas {
-        Some(path) => load_personas(path),
-        None => Ok(vec![stand_in_persona()]),
+/// The job's personas: a folder or JSONL of personas, the rows a persona
+/// table's `[persona_table]` draws (`scenarios` is the job's number of
+/// scenarios, for `per = "scenario"`), or the stand-in.
+pub fn load_job_personas(job: &Job, scenarios: usize) -> Result<Vec<Persona>, Vec<Problem>> {
+    let dataset = &job.dataset;
+    match (&dataset.personas, &dataset.persona_table) {
+        (Some(path), Some(settings)) => {
+            let sample = settings.sample.map(|n| match settings.per {
+                SamplePer::Job => u64::from(n),
+                SamplePer::Scenario => u64::from(n).saturating_mul(scenarios.max(1) as u64),
+            });
+            let table = TableJob {
+                config: &job.source,
+                table: path,
+                settings,
+                job_seed: job.seed,
+                sample,
+            };
+            load_table_personas(&table, &mut |_| {}).map_err(|e| vec![e.into_problem()])
+        }
+        (Some(path), None) => load_personas(path),
+        (None, _) => Ok(vec![stand_in_persona()]),
     }
 }
 

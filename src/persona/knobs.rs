@@ -60,14 +60,20 @@ pub fn draw<'a>(seed: u64, knob: &str, values: &'a BTreeMap<String, f64>) -> Opt
 
 /// A number in `[0, 1)` derived from the seed and the knob name.
 fn unit_interval(seed: u64, knob: &str) -> f64 {
+    let x = seeded_u64(seed, knob);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The first 8 bytes of `sha256(seed as 8 little-endian bytes ‖ text)`, read
+/// big-endian: knob draws, and persona tables' sample keys.
+pub fn seeded_u64(seed: u64, text: &str) -> u64 {
     let mut hasher = Sha256::new();
     hasher.update(seed.to_le_bytes());
-    hasher.update(knob.as_bytes());
+    hasher.update(text.as_bytes());
     let digest = hasher.finalize();
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
-    let x = u64::from_be_bytes(first);
-    (x >> 11) as f64 / (1u64 << 53) as f64
+    u64::from_be_bytes(first)
 }
 
 #[cfg(test)]

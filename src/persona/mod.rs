@@ -6,6 +6,7 @@ pub mod knobs;
 pub mod load;
 pub mod nemo_gym;
 pub mod scenario;
+pub mod table;
 
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@ pub use context::{
 };
 pub use error::PromptError;
 pub use registry::PromptRegistry;
-pub use sandbox::sandboxed_tera;
+pub use sandbox::{outside_calls, sandboxed_tera};
 pub use shipped::ShippedTemplate;
 
 /// Name of the template that is the simulated user's system prompt.

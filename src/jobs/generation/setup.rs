@@ -114,7 +114,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         problems.extend(p);
         Vec::new()
     });
-    let personas = load_job_personas(&job.dataset).unwrap_or_else(|p| {
+    let personas = load_job_personas(job, scenarios.len()).unwrap_or_else(|p| {
         problems.extend(p);
         Vec::new()
     });

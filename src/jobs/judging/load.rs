@@ -148,16 +148,18 @@ pub(super) async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded
     }
     // An import job's scenarios are in its conversations' metadata.
     let (scenarios, personas) = match &source {
-        Some(source) => (
-            load_job_scenarios(&source.dataset, source.user_simulator.mode).unwrap_or_else(|p| {
-                tracing::warn!(
-                    "the judged job's scenarios cannot be read now ({} problems); judging without them",
-                    p.len()
-                );
-                Vec::new()
-            }),
-            load_job_personas(&source.dataset).unwrap_or_default(),
-        ),
+        Some(source) => {
+            let scenarios = load_job_scenarios(&source.dataset, source.user_simulator.mode)
+                .unwrap_or_else(|p| {
+                    tracing::warn!(
+                        "the judged job's scenarios cannot be read now ({} problems); judging without them",
+                        p.len()
+                    );
+                    Vec::new()
+                });
+            let personas = load_job_personas(source, scenarios.len()).unwrap_or_default();
+            (scenarios, personas)
+        }
         None => (Vec::new(), Vec::new()),
     };
     Ok(Loaded {

@@ -67,7 +67,9 @@ pub fn read(
             return out;
         }
     };
-    match load_job_scenarios(&config.dataset, config.user_simulator.mode) {
+    let loaded = load_job_scenarios(&config.dataset, config.user_simulator.mode);
+    let scenario_count = loaded.as_ref().map_or(1, Vec::len);
+    match loaded {
         Ok(scenarios) => match scenarios.into_iter().find(|s| s.id == scenario_id) {
             Some(s) => {
                 out.criteria = Some(s.evaluation.clone());
@@ -86,7 +88,7 @@ pub fn read(
                 .map_or_else(String::new, |p| p.message.clone())
         )),
     }
-    match load_job_personas(&config.dataset) {
+    match load_job_personas(&config, scenario_count) {
         Ok(personas) => match personas.into_iter().find(|p| p.id == persona_id) {
             Some(p) => {
                 out.persona = Some(PersonaView {

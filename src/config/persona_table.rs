@@ -1,0 +1,182 @@
+//! `[persona_table]` checked: what can be known from the config alone (names,
+//! numbers, how it fits `[dataset]`). The table's own columns, templates and
+//! the `where` expression are checked against the table by
+//! `persona::table` when the job's inputs are read.
+
+use std::path::Path;
+
+use super::file::{DatasetFile, PersonaTableFile, SamplePer};
+use super::problem::Problem;
+use super::ranges;
+
+/// The persona fields a table may fill, as `[persona_table.fields]` names them.
+pub const FIELDS: [&str; 6] = [
+    "id",
+    "name",
+    "background",
+    "speaking_style",
+    "traits",
+    "language",
+];
+
+/// The file extensions of a persona table.
+pub const TABLE_EXTENSIONS: [&str; 3] = ["csv", "jsonl", "parquet"];
+
+/// Whether `path` names a table only (CSV or Parquet; a `.jsonl` may also be
+/// a file of personas written out, which `[persona_table]` tells apart).
+pub fn is_table_only(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("csv" | "parquet")
+    )
+}
+
+pub fn check(
+    path: &Path,
+    dataset: &DatasetFile,
+    table: Option<&PersonaTableFile>,
+    problems: &mut Vec<Problem>,
+) {
+    let personas = dataset.personas.as_deref();
+    let Some(table) = table else {
+        if let Some(file) = personas.filter(|p| is_table_only(p)) {
+            problems.push(Problem::at_field(
+                path,
+                "dataset.personas",
+                format!(
+                    "'{}' is a persona table; add a [persona_table] section naming its id \
+                     column and how its columns fill the persona, e.g. id = \"uuid\" and \
+                     fields = {{ background = \"persona\" }} (docs/populations.md)",
+                    file.display()
+                ),
+            ));
+        }
+        return;
+    };
+    match personas {
+        None => problems.push(Problem::at_field(
+            path,
+            "persona_table",
+            "needs a table: set [dataset] personas to a .csv, .jsonl or .parquet file",
+        )),
+        Some(file) => {
+            let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !TABLE_EXTENSIONS.contains(&extension) {
+                problems.push(Problem::at_field(
+                    path,
+                    "dataset.personas",
+                    format!(
+                        "'{}' is not a persona table; with [persona_table] name a .csv, \
+                         .jsonl or .parquet file",
+                        file.display()
+                    ),
+                ));
+            }
+        }
+    }
+    check_table(path, dataset, table, problems);
+}
+
+fn check_table(
+    path: &Path,
+    dataset: &DatasetFile,
+    table: &PersonaTableFile,
+    problems: &mut Vec<Problem>,
+) {
+    if table.id.trim().is_empty() {
+        problems.push(Problem::at_field(
+            path,
+            "persona_table.id",
+            "is empty; name the column of each row's unique id, e.g. id = \"uuid\"",
+        ));
+    }
+    for field in table.fields.keys() {
+        if !FIELDS.contains(&field.as_str()) {
+            problems.push(Problem::at_field(
+                path,
+                &format!("persona_table.fields.{field}"),
+                format!(
+                    "'{field}' is not a persona field; the fields are: {}",
+                    FIELDS.join(", ")
+                ),
+            ));
+        }
+    }
+    if !table.fields.contains_key("background") {
+        problems.push(Problem::at_field(
+            path,
+            "persona_table.fields",
+            "has no background; give the column or template the simulated user is told \
+             they are, e.g. background = \"persona\"",
+        ));
+    }
+    if let Some(n) = table.sample {
+        problems.extend(ranges::PERSONA_SAMPLE.problem(path, "persona_table.sample", n));
+    }
+    if table.per == SamplePer::Scenario {
+        if table.sample.is_none() {
+            problems.push(Problem::at_field(
+                path,
+                "persona_table.per",
+                "is \"scenario\" but no sample is given; set sample = N (personas per \
+                 scenario), or per = \"job\"",
+            ));
+        }
+        if dataset.personas_per_scenario.is_some() {
+            problems.push(Problem::at_field(
+                path,
+                "dataset.personas_per_scenario",
+                "is set by [persona_table] per = \"scenario\" (its sample); remove it",
+            ));
+        }
+    }
+    if !table.stratify_by.is_empty() && table.sample.is_none() {
+        problems.push(Problem::at_field(
+            path,
+            "persona_table.stratify_by",
+            "needs a sample to divide among the strata; set sample = N",
+        ));
+    }
+    for (knob, values) in table.knobs.iter().flatten() {
+        for (value, weight) in values {
+            problems.extend(ranges::KNOB_WEIGHT.problem(
+                path,
+                &format!("persona_table.knobs.{knob}.{value}"),
+                *weight,
+            ));
+        }
+    }
+    for (i, rule) in table.knob_rules.iter().flatten().enumerate() {
+        if let Some(strength) = rule.strength {
+            problems.extend(ranges::KNOB_RULE_STRENGTH.problem(
+                path,
+                &format!("persona_table.knob_rules[{i}].strength"),
+                strength,
+            ));
+        }
+        if let Some([min, max]) = rule.scale {
+            if !(min.is_finite() && max.is_finite() && min < max) {
+                problems.push(Problem::at_field(
+                    path,
+                    &format!("persona_table.knob_rules[{i}].scale"),
+                    format!(
+                        "[{min}, {max}] is not a range; give [min, max] with min < max, \
+                         e.g. [0, 1] or [1, 5]"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// With `per = "scenario"`, each scenario is paired with `sample` personas
+/// of the job's `sample × scenarios` (the plan's rotation).
+pub fn personas_per_scenario(
+    written: Option<u32>,
+    table: Option<&PersonaTableFile>,
+) -> Option<u32> {
+    match table {
+        Some(t) if t.per == SamplePer::Scenario => t.sample,
+        _ => written,
+    }
+}
