@@ -431,7 +431,7 @@ pub struct KnobRuleFile {
     /// The column's range, `[min, max]`; `[0, 1]` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<[f64; 2]>,
-    /// Weight added at the ends of the scale; 4 when absent.
+    /// Weight added at the ends of the scale; 6 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strength: Option<f64>,
 }

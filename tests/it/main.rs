@@ -50,6 +50,7 @@ mod mcp_folders;
 mod mock_faults;
 mod nemo_gym;
 mod nemo_gym_agent;
+mod persona_tables;
 mod progress;
 mod real_model;
 mod responses_api;

@@ -9,7 +9,7 @@
 //! it adds `strength × (1 − x)` to the `low` value's weight and
 //! `strength × x` to the `high` value's. A cell that is not a number leaves
 //! the row at its base weights. Without `knob_rules`, [`OCEAN_RULES`] apply
-//! for the trait columns the table has, on a 0..1 scale with strength 4.
+//! for the trait columns the table has, on a 0..1 scale with strength 6.
 
 use std::collections::BTreeMap;
 
@@ -29,7 +29,7 @@ pub const OCEAN_RULES: [(&str, &str, &str, &str); 6] = [
     ("openness", "tech_comfort", "low", "high"),
 ];
 
-pub const DEFAULT_STRENGTH: f64 = 4.0;
+pub const DEFAULT_STRENGTH: f64 = 6.0;
 pub const DEFAULT_SCALE: [f64; 2] = [0.0, 1.0];
 
 pub type Knobs = BTreeMap<String, BTreeMap<String, f64>>;
@@ -152,9 +152,9 @@ mod tests {
         let row = json!({"agreeableness": 0.1}).as_object().unwrap().clone();
         let rules = KnobRules::new(&settings(), &row);
         let patience = &rules.weights(&row)["patience"];
-        // Base low 1, medium 2, high 1; + 4 × 0.9 to low, + 4 × 0.1 to high.
-        assert!((patience["low"] - 4.6).abs() < 1e-9, "{patience:?}");
-        assert!((patience["high"] - 1.4).abs() < 1e-9, "{patience:?}");
+        // Base low 1, medium 2, high 1; + 6 × 0.9 to low, + 6 × 0.1 to high.
+        assert!((patience["low"] - 6.4).abs() < 1e-9, "{patience:?}");
+        assert!((patience["high"] - 1.6).abs() < 1e-9, "{patience:?}");
         assert_eq!(patience["medium"], 2.0);
         // Knobs without a trait column keep their base weights.
         assert_eq!(rules.weights(&row)["verbosity"], base_knobs()["verbosity"]);
