@@ -180,3 +180,52 @@ pub fn personas_per_scenario(
         _ => written,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::load::{from_snapshot, load};
+
+    #[test]
+    fn a_persona_table_survives_the_jobs_snapshot() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/retail-population.toml");
+        let job = load(&path).unwrap();
+        let table = job.dataset.persona_table.clone().unwrap();
+        assert_eq!(table.filter.as_deref(), Some("country == 'USA'"));
+        assert_eq!(table.derived.len(), 1);
+        let again = from_snapshot("job 1", &job.snapshot).unwrap();
+        assert_eq!(again.dataset.persona_table, Some(table));
+        assert_eq!(again.snapshot, job.snapshot);
+    }
+
+    #[test]
+    fn per_scenario_needs_a_sample_and_leaves_personas_per_scenario_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.jsonl"), "").unwrap();
+        std::fs::write(dir.path().join("people.csv"), "uuid\n1\n").unwrap();
+        let text =
+            "name = \"t\"\n[endpoints.e]\nmock = true\nmodel = \"m\"\n[roles]\npolicy = \"e\"\n\
+                    user = \"e\"\n[environment]\nname = \"builtin:chat\"\n[dataset]\n\
+                    scenarios = \"s.jsonl\"\npersonas = \"people.csv\"\npersonas_per_scenario = 2\n\
+                    [persona_table]\nid = \"uuid\"\nper = \"scenario\"\nstratify_by = [\"sex\"]\n\
+                    fields = { background = \"uuid\", mood = \"x\" }\n";
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, text).unwrap();
+        let problems = load(&path).unwrap_err();
+        let fields: Vec<&str> = problems
+            .iter()
+            .map(|p| p.location.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "persona_table.fields.mood",
+                "persona_table.per",
+                "dataset.personas_per_scenario",
+                "persona_table.stratify_by"
+            ],
+            "{problems:?}"
+        );
+    }
+}
