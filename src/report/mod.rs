@@ -10,6 +10,8 @@ pub mod judge_prices;
 pub mod judging_usage;
 pub mod render;
 pub mod stats;
+pub mod strata;
+mod strata_render;
 pub mod synthesis;
 pub mod synthesized;
 pub mod usage;
