@@ -32,7 +32,7 @@ use crate::user_checks::{Outcome, UserChecks, UserFlag};
 use super::gather::{each_conversation, pass_hat_k_report};
 use super::interval::Mean;
 use super::stats::{JobInfo, PassHatKValue, ScenarioTrials, SUCCESS_REWARD};
-use super::users::FlagRate;
+use super::users::{FlagCounts, FlagRate};
 
 /// Cells with fewer conversations are marked too small and not ordered.
 pub const DEFAULT_MIN_CELL: u64 = 10;
@@ -220,14 +220,14 @@ pub(crate) struct Record {
     reward: Option<f64>,
     termination: String,
     /// In [`UserFlag::ALL`] order; `None` when stored without checks.
-    checks: Option<Vec<Outcome>>,
+    checks: Option<[Outcome; UserFlag::ALL.len()]>,
 }
 
 impl Record {
     fn of(c: &ConversationRow) -> Result<Record, StoreError> {
         let checks = UserChecks::from_stored(c.user_checks.as_ref())
             .map_err(|e| StoreError::Corrupt(format!("conversation {}: {e}", c.id)))?
-            .map(|checks| UserFlag::ALL.iter().map(|f| checks.outcome(*f)).collect());
+            .map(|checks| UserFlag::ALL.map(|f| checks.outcome(f)));
         let knobs = c
             .metadata
             .get("persona_knobs")
@@ -535,10 +535,7 @@ struct Tally {
     /// scenario → (trials, successes)
     scenarios: BTreeMap<String, (u64, u64)>,
     terminations: BTreeMap<String, u64>,
-    checked: u64,
-    any: u64,
-    /// flag index → (flagged, known, unknown)
-    flags: [(u64, u64, u64); UserFlag::ALL.len()],
+    flags: FlagCounts,
 }
 
 impl Tally {
@@ -551,21 +548,8 @@ impl Tally {
             trials.0 += 1;
             trials.1 += u64::from(reward >= SUCCESS_REWARD);
         }
-        if let Some(outcomes) = &r.checks {
-            self.checked += 1;
-            let mut any = false;
-            for (counts, outcome) in self.flags.iter_mut().zip(outcomes) {
-                match outcome {
-                    Outcome::Flagged => {
-                        counts.0 += 1;
-                        counts.1 += 1;
-                        any = true;
-                    }
-                    Outcome::Clear => counts.1 += 1,
-                    Outcome::Unknown => counts.2 += 1,
-                }
-            }
-            self.any += u64::from(any);
+        if let Some(outcomes) = r.checks {
+            self.flags.add(outcomes);
         }
     }
 
@@ -592,17 +576,6 @@ impl Tally {
             })
             .collect();
         terminations.sort_by_key(|t| std::cmp::Reverse(t.count));
-        let flags = UserFlag::ALL
-            .iter()
-            .zip(self.flags)
-            .map(|(flag, (flagged, known, unknown))| FlagRate {
-                flag: flag.as_str().to_string(),
-                flagged,
-                known,
-                unknown,
-                rate: Mean::of_share(flagged, known),
-            })
-            .collect();
         Cell {
             value: key.rank.2,
             bounds: key.bounds,
@@ -614,15 +587,9 @@ impl Tally {
             pass_hat_k: pass_hat_k_report(self.trials(), ks).values,
             terminations,
             simulated_user: CellFlags {
-                checked: self.checked,
-                any_flag: (self.checked > 0).then(|| FlagRate {
-                    flag: "any".into(),
-                    flagged: self.any,
-                    known: self.checked,
-                    unknown: 0,
-                    rate: Mean::of_share(self.any, self.checked),
-                }),
-                flags,
+                checked: self.flags.checked,
+                any_flag: self.flags.any_flag(),
+                flags: self.flags.rates(),
             },
         }
     }
