@@ -1762,12 +1762,32 @@ async fn a_jobs_personas_are_stored_once_and_read_back_with_their_attributes(
     assert!(store.job_personas(other.id).await.unwrap().is_empty());
     assert_eq!(store.put_job_personas(other.id, &two).await.unwrap(), 2);
 
+    // More than one multi-row statement holds (100), and a remainder.
+    let many: Vec<JobPersona> = (0..250)
+        .map(|i| persona(&format!("m{i:03}"), json!({"age": i, "country": "DE"})))
+        .collect();
+    let crowd = store
+        .create_job(&new_job("personas-many", &format!("{run}-personas-many")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .put_job_personas(crowd.id, &many[..120])
+            .await
+            .unwrap(),
+        120
+    );
+    assert_eq!(store.put_job_personas(crowd.id, &many).await.unwrap(), 130);
+    assert_eq!(store.put_job_personas(crowd.id, &many).await.unwrap(), 0);
+    assert_eq!(store.job_personas(crowd.id).await.unwrap(), many);
+
     // Deleting a job deletes its personas with it.
     let mut raw = RawDatabase::connect(url).await;
     raw.run("DELETE FROM jobs WHERE id = $1", job.id).await;
     assert!(store.job_personas(job.id).await.unwrap().is_empty());
     assert_eq!(store.job_personas(other.id).await.unwrap().len(), 2);
     raw.run("DELETE FROM jobs WHERE id = $1", other.id).await;
+    raw.run("DELETE FROM jobs WHERE id = $1", crowd.id).await;
 }
 
 /// A connection of its own to the story's database, for writing what the
