@@ -11,6 +11,7 @@ pub mod judging_usage;
 pub mod render;
 pub mod stats;
 pub mod strata;
+mod strata_bins;
 mod strata_render;
 pub mod synthesis;
 pub mod synthesized;
