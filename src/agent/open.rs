@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{DatasetFormat, Job, Problem};
 use crate::jobs::generation::item::Generation;
-use crate::jobs::generation::prepare;
 use crate::jobs::generation::setup::with_tools_model;
+use crate::jobs::generation::{job_persona, prepare};
 use crate::jobs::models::{connect_models, Models};
 use crate::jobs::Context;
 use crate::persona::nemo_gym::{input_key, REQUEST_FIELD};
@@ -108,6 +108,9 @@ impl Agent {
                     .await?
             }
         };
+        // Any of them may play a request's user.
+        let personas: Vec<_> = prepared.personas.iter().map(job_persona).collect();
+        store.put_job_personas(job_row.id, &personas).await?;
         store.set_job_status(job_row.id, JobStatus::Running).await?;
         let generation = Generation::new(&job, prepared, &models);
         Ok(Agent {

@@ -525,6 +525,18 @@ normal = 1
     }
 
     #[test]
+    fn a_toml_persona_may_carry_attributes_that_stats_reads_strata_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!("{GOOD}\n[attributes]\ncountry = \"US\"\nage = 71\nretired = true\n");
+        write(dir.path(), "p.toml", &text);
+        let personas = load_personas(dir.path()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&personas[0].attributes).unwrap(),
+            serde_json::json!({"country": "US", "age": 71, "retired": true})
+        );
+    }
+
+    #[test]
     fn a_toml_persona_with_an_unknown_field_reports_the_file_and_its_line() {
         let dir = tempfile::tempdir().unwrap();
         let text = GOOD.replace("traits = [", "agee = 71\ntraits = [");

@@ -12,7 +12,7 @@ use crate::judge::aggregate::{
     first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
 };
 use crate::judge::{Order, Preference, Verdict};
-use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store};
+use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store, StoreError};
 
 use super::interval::{wilson, Mean};
 use super::judge_prices::judge_prices;
@@ -35,16 +35,11 @@ pub async fn job_stats(
         .ok_or(StatsError::NoSuchJob(job_id))?;
     let mut tally = ConversationTally::default();
     let mut users = UserTally::default();
-    let mut after = 0;
-    loop {
-        let page = store.conversations_page(job_id, after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.conversation.id;
-        for c in &page {
-            tally.add(&c.conversation);
-            users.add(&c.conversation)?;
-        }
-    }
+    each_conversation(store, job_id, |c| {
+        tally.add(c);
+        users.add(c)
+    })
+    .await?;
     let (conversations, pass_hat_k) = tally.finish(ks);
     let judgments = store.judgments_of_job(job_id).await?;
     let calls = store.judge_calls_of_job(job_id).await?;
@@ -73,6 +68,25 @@ pub async fn job_stats(
         synthesis,
         synthesized,
     })
+}
+
+/// `f` of each of job `job_id`'s stored conversations, in id order, read a
+/// page at a time; the first error stops it.
+pub async fn each_conversation(
+    store: &dyn Store,
+    job_id: i64,
+    mut f: impl FnMut(&ConversationRow) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut after = 0;
+    loop {
+        let page = store.conversations_page(job_id, after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = last.conversation.id;
+        for c in &page {
+            f(&c.conversation)?;
+        }
+    }
+    Ok(())
 }
 
 /// Per role, judges included: calls, tokens, latency percentiles and cost,

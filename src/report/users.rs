@@ -76,11 +76,8 @@ pub struct JudgeAgreement {
 /// What the section needs of the conversations, gathered one at a time.
 #[derive(Debug, Default)]
 pub struct UserTally {
-    checked: u64,
     unchecked: u64,
-    any: u64,
-    /// flag → (flagged, known, unknown)
-    flags: BTreeMap<UserFlag, (u64, u64, u64)>,
+    counts: FlagCounts,
     by_persona: BTreeMap<String, Group>,
     by_scenario: BTreeMap<String, Group>,
     /// conversation id → whether any flag fired
@@ -104,18 +101,23 @@ impl Group {
     }
 }
 
-impl UserTally {
-    pub fn add(&mut self, c: &ConversationRow) -> Result<(), StoreError> {
-        let checks = UserChecks::from_stored(c.user_checks.as_ref())
-            .map_err(|e| StoreError::Corrupt(format!("conversation {}: {e}", c.id)))?;
-        let Some(checks) = checks else {
-            self.unchecked += 1;
-            return Ok(());
-        };
+/// How often each flag fired over some conversations' checks (a job's, or
+/// a stratum's), and how many had any flag.
+#[derive(Debug, Default)]
+pub struct FlagCounts {
+    /// Conversations with stored checks.
+    pub checked: u64,
+    any: u64,
+    /// (flagged, known, unknown), in [`UserFlag::ALL`] order.
+    flags: [(u64, u64, u64); UserFlag::ALL.len()],
+}
+
+impl FlagCounts {
+    /// One conversation's outcomes, in [`UserFlag::ALL`] order.
+    pub fn add(&mut self, outcomes: [Outcome; UserFlag::ALL.len()]) {
         self.checked += 1;
-        for flag in UserFlag::ALL {
-            let counts = self.flags.entry(flag).or_default();
-            match checks.outcome(flag) {
+        for (counts, outcome) in self.flags.iter_mut().zip(outcomes) {
+            match outcome {
                 Outcome::Flagged => {
                     counts.0 += 1;
                     counts.1 += 1;
@@ -124,8 +126,47 @@ impl UserTally {
                 Outcome::Unknown => counts.2 += 1,
             }
         }
+        self.any += u64::from(outcomes.contains(&Outcome::Flagged));
+    }
+
+    /// The share with any flag; `None` when none is checked.
+    pub fn any_flag(&self) -> Option<FlagRate> {
+        (self.checked > 0).then(|| FlagRate {
+            flag: "any".into(),
+            flagged: self.any,
+            known: self.checked,
+            unknown: 0,
+            rate: Mean::of_share(self.any, self.checked),
+        })
+    }
+
+    /// Each flag's rate, in [`UserFlag::ALL`] order.
+    pub fn rates(&self) -> Vec<FlagRate> {
+        UserFlag::ALL
+            .iter()
+            .zip(self.flags)
+            .map(|(flag, (flagged, known, unknown))| FlagRate {
+                flag: flag.as_str().to_string(),
+                flagged,
+                known,
+                unknown,
+                rate: Mean::of_share(flagged, known),
+            })
+            .collect()
+    }
+}
+
+impl UserTally {
+    pub fn add(&mut self, c: &ConversationRow) -> Result<(), StoreError> {
+        let checks = UserChecks::from_stored(c.user_checks.as_ref())
+            .map_err(|e| StoreError::Corrupt(format!("conversation {}: {e}", c.id)))?;
+        let Some(checks) = checks else {
+            self.unchecked += 1;
+            return Ok(());
+        };
+        self.counts
+            .add(UserFlag::ALL.map(|flag| checks.outcome(flag)));
         let flagged = checks.flagged();
-        self.any += u64::from(!flagged.is_empty());
         self.by_persona
             .entry(c.persona_id.clone())
             .or_default()
@@ -159,26 +200,10 @@ impl UserTally {
                 .collect()
         };
         Ok(UserReport {
-            checked: self.checked,
+            checked: self.counts.checked,
             unchecked: self.unchecked,
-            any_flag: (self.checked > 0).then(|| FlagRate {
-                flag: "any".into(),
-                flagged: self.any,
-                known: self.checked,
-                unknown: 0,
-                rate: Mean::of_share(self.any, self.checked),
-            }),
-            flags: self
-                .flags
-                .into_iter()
-                .map(|(flag, (flagged, known, unknown))| FlagRate {
-                    flag: flag.as_str().to_string(),
-                    flagged,
-                    known,
-                    unknown,
-                    rate: Mean::of_share(flagged, known),
-                })
-                .collect(),
+            any_flag: self.counts.any_flag(),
+            flags: self.counts.rates(),
             by_persona: groups(self.by_persona),
             by_scenario: groups(self.by_scenario),
             judge_agreement,

@@ -17,7 +17,10 @@ use serde_json::json;
 use crate::config::{self, Job, Problem, Trust};
 use crate::jobs;
 
+use crate::report::strata::{self, StrataError, StrataRequest};
+
 use super::filters::{self, RawConversationsQuery};
+use super::query_values::{refuse_unparsed, Number};
 use super::views::{self, ConversationEntry};
 use super::{openapi, ApiError, AppState};
 
@@ -153,6 +156,10 @@ struct StatsQuery {
     /// `compare-users`: the baseline job and the job compared with it.
     a: Option<i64>,
     b: Option<i64>,
+    /// The job's strata by this attribute (`usersim stats --by`).
+    by: Option<String>,
+    min_cell: Option<String>,
+    bins: Option<String>,
 }
 
 impl StatsQuery {
@@ -192,10 +199,77 @@ async fn job_stats(
     Query(query): Query<StatsQuery>,
 ) -> Result<Response, ApiError> {
     let ks = query.ks()?;
+    if let Some(request) = query.strata()? {
+        let report = strata::job_strata(state.store.as_ref(), id, &request, &ks)
+            .await
+            .map_err(strata_error)?;
+        return Ok(Json(report).into_response());
+    }
     let report = crate::report::job_stats(state.store.as_ref(), id, &ks)
         .await
         .map_err(stats_error)?;
     Ok(Json(report).into_response())
+}
+
+impl StatsQuery {
+    /// `by`, `min_cell` and `bins` checked: a number that does not read is a
+    /// 400, one out of range (or given without `by`) a 422 naming its field.
+    fn strata(&self) -> Result<Option<StrataRequest>, ApiError> {
+        refuse_unparsed(&[
+            (
+                "min_cell",
+                &self.min_cell,
+                Number::Whole,
+                "a whole number from 1 to 1,000,000",
+            ),
+            (
+                "bins",
+                &self.bins,
+                Number::Whole,
+                "a whole number from 2 to 20",
+            ),
+        ])?;
+        let whole = |text: &Option<String>, default: u64| {
+            text.as_deref()
+                .and_then(|t| t.trim().parse::<i64>().ok())
+                .map_or(default, |n| u64::try_from(n).unwrap_or(0))
+        };
+        let Some(by) = self.by.as_deref() else {
+            if let Some(field) = [("min_cell", &self.min_cell), ("bins", &self.bins)]
+                .into_iter()
+                .find_map(|(field, value)| value.as_ref().map(|_| field))
+            {
+                return Err(ApiError::Invalid(vec![Problem::at_field(
+                    "query",
+                    field,
+                    "is read only with `by` (the attribute the strata are of); give by=ATTR too, \
+                     or leave it out",
+                )]));
+            }
+            return Ok(None);
+        };
+        StrataRequest::new(
+            by,
+            whole(&self.min_cell, strata::DEFAULT_MIN_CELL),
+            whole(&self.bins, strata::DEFAULT_BINS),
+        )
+        .map(Some)
+        .map_err(|p| ApiError::Invalid(vec![Problem::at_field("query", p.field, p.message)]))
+    }
+}
+
+/// A strata error as the API and the job page answer it: an unknown
+/// attribute is a 422 naming `by`, with the attributes the job has.
+pub(super) fn strata_error(e: StrataError) -> ApiError {
+    match e {
+        StrataError::NoSuchJob(id) => ApiError::no_job(id),
+        e @ StrataError::UnknownAttribute { .. } => {
+            let message = e.to_string();
+            let message = message.strip_prefix("by: ").unwrap_or(&message).to_string();
+            ApiError::Invalid(vec![Problem::at_field("query", "by", message)])
+        }
+        e => ApiError::Internal(crate::error_chain::error_chain(&e)),
+    }
 }
 
 /// `usersim compare-users A B --json`.

@@ -231,9 +231,12 @@ fn paths_and_schemas() -> Value {
             }},
             "/v1/jobs/{id}/stats": {"get": {
                 "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, rollout groups (`conversations.groups`: a scenario's scored conversations per group; how many are flat, every reward equal, and how many of those are all 0 and all 1), judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
-                "parameters": [id_param("Job"), ks_param()],
+                "parameters": [id_param("Job"), ks_param(),
+                    query("by", "string", "Break the job down by this attribute instead (`usersim stats --by`): a persona attribute stored with the job (e.g. country, age; numbers binned), persona, scenario or knob.NAME. The answer is then the strata report: per cell conversations, mean reward with its 95% interval, difference from the job's mean, pass^k, termination shares and simulated-user flag rates with Wilson intervals, too-small cells marked, furthest below the job's mean first"),
+                    {"name": "min_cell", "in": "query", "required": false, "schema": int64(), "description": "With `by`: a cell with fewer conversations is too small (1 to 1,000,000; default 10)"},
+                    {"name": "bins", "in": "query", "required": false, "schema": int64(), "description": "With `by`: bins a numeric attribute is cut into by quantiles (2 to 20; default 4)"}],
                 "responses": {"200": {"description": "The report", "content": {"application/json": {"schema": {"type": "object"}}}},
-                              "404": error("No such job"), "422": json_response("A bad k, named by its field", "Problems")}
+                              "404": error("No such job"), "422": json_response("A bad k, an attribute the job does not have (the problem lists those it has), min_cell or bins out of range or given without by, each named by its field", "Problems")}
             }},
             "/v1/compare-users": {"get": {
                 "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `usersim compare-users A B --json`",

@@ -5,6 +5,7 @@
 pub mod batches;
 pub mod browse;
 pub(crate) mod decode;
+pub mod job_personas;
 pub mod judgments;
 mod migrations;
 pub mod postgres;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use batches::*;
+pub use job_personas::JobPersona;
 pub use judgments::*;
 pub use proposals::*;
 pub use rows::*;
@@ -183,6 +185,18 @@ pub trait Store: Send + Sync {
         &self,
         id: i64,
     ) -> Result<Vec<(i64, crate::token_ids::TokenIds)>, StoreError>;
+    /// In one transaction, those of `personas` that job `job_id` does not
+    /// hold yet (each persona's row is stored once per job: writing them
+    /// again, for a resumed job or an agent server's, changes nothing).
+    /// Returns how many were new.
+    async fn put_job_personas(
+        &self,
+        job_id: i64,
+        personas: &[JobPersona],
+    ) -> Result<u64, StoreError>;
+    /// Job `job_id`'s personas with their attributes, by persona id; empty
+    /// for a job that stored none (an import job, or one stored before them).
+    async fn job_personas(&self, job_id: i64) -> Result<Vec<JobPersona>, StoreError>;
     /// Counts, usage and model-call latencies of a job's stored conversations.
     async fn job_summary(&self, job_id: i64) -> Result<JobSummary, StoreError>;
     /// Latencies of the model calls in a job's stored conversations, per role,

@@ -62,6 +62,7 @@ mod service_boundary;
 mod simulated_tools;
 mod stats_export;
 mod store_story;
+mod strata;
 mod synthesis_job;
 mod synthesize;
 mod synthesize_envs;

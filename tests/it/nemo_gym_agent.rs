@@ -168,6 +168,21 @@ async fn held_against_the_store(
     }
     let summary = store.job_summary(job).await.unwrap();
     assert_eq!(summary.conversations as usize, rollouts.len());
+    // The agent stored its job's personas once, when it opened the job.
+    let personas: Vec<String> = store
+        .job_personas(job)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.persona_id)
+        .collect();
+    for c in &stored {
+        assert!(
+            personas.contains(&c.conversation.persona_id),
+            "{} not among the job's stored personas {personas:?}",
+            c.conversation.persona_id
+        );
+    }
     store.close().await;
     stored
 }

@@ -17,9 +17,9 @@ use serde_json::{json, Value};
 use usersim::store::postgres::PostgresStore;
 use usersim::store::{
     self, now_ms, BatchAnswer, BatchUpdate, ConversationKey, ItemCounts, ItemRow, ItemStatus,
-    JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram, NewBatchRequest,
-    NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store, StoreError,
-    StoredConversation, UsageRow,
+    JobPersona, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram,
+    NewBatchRequest, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage,
+    Store, StoreError, StoredConversation, UsageRow,
 };
 use usersim::token_ids::TokenIds;
 
@@ -156,6 +156,11 @@ async fn story(url: &str) {
     chapter(
         "a_batch_is_stored_with_its_new_requests_and_ingested_once",
         a_batch_is_stored_with_its_new_requests_and_ingested_once(&store, &run),
+    )
+    .await;
+    chapter(
+        "a_jobs_personas_are_stored_once_and_read_back_with_their_attributes",
+        a_jobs_personas_are_stored_once_and_read_back_with_their_attributes(&store, url, &run),
     )
     .await;
     let summarised = chapter(
@@ -1705,6 +1710,84 @@ async fn corrupt_stored_values_are_reported_naming_table_row_and_column(
     // Leave a shared database as clean as it was.
     raw.run("DELETE FROM jobs WHERE id = $1", job.id).await;
     assert!(store.get_job(job.id).await.unwrap().is_none());
+}
+
+async fn a_jobs_personas_are_stored_once_and_read_back_with_their_attributes(
+    store: &Arc<dyn Store>,
+    url: &str,
+    run: &str,
+) {
+    let persona = |id: &str, attributes: serde_json::Value| JobPersona {
+        persona_id: id.into(),
+        attributes: serde_json::from_value(attributes).unwrap(),
+    };
+    let job = store
+        .create_job(&new_job("personas", &format!("{run}-personas")))
+        .await
+        .unwrap();
+    let two = vec![
+        persona(
+            "zoe",
+            json!({"country": "Côte d'Ivoire", "age": 71, "ocean": {"o": 0.25}, "tags": ["a", 1]}),
+        ),
+        persona("ann", json!({})),
+    ];
+    assert_eq!(store.put_job_personas(job.id, &two).await.unwrap(), 2);
+    // A resumed job (or an agent server's) writes them again: nothing changes,
+    // not even attributes given differently the second time.
+    let mut again = two.clone();
+    again[0].attributes.insert("age".into(), json!(99));
+    again.push(persona("bob", json!({"age": 30.5})));
+    assert_eq!(
+        store.put_job_personas(job.id, &again).await.unwrap(),
+        1,
+        "only bob is new"
+    );
+    assert_eq!(store.put_job_personas(job.id, &[]).await.unwrap(), 0);
+    let stored = store.job_personas(job.id).await.unwrap();
+    assert_eq!(
+        stored,
+        vec![
+            two[1].clone(),
+            persona("bob", json!({"age": 30.5})),
+            two[0].clone()
+        ],
+        "by id, each once, as first written"
+    );
+
+    let other = store
+        .create_job(&new_job("personas-other", &format!("{run}-personas-other")))
+        .await
+        .unwrap();
+    assert!(store.job_personas(other.id).await.unwrap().is_empty());
+    assert_eq!(store.put_job_personas(other.id, &two).await.unwrap(), 2);
+
+    // More than one multi-row statement holds (100), and a remainder.
+    let many: Vec<JobPersona> = (0..250)
+        .map(|i| persona(&format!("m{i:03}"), json!({"age": i, "country": "DE"})))
+        .collect();
+    let crowd = store
+        .create_job(&new_job("personas-many", &format!("{run}-personas-many")))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .put_job_personas(crowd.id, &many[..120])
+            .await
+            .unwrap(),
+        120
+    );
+    assert_eq!(store.put_job_personas(crowd.id, &many).await.unwrap(), 130);
+    assert_eq!(store.put_job_personas(crowd.id, &many).await.unwrap(), 0);
+    assert_eq!(store.job_personas(crowd.id).await.unwrap(), many);
+
+    // Deleting a job deletes its personas with it.
+    let mut raw = RawDatabase::connect(url).await;
+    raw.run("DELETE FROM jobs WHERE id = $1", job.id).await;
+    assert!(store.job_personas(job.id).await.unwrap().is_empty());
+    assert_eq!(store.job_personas(other.id).await.unwrap().len(), 2);
+    raw.run("DELETE FROM jobs WHERE id = $1", other.id).await;
+    raw.run("DELETE FROM jobs WHERE id = $1", crowd.id).await;
 }
 
 /// A connection of its own to the story's database, for writing what the

@@ -13,5 +13,5 @@ mod work;
 
 pub use setup::{prepare, Prepared};
 pub(in crate::jobs) use submit::prepare_stored;
-pub use submit::{check_and_submit, submit};
+pub use submit::{check_and_submit, job_persona, submit, used_personas};
 pub(in crate::jobs) use work::work_here;

@@ -2,8 +2,11 @@
 //! one with the same config (to resume); `usersim submit` and the service's
 //! `POST /v1/jobs` check its inputs first. And reading a stored one again.
 
+use std::collections::HashSet;
+
 use crate::config::Job;
-use crate::store::{JobKind, JobRow, NewJob, Store};
+use crate::persona::Persona;
+use crate::store::{JobKind, JobPersona, JobRow, NewItem, NewJob, Store};
 
 use super::super::error::RunError;
 use super::super::options::RunOptions;
@@ -45,7 +48,29 @@ pub async fn submit(
         job.concurrency.saturating_mul(2),
     );
     store.add_items(row.id, &items).await?;
+    store
+        .put_job_personas(row.id, &used_personas(&prepared.personas, &items))
+        .await?;
     Ok((row, resumed))
+}
+
+/// Those of `personas` that `items` use, each once, with its attributes:
+/// what the job stores of its personas (conversations keep only the id).
+pub fn used_personas(personas: &[Persona], items: &[NewItem]) -> Vec<JobPersona> {
+    let used: HashSet<&str> = items.iter().map(|i| i.persona_id.as_str()).collect();
+    personas
+        .iter()
+        .filter(|p| used.contains(p.id.as_str()))
+        .map(job_persona)
+        .collect()
+}
+
+/// A persona as a job stores it.
+pub fn job_persona(persona: &Persona) -> JobPersona {
+    JobPersona {
+        persona_id: persona.id.clone(),
+        attributes: persona.attributes.clone(),
+    }
 }
 
 /// Check a loaded job's inputs and [`submit`] it to `store`: `usersim submit`

@@ -17,6 +17,7 @@ use super::names::{self, Kind};
 use super::pager::{self, Pages};
 use super::plots::{self, Chart};
 use super::proposals::{ProposalsQuery, RawProposalsQuery};
+use super::strata_plot::{self, StrataQuery, StrataSection};
 use super::{display, judgment_page, synthesis_page, templates};
 
 #[derive(Serialize)]
@@ -99,6 +100,8 @@ struct JobPage {
     rows: Vec<RowView>,
     pages: Pages,
     charts: Vec<Chart>,
+    /// The conversations broken down by one attribute (all of them, whatever the filter).
+    strata: Option<StrataSection>,
     config: String,
 }
 
@@ -186,6 +189,7 @@ pub async fn render(
     id: i64,
     query: &BrowseQuery,
     proposals: &RawProposalsQuery,
+    strata: &StrataQuery,
 ) -> Result<String, ApiError> {
     let (browse, proposals) = checked(query, proposals)?;
     let detail = views::job_detail(state, id).await?;
@@ -222,6 +226,7 @@ pub async fn render(
         detail.config,
     );
     page.count.groups = groups.as_ref().map(groups_line).unwrap_or_default();
+    page.strata = Some(strata_plot::section(state.store.as_ref(), id, strata).await?);
     templates::render("job.html", &page)
 }
 
@@ -373,6 +378,7 @@ fn job_page(
             .collect(),
         pages,
         charts,
+        strata: None,
         config,
     }
 }

@@ -18,6 +18,7 @@ mod plots;
 mod proposal_page;
 /// Its fates name the values the OpenAPI document gives `fate`.
 pub(super) mod proposals;
+mod strata_plot;
 mod synthesis_page;
 mod templates;
 mod transcript;
@@ -55,10 +56,13 @@ async fn job(
     UrlPath(id): UrlPath<i64>,
     query: Result<Query<BrowseQuery>, QueryRejection>,
     proposals: Result<Query<RawProposalsQuery>, QueryRejection>,
+    strata: Result<Query<strata_plot::StrataQuery>, QueryRejection>,
 ) -> Response {
-    match (checked(query), checked(proposals)) {
-        (Ok(query), Ok(proposals)) => page(job_page::render(&state, id, &query, &proposals).await),
-        (Err(e), _) | (_, Err(e)) => error_page(e),
+    match (checked(query), checked(proposals), checked(strata)) {
+        (Ok(query), Ok(proposals), Ok(strata)) => {
+            page(job_page::render(&state, id, &query, &proposals, &strata).await)
+        }
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => error_page(e),
     }
 }
 

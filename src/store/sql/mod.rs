@@ -10,6 +10,7 @@ pub(crate) mod dialect;
 mod failed_items;
 pub(crate) mod imports;
 mod items;
+mod job_personas;
 mod jobs;
 mod judgments;
 mod proposals;
@@ -26,9 +27,9 @@ use runs::Runs;
 
 use crate::store::{
     BatchAnswer, BatchRequestRow, BatchRow, BatchUpdate, ConversationKey, ItemCounts, ItemRow,
-    JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram, NewBatchRequest,
-    NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow, ScenarioAttempts,
-    Store, StoreError, StoredConversation,
+    JobPersona, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram,
+    NewBatchRequest, NewConversation, NewItem, NewJob, NewJudgment, NewProposal, ProposalRow,
+    ScenarioAttempts, Store, StoreError, StoredConversation,
 };
 
 /// A [`Store`] in a database of `D`: [`crate::store::sqlite::SqliteStore`]
@@ -259,6 +260,20 @@ impl<D: Dialect> Store for SqlStore<D> {
         id: i64,
     ) -> Result<Vec<(i64, crate::token_ids::TokenIds)>, StoreError> {
         conversations::message_tokens(self, id).await
+    }
+
+    #[tracing::instrument(name = "store.put_job_personas", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn put_job_personas(
+        &self,
+        job_id: i64,
+        personas: &[JobPersona],
+    ) -> Result<u64, StoreError> {
+        job_personas::put(self, job_id, personas).await
+    }
+
+    #[tracing::instrument(name = "store.job_personas", level = "debug", skip_all, fields(job_id = job_id))]
+    async fn job_personas(&self, job_id: i64) -> Result<Vec<JobPersona>, StoreError> {
+        job_personas::of_job(self, job_id).await
     }
 
     #[tracing::instrument(name = "store.job_summary", level = "debug", skip_all, fields(job_id = job_id))]
