@@ -153,6 +153,9 @@ struct StatsQuery {
     /// `compare-users`: the baseline job and the job compared with it.
     a: Option<i64>,
     b: Option<i64>,
+    /// `compare-users`: hold A's users against B's real ones (`--realism`).
+    #[serde(default)]
+    realism: bool,
 }
 
 impl StatsQuery {
@@ -198,7 +201,8 @@ async fn job_stats(
     Ok(Json(report).into_response())
 }
 
-/// `usersim compare-users A B --json`.
+/// `usersim compare-users A B --json`, or with `realism=true`,
+/// `usersim compare-users A B --realism --json`.
 #[tracing::instrument(skip(state))]
 async fn compare_users(
     State(state): State<AppState>,
@@ -212,6 +216,12 @@ async fn compare_users(
             "give both jobs: a=JOB_A&b=JOB_B (differences are B − A)",
         )]));
     };
+    if query.realism {
+        let realism = crate::report::realism::realism(state.store.as_ref(), a, b)
+            .await
+            .map_err(stats_error)?;
+        return Ok(Json(realism).into_response());
+    }
     let comparison = crate::report::compare_users::compare_users(state.store.as_ref(), a, b, &ks)
         .await
         .map_err(stats_error)?;

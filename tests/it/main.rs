@@ -52,6 +52,7 @@ mod nemo_gym;
 mod nemo_gym_agent;
 mod progress;
 mod real_model;
+mod realism;
 mod responses_api;
 mod resume;
 mod rewards;

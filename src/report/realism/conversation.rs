@@ -1,0 +1,124 @@
+//! The user side of one conversation, as the measures read it, and what
+//! each measure counts in it (computed once; the bootstrap only adds up).
+
+use std::collections::HashMap;
+
+use super::disclosure::disclosure_order;
+use super::ending::{ending, Ending};
+use super::lexicon::{asks_question, corrects_agent, expresses_frustration, has_id_or_number};
+use super::typos::typos;
+use super::words::words;
+
+/// What the store gives for one conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserSide {
+    pub scenario_id: String,
+    /// The user's turns, in order (the system prompt and tool turns left out).
+    pub user_turns: Vec<String>,
+    /// Whether the agent spoke before each user turn (a correction needs
+    /// something to correct).
+    pub after_agent: Vec<bool>,
+    pub termination: String,
+    /// The scenario's `known_info`, when known.
+    pub known_info: Option<String>,
+}
+
+/// The counts of one conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    pub scenario_id: String,
+    pub turns: u64,
+    pub words: u64,
+    pub questions: u64,
+    pub ids: u64,
+    /// User turns after an agent turn, and those that correct it.
+    pub answering: u64,
+    pub corrections: u64,
+    pub frustrated: u64,
+    pub typos: u64,
+    pub disclosure: Option<f64>,
+    pub ending: Ending,
+    /// Every word of the user's turns, in order.
+    pub tokens: Vec<String>,
+    pub unigrams: HashMap<String, u64>,
+    /// Pairs of words within one turn, joined by a space.
+    pub bigrams: HashMap<String, u64>,
+}
+
+impl Counted {
+    pub fn of(c: &UserSide) -> Counted {
+        let mut counted = Counted {
+            scenario_id: c.scenario_id.clone(),
+            turns: c.user_turns.len() as u64,
+            words: 0,
+            questions: 0,
+            ids: 0,
+            answering: 0,
+            corrections: 0,
+            frustrated: 0,
+            typos: 0,
+            disclosure: c
+                .known_info
+                .as_deref()
+                .and_then(|k| disclosure_order(k, &c.user_turns)),
+            ending: ending(
+                &c.termination,
+                c.user_turns.last().map_or("", String::as_str),
+            ),
+            tokens: Vec::new(),
+            unigrams: HashMap::new(),
+            bigrams: HashMap::new(),
+        };
+        for (i, turn) in c.user_turns.iter().enumerate() {
+            let ws = words(turn);
+            let (typo_count, _) = typos(turn);
+            counted.words += ws.len() as u64;
+            counted.typos += typo_count;
+            counted.questions += u64::from(asks_question(turn));
+            counted.ids += u64::from(has_id_or_number(turn));
+            counted.frustrated += u64::from(expresses_frustration(turn));
+            if c.after_agent.get(i).copied().unwrap_or(i > 0) {
+                counted.answering += 1;
+                counted.corrections += u64::from(corrects_agent(turn));
+            }
+            for pair in ws.windows(2) {
+                *counted
+                    .bigrams
+                    .entry(format!("{} {}", pair[0], pair[1]))
+                    .or_default() += 1;
+            }
+            for w in &ws {
+                *counted.unigrams.entry(w.clone()).or_default() += 1;
+            }
+            counted.tokens.extend(ws);
+        }
+        counted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conversation_is_counted_turn_by_turn() {
+        let side = UserSide {
+            scenario_id: "s".into(),
+            user_turns: vec![
+                "Where is order 42?".into(),
+                "No, I said order 42!! ridiculous".into(),
+                "ok thanks".into(),
+            ],
+            after_agent: vec![false, true, true],
+            termination: "user_stop".into(),
+            known_info: None,
+        };
+        let c = Counted::of(&side);
+        assert_eq!((c.turns, c.words, c.questions, c.ids), (3, 12, 1, 2));
+        assert_eq!((c.answering, c.corrections, c.frustrated), (2, 1, 1));
+        assert_eq!(c.ending, Ending::Confirmed);
+        assert_eq!(c.unigrams["order"], 2);
+        assert_eq!(c.bigrams["order 42"], 2);
+        assert_eq!(c.tokens.len(), 12);
+    }
+}
