@@ -69,16 +69,16 @@ pub struct Measured {
     pub seed: u64,
 }
 
-fn value(m: &Measure, side: &[&Counted], other: &[&Counted]) -> Option<f64> {
+fn value(m: &Measure, side: &[&Counted]) -> Option<f64> {
     match m.statistic {
-        Statistic::Each(f) => f(side, other),
+        Statistic::Each(f) => f(side),
         Statistic::Between(_) => None,
     }
 }
 
 fn difference(m: &Measure, sim: &[&Counted], real: &[&Counted]) -> Option<f64> {
     match m.statistic {
-        Statistic::Each(f) => Some(f(sim, real)? - f(real, sim)?),
+        Statistic::Each(f) => Some(f(sim)? - f(real)?),
         Statistic::Between(f) => f(sim, real),
     }
 }
@@ -95,7 +95,7 @@ fn section(sim: &[&Counted], real: &[&Counted], draws: &[Draw]) -> Section {
     let measures = MEASURES
         .iter()
         .map(|m| {
-            let (s, r) = (value(m, sim, real), value(m, real, sim));
+            let (s, r) = (value(m, sim), value(m, real));
             let diff = difference(m, sim, real);
             let resampled: Vec<f64> = drawn
                 .iter()
@@ -185,32 +185,38 @@ pub fn measure(sim: &[Counted], real: &[Counted], resamples: usize, seed: u64) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::conversation::UserSide;
+    use super::super::conversation::{UserSide, Vocabulary};
     use super::*;
 
-    fn side(scenario: &str, turns: &[&str], termination: &str) -> Counted {
-        Counted::of(&UserSide {
-            scenario_id: scenario.into(),
-            user_turns: turns.iter().map(|t| t.to_string()).collect(),
-            after_agent: (0..turns.len()).map(|i| i > 0).collect(),
-            termination: termination.into(),
-            known_info: Some("Your name is Mia Li. Your order is W123.".into()),
-        })
+    fn side(v: &mut Vocabulary, scenario: &str, turns: &[&str], termination: &str) -> Counted {
+        Counted::of(
+            &UserSide {
+                scenario_id: scenario.into(),
+                user_turns: turns.iter().map(|t| t.to_string()).collect(),
+                after_agent: (0..turns.len()).map(|i| i > 0).collect(),
+                termination: termination.into(),
+                known_info: Some("Your name is Mia Li. Your order is W123.".into()),
+            },
+            v,
+        )
     }
 
-    fn job() -> Vec<Counted> {
+    fn job(v: &mut Vocabulary) -> Vec<Counted> {
         vec![
             side(
+                v,
                 "a",
                 &["Hi I'm Mia Li", "order W123?", "thanks"],
                 "user_stop",
             ),
             side(
+                v,
                 "b",
                 &["where is my order", "No, I said W123!!"],
                 "max_turns",
             ),
             side(
+                v,
                 "c",
                 &["hello", "the lamp broke", "pls refund", "ok bye"],
                 "user_stop",
@@ -220,7 +226,8 @@ mod tests {
 
     #[test]
     fn a_job_against_itself_has_no_gap_and_intervals_hold_zero() {
-        let m = measure(&job(), &job(), 200, 7);
+        let v = &mut Vocabulary::default();
+        let m = measure(&job(v), &job(v), 200, 7);
         assert_eq!(m.scenarios_in_both, 3);
         assert_eq!(m.summary.basis, "matched");
         let matched = m.matched.as_ref().unwrap();
@@ -238,11 +245,12 @@ mod tests {
 
     #[test]
     fn different_users_show_gaps_named_largest_first() {
+        let v = &mut Vocabulary::default();
         let terse = vec![
-            side("x", &["refund"], "user_stop"),
-            side("y", &["refund now"], "user_stop"),
+            side(v, "x", &["refund"], "user_stop"),
+            side(v, "y", &["refund now"], "user_stop"),
         ];
-        let m = measure(&terse, &job(), 200, 7);
+        let m = measure(&terse, &job(v), 200, 7);
         assert!(m.matched.is_none());
         assert_eq!(m.summary.basis, "distributions");
         let named = &m.summary.largest_gaps;
@@ -259,10 +267,12 @@ mod tests {
 
     #[test]
     fn the_same_seed_gives_the_same_intervals() {
-        let terse = vec![side("x", &["refund"], "user_stop")];
+        let v = &mut Vocabulary::default();
+        let terse = vec![side(v, "x", &["refund"], "user_stop")];
+        let real = job(v);
         assert_eq!(
-            measure(&terse, &job(), 100, 1),
-            measure(&terse, &job(), 100, 1)
+            measure(&terse, &real, 100, 1),
+            measure(&terse, &real, 100, 1)
         );
     }
 }

@@ -1,5 +1,7 @@
 //! The user side of one conversation, as the measures read it, and what
 //! each measure counts in it (computed once; the bootstrap only adds up).
+//! Words and word pairs are numbered by a [`Vocabulary`] shared by both
+//! jobs, so the vocabulary's tables are vectors indexed by those numbers.
 
 use std::collections::HashMap;
 
@@ -23,6 +25,40 @@ pub struct UserSide {
     pub known_info: Option<String>,
 }
 
+/// Numbers for words and for pairs of words, shared by both jobs.
+#[derive(Debug, Default)]
+pub struct Vocabulary {
+    words: HashMap<String, u32>,
+    pairs: HashMap<(u32, u32), u32>,
+}
+
+impl Vocabulary {
+    fn word(&mut self, w: String) -> u32 {
+        let next = u32::try_from(self.words.len()).unwrap_or(u32::MAX);
+        *self.words.entry(w).or_insert(next)
+    }
+
+    fn pair(&mut self, a: u32, b: u32) -> u32 {
+        let next = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
+        *self.pairs.entry((a, b)).or_insert(next)
+    }
+
+    /// The number of `w`, if it was seen.
+    pub fn number_of(&self, w: &str) -> Option<u32> {
+        self.words.get(w).copied()
+    }
+}
+
+fn tally(ids: impl IntoIterator<Item = u32>) -> Vec<(u32, u64)> {
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for id in ids {
+        *counts.entry(id).or_default() += 1;
+    }
+    let mut counts: Vec<(u32, u64)> = counts.into_iter().collect();
+    counts.sort_unstable();
+    counts
+}
+
 /// The counts of one conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counted {
@@ -38,15 +74,15 @@ pub struct Counted {
     pub typos: u64,
     pub disclosure: Option<f64>,
     pub ending: Ending,
-    /// Every word of the user's turns, in order.
-    pub tokens: Vec<String>,
-    pub unigrams: HashMap<String, u64>,
-    /// Pairs of words within one turn, joined by a space.
-    pub bigrams: HashMap<String, u64>,
+    /// Every word of the user's turns, in order, by number.
+    pub tokens: Vec<u32>,
+    /// (word, count), and (pair of words within one turn, count), by number.
+    pub unigrams: Vec<(u32, u64)>,
+    pub bigrams: Vec<(u32, u64)>,
 }
 
 impl Counted {
-    pub fn of(c: &UserSide) -> Counted {
+    pub fn of(c: &UserSide, vocabulary: &mut Vocabulary) -> Counted {
         let mut counted = Counted {
             scenario_id: c.scenario_id.clone(),
             turns: c.user_turns.len() as u64,
@@ -66,9 +102,10 @@ impl Counted {
                 c.user_turns.last().map_or("", String::as_str),
             ),
             tokens: Vec::new(),
-            unigrams: HashMap::new(),
-            bigrams: HashMap::new(),
+            unigrams: Vec::new(),
+            bigrams: Vec::new(),
         };
+        let mut pairs = Vec::new();
         for (i, turn) in c.user_turns.iter().enumerate() {
             let ws = words(turn);
             let (typo_count, _) = typos(turn);
@@ -81,17 +118,12 @@ impl Counted {
                 counted.answering += 1;
                 counted.corrections += u64::from(corrects_agent(turn));
             }
-            for pair in ws.windows(2) {
-                *counted
-                    .bigrams
-                    .entry(format!("{} {}", pair[0], pair[1]))
-                    .or_default() += 1;
-            }
-            for w in &ws {
-                *counted.unigrams.entry(w.clone()).or_default() += 1;
-            }
-            counted.tokens.extend(ws);
+            let ids: Vec<u32> = ws.into_iter().map(|w| vocabulary.word(w)).collect();
+            pairs.extend(ids.windows(2).map(|p| vocabulary.pair(p[0], p[1])));
+            counted.tokens.extend(ids);
         }
+        counted.unigrams = tally(counted.tokens.iter().copied());
+        counted.bigrams = tally(pairs);
         counted
     }
 }
@@ -113,12 +145,15 @@ mod tests {
             termination: "user_stop".into(),
             known_info: None,
         };
-        let c = Counted::of(&side);
+        let mut vocabulary = Vocabulary::default();
+        let c = Counted::of(&side, &mut vocabulary);
         assert_eq!((c.turns, c.words, c.questions, c.ids), (3, 12, 1, 2));
         assert_eq!((c.answering, c.corrections, c.frustrated), (2, 1, 1));
         assert_eq!(c.ending, Ending::Confirmed);
-        assert_eq!(c.unigrams["order"], 2);
-        assert_eq!(c.bigrams["order 42"], 2);
+        let order = vocabulary.number_of("order").unwrap();
+        assert!(c.unigrams.contains(&(order, 2)));
+        let order_42 = vocabulary.pairs[&(order, vocabulary.number_of("42").unwrap())];
+        assert!(c.bigrams.contains(&(order_42, 2)));
         assert_eq!(c.tokens.len(), 12);
     }
 }

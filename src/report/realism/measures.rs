@@ -2,14 +2,12 @@
 //! for the vocabulary's divergences, over two sets), and the unit that says
 //! how its gap is normalised ([`super::gaps`]).
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::conversation::Counted;
 use super::divergence::jensen_shannon;
 use super::ending::Ending;
-use super::type_token::{chunk_for, standardised_ttr};
+use super::type_token::{standardised_ttr, CHUNK};
 
 /// What a measure's values are, which says how its gap is normalised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -25,10 +23,9 @@ pub enum Unit {
     Divergence,
 }
 
-/// One job's statistic (given the other job's conversations too, for the
-/// type–token ratio's shared chunk size), or one between the two jobs.
+/// One job's statistic, or one between the two jobs.
 pub enum Statistic {
-    Each(fn(&[&Counted], &[&Counted]) -> Option<f64>),
+    Each(fn(&[&Counted]) -> Option<f64>),
     Between(fn(&[&Counted], &[&Counted]) -> Option<f64>),
 }
 
@@ -52,31 +49,24 @@ fn disclosure(c: &[&Counted]) -> Option<f64> {
     (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
 }
 
-fn merged<'a>(
-    c: &[&'a Counted],
-    table: fn(&'a Counted) -> &'a HashMap<String, u64>,
-) -> HashMap<&'a str, u64> {
-    let mut all: HashMap<&str, u64> = HashMap::new();
+/// The conversations' tables added up, indexed by number.
+fn merged(c: &[&Counted], table: fn(&Counted) -> &[(u32, u64)]) -> Vec<u64> {
+    let mut all: Vec<u64> = Vec::new();
     for conversation in c {
-        for (k, n) in table(conversation) {
-            *all.entry(k.as_str()).or_default() += n;
+        for (id, n) in table(conversation) {
+            let i = *id as usize;
+            if all.len() <= i {
+                all.resize(i + 1, 0);
+            }
+            all[i] += n;
         }
     }
     all
 }
 
-fn word_count(c: &[&Counted]) -> usize {
-    c.iter().map(|c| c.tokens.len()).sum()
-}
-
-/// The type–token ratio of `side`, on the chunk size `side` and `other` share.
-pub fn type_token(side: &[&Counted], other: &[&Counted]) -> Option<f64> {
-    let chunk = chunk_for(word_count(side), word_count(other));
-    standardised_ttr(
-        side.iter()
-            .flat_map(|c| c.tokens.iter().map(String::as_str)),
-        chunk,
-    )
+/// The type–token ratio of `side`'s conversations, on chunks of [`CHUNK`] words.
+fn type_token(side: &[&Counted]) -> Option<f64> {
+    standardised_ttr(side.iter().map(|c| &c.tokens[..]), CHUNK)
 }
 
 /// The measures, in the order reports show them.
@@ -84,75 +74,81 @@ pub const MEASURES: [Measure; 15] = [
     Measure {
         name: "turns_per_conversation",
         unit: Unit::Count,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.turns, |_| 1)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.turns, |_| 1)),
     },
     Measure {
         name: "words_per_user_turn",
         unit: Unit::Count,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.words, |c| c.turns)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.words, |c| c.turns)),
     },
     Measure {
         name: "asks_question",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.questions, |c| c.turns)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.questions, |c| c.turns)),
     },
     Measure {
         name: "gives_id_or_number",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.ids, |c| c.turns)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.ids, |c| c.turns)),
     },
     Measure {
         name: "corrects_agent",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.corrections, |c| c.answering)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.corrections, |c| c.answering)),
     },
     Measure {
         name: "expresses_frustration",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.frustrated, |c| c.turns)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.frustrated, |c| c.turns)),
     },
     Measure {
         name: "typo_rate",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ratio(c, |c| c.typos, |c| c.words)),
+        statistic: Statistic::Each(|c| ratio(c, |c| c.typos, |c| c.words)),
     },
     Measure {
         name: "disclosure_order",
         unit: Unit::Correlation,
-        statistic: Statistic::Each(|c, _| disclosure(c)),
+        statistic: Statistic::Each(disclosure),
     },
     Measure {
         name: "ends_confirmed",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ending_share(c, Ending::Confirmed)),
+        statistic: Statistic::Each(|c| ending_share(c, Ending::Confirmed)),
     },
     Measure {
         name: "ends_abandoned",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ending_share(c, Ending::Abandoned)),
+        statistic: Statistic::Each(|c| ending_share(c, Ending::Abandoned)),
     },
     Measure {
         name: "ends_transferred",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ending_share(c, Ending::Transferred)),
+        statistic: Statistic::Each(|c| ending_share(c, Ending::Transferred)),
     },
     Measure {
         name: "ends_cut_off",
         unit: Unit::Share,
-        statistic: Statistic::Each(|c, _| ending_share(c, Ending::CutOff)),
+        statistic: Statistic::Each(|c| ending_share(c, Ending::CutOff)),
     },
     Measure {
         name: "unigram_jsd",
         unit: Unit::Divergence,
         statistic: Statistic::Between(|a, b| {
-            jensen_shannon(&merged(a, |c| &c.unigrams), &merged(b, |c| &c.unigrams))
+            jensen_shannon(
+                &merged(a, |c| &c.unigrams[..]),
+                &merged(b, |c| &c.unigrams[..]),
+            )
         }),
     },
     Measure {
         name: "bigram_jsd",
         unit: Unit::Divergence,
         statistic: Statistic::Between(|a, b| {
-            jensen_shannon(&merged(a, |c| &c.bigrams), &merged(b, |c| &c.bigrams))
+            jensen_shannon(
+                &merged(a, |c| &c.bigrams[..]),
+                &merged(b, |c| &c.bigrams[..]),
+            )
         }),
     },
     Measure {

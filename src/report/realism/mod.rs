@@ -33,7 +33,7 @@ use crate::store::Store;
 use super::compare_users::ComparedJob;
 use super::stats::{StatsError, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use comparison::{measure, Measured};
-use conversation::Counted;
+use conversation::{Counted, Vocabulary};
 
 /// The realism report: the two jobs and what was measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,8 +61,15 @@ pub async fn realism(store: &dyn Store, sim: i64, real: i64) -> Result<Realism, 
     let mut real_gathered = gather::user_sides(store, real, &mut known).await?;
     gather::lend_known_info(&mut sim_gathered.sides, &known);
     gather::lend_known_info(&mut real_gathered.sides, &known);
-    let sim_counted: Vec<Counted> = sim_gathered.sides.iter().map(Counted::of).collect();
-    let real_counted: Vec<Counted> = real_gathered.sides.iter().map(Counted::of).collect();
+    let mut vocabulary = Vocabulary::default();
+    let mut count = |sides: &[conversation::UserSide]| -> Vec<Counted> {
+        sides
+            .iter()
+            .map(|s| Counted::of(s, &mut vocabulary))
+            .collect()
+    };
+    let sim_counted = count(&sim_gathered.sides);
+    let real_counted = count(&real_gathered.sides);
     Ok(Realism {
         sim: ComparedJob {
             id: sim,
