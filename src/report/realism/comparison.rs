@@ -195,6 +195,7 @@ mod tests {
                 user_turns: turns.iter().map(|t| t.to_string()).collect(),
                 after_agent: (0..turns.len()).map(|i| i > 0).collect(),
                 termination: termination.into(),
+                user_spoke_last: true,
                 known_info: Some("Your name is Mia Li. Your order is W123.".into()),
             },
             v,

@@ -21,6 +21,8 @@ pub struct UserSide {
     /// something to correct).
     pub after_agent: Vec<bool>,
     pub termination: String,
+    /// No message came after the user's last turn.
+    pub user_spoke_last: bool,
     /// The scenario's `known_info`, when known.
     pub known_info: Option<String>,
 }
@@ -100,6 +102,7 @@ impl Counted {
             ending: ending(
                 &c.termination,
                 c.user_turns.last().map_or("", String::as_str),
+                c.user_spoke_last,
             ),
             tokens: Vec::new(),
             unigrams: Vec::new(),
@@ -143,6 +146,7 @@ mod tests {
             ],
             after_agent: vec![false, true, true],
             termination: "user_stop".into(),
+            user_spoke_last: true,
             known_info: None,
         };
         let mut vocabulary = Vocabulary::default();

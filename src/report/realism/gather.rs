@@ -20,12 +20,14 @@ fn known_info(c: &StoredConversation) -> Option<String> {
 
 fn user_side(c: &StoredConversation) -> UserSide {
     let (mut user_turns, mut after_agent) = (Vec::new(), Vec::new());
-    let mut agent_spoke = false;
+    let (mut agent_spoke, mut user_spoke_last) = (false, false);
     for m in &c.messages {
+        user_spoke_last = false;
         match (m.role.as_str(), m.author.as_str()) {
             ("user", "user") => {
                 user_turns.push(m.content.clone());
                 after_agent.push(agent_spoke);
+                user_spoke_last = true;
             }
             ("assistant", _) => agent_spoke = true,
             _ => {}
@@ -36,6 +38,7 @@ fn user_side(c: &StoredConversation) -> UserSide {
         user_turns,
         after_agent,
         termination: c.conversation.termination.clone(),
+        user_spoke_last,
         known_info: known_info(c),
     }
 }
