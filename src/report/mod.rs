@@ -8,6 +8,7 @@ pub mod gather;
 pub use crate::interval;
 pub mod judge_prices;
 pub mod judging_usage;
+pub mod realism;
 pub mod render;
 pub mod stats;
 pub mod strata;

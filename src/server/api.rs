@@ -160,6 +160,9 @@ struct StatsQuery {
     by: Option<String>,
     min_cell: Option<String>,
     bins: Option<String>,
+    /// `compare-users`: hold A's users against B's real ones (`--realism`).
+    #[serde(default)]
+    realism: bool,
 }
 
 impl StatsQuery {
@@ -272,7 +275,8 @@ pub(super) fn strata_error(e: StrataError) -> ApiError {
     }
 }
 
-/// `usersim compare-users A B --json`.
+/// `usersim compare-users A B --json`, or with `realism=true`,
+/// `usersim compare-users A B --realism --json`.
 #[tracing::instrument(skip(state))]
 async fn compare_users(
     State(state): State<AppState>,
@@ -286,6 +290,12 @@ async fn compare_users(
             "give both jobs: a=JOB_A&b=JOB_B (differences are B − A)",
         )]));
     };
+    if query.realism {
+        let realism = crate::report::realism::realism(state.store.as_ref(), a, b)
+            .await
+            .map_err(stats_error)?;
+        return Ok(Json(realism).into_response());
+    }
     let comparison = crate::report::compare_users::compare_users(state.store.as_ref(), a, b, &ks)
         .await
         .map_err(stats_error)?;

@@ -239,9 +239,10 @@ fn paths_and_schemas() -> Value {
                               "404": error("No such job"), "422": json_response("A bad k, an attribute the job does not have (the problem lists those it has), min_cell or bins out of range or given without by, each named by its field", "Problems")}
             }},
             "/v1/compare-users": {"get": {
-                "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `usersim compare-users A B --json`",
-                "parameters": [{"name": "a", "in": "query", "required": false, "schema": int64(), "description": "The baseline job"},
-                               {"name": "b", "in": "query", "required": false, "schema": int64(), "description": "The job compared with it (differences are B − A)"},
+                "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `usersim compare-users A B --json`; with `realism=true`, hold job A's simulated users against job B's real (imported) ones, as `usersim compare-users A B --realism --json` (docs/realism.md)",
+                "parameters": [{"name": "a", "in": "query", "required": false, "schema": int64(), "description": "The baseline job; with realism, the simulated job"},
+                               {"name": "b", "in": "query", "required": false, "schema": int64(), "description": "The job compared with it (differences are B − A); with realism, the real job (differences are A − B, simulated − real)"},
+                               query("realism", "boolean", "Compare the user side with a real job: measures with both values, the difference, a bootstrap interval, and the three largest gaps"),
                                ks_param()],
                 "responses": {"200": {"description": "The comparison", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A job missing, or a bad k, named by its field", "Problems")}

@@ -53,6 +53,7 @@ mod nemo_gym_agent;
 mod persona_tables;
 mod progress;
 mod real_model;
+mod realism;
 mod responses_api;
 mod resume;
 mod rewards;
