@@ -16,6 +16,7 @@ pub mod interval;
 pub mod jobs;
 pub mod judge;
 pub mod llm;
+pub mod mine;
 pub mod minhash;
 pub mod mock_llm;
 pub mod persona;
