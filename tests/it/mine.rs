@@ -301,3 +301,72 @@ async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Emails and `name_name_1234` ids in `text`, found without the miner's
+/// own patterns.
+fn planted_in(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for word in text.split(|c: char| !(c.is_alphanumeric() || "._@-".contains(c))) {
+        let word = word.trim_matches('.');
+        let id_like = word.split('_').count() >= 3
+            && word
+                .rsplit('_')
+                .next()
+                .is_some_and(|n| n.len() >= 3 && n.chars().all(|c| c.is_ascii_digit()));
+        if (word.contains('@') && word.contains('.')) || id_like {
+            found.push(word.to_string());
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[tokio::test]
+async fn recorded_tau2_and_nemo_gym_conversations_mine_without_their_emails_and_user_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("endpoints.toml"), ENDPOINTS).unwrap();
+    let mut files = vec![repo().join("tests/data/tau2/airline_real_run.json")];
+    match std::env::var("USERSIM_NEMO_GYM_DIR") {
+        Ok(gym) => files.push(
+            Path::new(&gym).join("../responses_api_agents/tau2/data/example_rollouts.jsonl"),
+        ),
+        Err(_) => println!(
+            "SKIPPED: mining NeMo Gym's shipped tau2 rollouts: USERSIM_NEMO_GYM_DIR is not set (scripts/nemo-gym dir); the tau2-bench results file is mined alone"
+        ),
+    }
+    let sources: String = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let planted = planted_in(&sources);
+    assert!(planted.len() >= 5, "{planted:?}");
+    let mut args = vec!["import".to_string()];
+    args.extend(files.iter().map(|f| f.display().to_string()));
+    args.extend(["--name".into(), "recorded".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let imported = usersim(d, &args);
+    assert!(imported.status.success(), "{}", text(&imported.stderr));
+    let job = job_id_from(&text(&imported.stdout));
+
+    let out = mine(
+        d,
+        job,
+        "miner",
+        "mined",
+        &["--environment", "builtin:retail"],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let everything = all_text(&d.join("mined"));
+    for value in &planted {
+        assert!(!everything.contains(value.as_str()), "{value} leaked");
+    }
+    let valid = usersim(d, &["validate", "mined/job.toml"]);
+    assert!(valid.status.success(), "{}", text(&valid.stderr));
+}
