@@ -167,7 +167,10 @@ fn job_config(outcome: &MineOutcome, environment: &str) -> String {
         "# Scenarios and personas mined from import job {id} by `usersim mine`.\n\
          # Paths are relative to this file; the database URL to the working directory.\n\
          name = {name}\n\
-         seed = 42\n\
+         # A multiple of the number of personas: the rotation that pairs\n\
+         # scenarios with personas then gives each scenario the persona\n\
+         # mined from the same conversation.\n\
+         seed = {seed}\n\
          database = \"sqlite://usersim.db\"\n\
          concurrency = 8\n\
          max_turns = 12\n\n\
@@ -178,6 +181,7 @@ fn job_config(outcome: &MineOutcome, environment: &str) -> String {
          [dataset]\nscenarios = \"{SCENARIOS}\"\npersonas = \"{PERSONAS}\"\n\
          samples_per_scenario = 1\npersonas_per_scenario = 1\n",
         id = outcome.job.id,
+        seed = outcome.mined.len().max(1),
     )
 }
 

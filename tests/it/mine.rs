@@ -181,6 +181,10 @@ async fn mined_scenarios_validate_and_run_and_no_private_value_reaches_them() {
         .iter()
         .all(|c| c.conversation.scenario_id.starts_with("mined-")));
     assert!(stored.iter().all(|c| c.messages.len() >= 2));
+    // Each scenario is played by the persona mined from the same conversation.
+    assert!(stored
+        .iter()
+        .all(|c| c.conversation.scenario_id == c.conversation.persona_id));
     db.close().await;
 
     // A generation job is not an import job.
