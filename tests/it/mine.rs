@@ -23,7 +23,9 @@ const PRIVATE: &[&str] = &[
 ];
 
 const ENDPOINTS: &str = "[endpoints.miner]\nmock = true\nmodel = \"mock-miner\"\n\n\
-    [endpoints.garbled]\nmock = true\nmodel = \"mock-miner+garbled\"\n";
+    [endpoints.garbled]\nmock = true\nmodel = \"mock-miner+garbled\"\n\n\
+    [endpoints.broken]\nmock = true\nmodel = \"mock-miner+malformed\"\nmax_retries = 0\n\n\
+    [endpoints.limited]\nmock = true\nmodel = \"mock-miner+ratelimit-once\"\n";
 
 /// A folder with the fixture imported into `usersim.db`: (folder, job id).
 fn imported() -> (tempfile::TempDir, i64) {
@@ -209,6 +211,24 @@ async fn an_unparseable_answer_is_a_rejection_and_with_nothing_kept_nothing_is_w
 }
 
 #[tokio::test]
+async fn calls_go_through_the_endpoint_its_retries_hold_and_a_failed_call_is_a_rejection() {
+    let (dir, job) = imported();
+    // A 429 on the first call pauses the endpoint and is retried: all kept.
+    let limited = mine(dir.path(), job, "limited", "limited", &[]);
+    assert!(limited.status.success(), "{}", text(&limited.stderr));
+    assert!(text(&limited.stdout).contains("6 conversations, 5 scenarios kept"));
+    // Broken bodies and no retries: every conversation fails, nothing is written.
+    let broken = mine(dir.path(), job, "broken", "broken", &[]);
+    assert_eq!(broken.status.code(), Some(1), "{}", text(&broken.stderr));
+    assert!(
+        text(&broken.stdout).contains("rejected model_failed: 6"),
+        "{}",
+        text(&broken.stdout)
+    );
+    assert!(!dir.path().join("broken").exists());
+}
+
+#[tokio::test]
 async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
     let (dir, job) = imported();
     let d = dir.path();
@@ -237,7 +257,7 @@ async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
         (
             vec![job.to_string(), "--endpoint".into(), "nope".into()],
             2,
-            "'nope' is not an endpoint of endpoints.toml; it defines: garbled, miner",
+            "'nope' is not an endpoint of endpoints.toml; it defines: broken, garbled, limited, miner",
         ),
         (
             vec![job.to_string(), "--out".into(), "exists".into()],
