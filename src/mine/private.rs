@@ -125,15 +125,20 @@ impl Redactor {
 
     /// `text` with every private value replaced by its fake.
     pub fn redact(&mut self, text: &str) -> String {
-        let Some(pattern) = self.pattern.clone() else {
-            return text.to_string();
+        // Not a clone of the regex: a clone builds its match caches anew.
+        let found: Vec<(usize, usize)> = match &self.pattern {
+            None => return text.to_string(),
+            Some(pattern) => pattern
+                .find_iter(text)
+                .map(|m| (m.start(), m.end()))
+                .collect(),
         };
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
-        for found in pattern.find_iter(text) {
-            out.push_str(&text[last..found.start()]);
-            out.push_str(&self.fake_for(found.as_str()));
-            last = found.end();
+        for (start, end) in found {
+            out.push_str(&text[last..start]);
+            out.push_str(&self.fake_for(&text[start..end]));
+            last = end;
         }
         out.push_str(&text[last..]);
         out
