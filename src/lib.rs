@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
+//! `cli, server` → `bench` → `jobs, report, mine` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
 
 pub mod agent;
 pub mod bench;
@@ -16,6 +16,7 @@ pub mod interval;
 pub mod jobs;
 pub mod judge;
 pub mod llm;
+pub mod mine;
 pub mod minhash;
 pub mod mock_llm;
 pub mod persona;

@@ -20,6 +20,7 @@ mod import;
 mod jobs;
 mod judge;
 pub mod logging;
+mod mine;
 mod mock_llm;
 mod personas;
 mod progress;
@@ -211,6 +212,9 @@ enum Command {
     /// Compare the simulated users of two jobs (two user prompts or models)
     /// on matched scenarios, personas and samples: flag rates, reward, pass^k.
     CompareUsers(compare_users::CompareUsersArgs),
+    /// Turn each conversation of an import job into a scenario and a persona
+    /// with a model, private values replaced by fakes (docs/mining.md).
+    Mine(mine::MineArgs),
     /// Serve the HTTP API, live progress, metrics and the web UI; runs jobs submitted to it.
     Serve {
         #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
@@ -409,6 +413,7 @@ pub async fn main() -> i32 {
         Command::Import(args) => import::import(args).await,
         Command::Stats(args) => stats::stats(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
+        Command::Mine(args) => mine::mine(args).await,
         Command::Serve {
             database,
             bind,

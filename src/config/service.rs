@@ -221,6 +221,14 @@ impl OperatorEndpoints {
         self.endpoints.is_empty()
     }
 
+    /// Endpoint `name` as a model is built from (`usersim mine --endpoint`);
+    /// `file` is where the endpoints were read, for problems.
+    pub fn config(&self, file: &Path, name: &str) -> Option<crate::config::EndpointConfig> {
+        let endpoint = self.endpoints.get(name)?;
+        let mut problems = Vec::new();
+        check_endpoint(file, name, endpoint, Trust::Local, &mut problems)
+    }
+
     /// `a, b` for messages, or a note that there are none.
     pub fn names(&self) -> String {
         if self.endpoints.is_empty() {

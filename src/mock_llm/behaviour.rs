@@ -10,6 +10,8 @@ pub enum MockRole {
     Tools,
     /// Proposes scenarios from a synthesis prompt.
     Synth,
+    /// Turns a conversation into a scenario and a persona (`usersim mine`).
+    Miner,
 }
 
 /// Fault and behaviour modifiers, written after `+` in the model name.
@@ -95,6 +97,7 @@ pub const MODELS: &[&str] = &[
     "mock-judge",
     "mock-tools",
     "mock-synth",
+    "mock-miner",
 ];
 
 impl Behaviour {
@@ -109,6 +112,7 @@ impl Behaviour {
             "mock-judge" => MockRole::Judge,
             "mock-tools" => MockRole::Tools,
             "mock-synth" => MockRole::Synth,
+            "mock-miner" => MockRole::Miner,
             other => {
                 return Err(format!(
                     "model '{other}' does not exist; the mock serves {}",

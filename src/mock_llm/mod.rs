@@ -20,6 +20,7 @@ pub mod behaviour;
 pub mod faults;
 pub mod judge;
 mod listen;
+pub mod mine;
 pub mod openings;
 pub mod policy;
 pub mod replay;

@@ -494,6 +494,10 @@ pub(super) async fn script_turn(
             let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
             Message::assistant(super::synth::respond(&prompt.join("\n")))
         }
+        MockRole::Miner => {
+            let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
+            Message::assistant(super::mine::respond(&prompt.join("\n"), m.garbled))
+        }
         MockRole::Judge => {
             let prompt: Vec<&str> = messages.iter().map(|m| &*m.content).collect();
             Message::assistant(judge::respond(&prompt.join("\n"), m, seen))

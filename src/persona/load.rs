@@ -173,6 +173,14 @@ impl Issue {
     }
 }
 
+/// What the persona loader finds wrong with one parsed persona.
+pub fn persona_problems(persona: &Persona) -> Vec<String> {
+    persona_issues(persona)
+        .into_iter()
+        .map(|i| i.message)
+        .collect()
+}
+
 fn persona_issues(persona: &Persona) -> Vec<Issue> {
     let mut issues = Vec::new();
     if persona.id.trim().is_empty() {
@@ -228,7 +236,9 @@ fn persona_issues(persona: &Persona) -> Vec<Issue> {
     issues
 }
 
-fn scenario_issues(scenario: &Scenario) -> Vec<String> {
+/// What the scenario loader finds wrong with one parsed scenario (its own
+/// fields; not duplicates, which need the whole file).
+pub fn scenario_issues(scenario: &Scenario) -> Vec<String> {
     let mut issues = Vec::new();
     if scenario.id.trim().is_empty() {
         issues.push(

@@ -38,6 +38,7 @@ pub const POLICY_TEMPLATE: ShippedTemplate = shipped!("prompts/policies/default.
 pub const TOOL_SIMULATOR_TEMPLATE: ShippedTemplate = shipped!("prompts/tool_simulator.tera");
 /// The scenario generator's prompt (synthesis).
 pub const SYNTH_PROPOSE_TEMPLATE: ShippedTemplate = shipped!("prompts/synth/propose.tera");
+pub const MINE_SCENARIO_TEMPLATE: ShippedTemplate = shipped!("prompts/mine/scenario.tera");
 
 /// The built-in judges' templates (the review committee's `blueprint_review` among them).
 pub const JUDGE_HELPFULNESS: ShippedTemplate = shipped!("prompts/judges/helpfulness.tera");
@@ -52,11 +53,12 @@ pub const JUDGE_BLUEPRINT_REVIEW: ShippedTemplate =
     shipped!("prompts/judges/blueprint_review.tera");
 
 /// Every built-in template.
-pub const ALL: [ShippedTemplate; 11] = [
+pub const ALL: [ShippedTemplate; 12] = [
     USER_SIMULATOR_TEMPLATE,
     POLICY_TEMPLATE,
     TOOL_SIMULATOR_TEMPLATE,
     SYNTH_PROPOSE_TEMPLATE,
+    MINE_SCENARIO_TEMPLATE,
     JUDGE_HELPFULNESS,
     JUDGE_PAIRWISE_PREFERENCE,
     JUDGE_EQUIVALENCE,

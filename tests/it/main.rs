@@ -47,6 +47,7 @@ mod llm_client;
 mod machine_traces;
 mod mcp;
 mod mcp_folders;
+mod mine;
 mod mock_faults;
 mod nemo_gym;
 mod nemo_gym_agent;
