@@ -417,6 +417,13 @@ async fn a_person_compares_two_conversations_of_a_pairwise_judgment_side_by_side
 }
 
 /// The rows' conversation ids of a job page's table, in order.
+/// The head of the conversation table (the job page's strata table, above
+/// it, has a head of its own).
+fn conversation_headers(dom: &str) -> &str {
+    let table = between(dom, "<table class=\"conversations\">", "</table>").unwrap_or("");
+    between(table, "<thead>", "</thead>").unwrap_or("")
+}
+
 fn table_ids(dom: &str) -> Vec<i64> {
     let table = between(dom, "<table class=\"conversations\">", "</table>").unwrap_or("");
     links_starting_with(table, "/conversations/")
@@ -501,7 +508,7 @@ async fn a_person_triages_a_job_by_its_plots_filters_and_why_conversations_faile
     }
 
     // Sorting: a click on "reward" puts the best first; a second click, the worst.
-    let headers = between(&page, "<thead>", "</thead>").unwrap();
+    let headers = conversation_headers(&page);
     let by_reward = links_starting_with(headers, &format!("/jobs/{job}?"))
         .into_iter()
         .find(|link| link.contains("sort=reward"))
@@ -511,7 +518,7 @@ async fn a_person_triages_a_job_by_its_plots_filters_and_why_conversations_faile
     assert_eq!(ids.len(), 27);
     let rewards: Vec<f64> = ids.iter().map(|&id| reward_of(id)).collect();
     assert!(rewards.windows(2).all(|w| w[0] >= w[1]), "{rewards:?}");
-    let again = between(&best_first, "<thead>", "</thead>").unwrap();
+    let again = conversation_headers(&best_first);
     let worst_first_link = links_starting_with(again, &format!("/jobs/{job}?"))
         .into_iter()
         .find(|link| link.contains("sort=reward"))
