@@ -1,5 +1,5 @@
-"""Collect rollouts from an agent server that runs outside NeMo Gym (usersim's
-`usersim agent`) with NeMo Gym's own rollout collection, wired the way NeMo
+"""Collect rollouts from an agent server that runs outside NeMo Gym (sparring's
+`sparring agent`) with NeMo Gym's own rollout collection, wired the way NeMo
 Gym 0.7.0 wires any agent: a head server whose global config names the agent
 (`responses_api_agents`, its host and port) and the environment server that
 fronts it (the wheel's `legacy_agent`, which relays `/run` and
@@ -9,7 +9,7 @@ Ray. Run with the venv's Python:
 
     python nemo_gym_collect.py --agent-url http://127.0.0.1:8090 \
         --input rows.jsonl --output rollouts.jsonl [--num-repeats K] \
-        [--concurrency N] [--agent-name usersim_agent]
+        [--concurrency N] [--agent-name sparring_agent]
 
 or, instead of `--agent-url`, NeMo Gym's own `simple_agent` started here
 against a resources server and a Responses-API model server already running
@@ -84,7 +84,7 @@ def main() -> int:
         parser.error("give either --agent-url or --simple-agent")
     if args.simple_agent and not (args.resources and "=" in args.resources and args.model_url):
         parser.error("--simple-agent needs --resources NAME=URL and --model-url URL")
-    args.agent_name = args.agent_name or ("simple_agent_bench" if args.simple_agent else "usersim_agent")
+    args.agent_name = args.agent_name or ("simple_agent_bench" if args.simple_agent else "sparring_agent")
     head_port, environment_port = free_port(), free_port()
     environment_name = f"{args.agent_name}_environment_server"
     config = {"head_server": {"host": "127.0.0.1", "port": head_port}}
@@ -116,7 +116,7 @@ def main() -> int:
         agent = urllib.parse.urlparse(args.agent_url)
         config[args.agent_name] = {
             "responses_api_agents": {
-                "usersim": {"entrypoint": "app.py", "host": agent.hostname, "port": agent.port}
+                "sparring": {"entrypoint": "app.py", "host": agent.hostname, "port": agent.port}
             }
         }
     config |= {

@@ -1,4 +1,4 @@
-//! usersim: synthetic multi-turn dialogues between a policy model and an
+//! sparring: synthetic multi-turn dialogues between a policy model and an
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):

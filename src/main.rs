@@ -6,7 +6,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() {
-    usersim::cli::closed_stdout::end_quietly_when_stdout_closes();
-    usersim::cli::logging::init_logging();
-    std::process::exit(usersim::cli::main().await);
+    sparring::cli::closed_stdout::end_quietly_when_stdout_closes();
+    sparring::cli::logging::init_logging();
+    std::process::exit(sparring::cli::main().await);
 }

@@ -1,4 +1,4 @@
-//! usersim as a NeMo Gym agent server, over one job config: a run request
+//! sparring as a NeMo Gym agent server, over one job config: a run request
 //! (`BaseRunRequest`: `responses_create_params` plus a row's fields) becomes
 //! one episode of the job (its simulated user, environment, limits and
 //! checks), verified, stored as an item of the agent's job, and answered as
@@ -9,7 +9,7 @@
 //! `open` finds or makes the agent's job; `request` reads a run request,
 //! `row` turns it into a scenario, `run` works it, `output` writes the
 //! conversation as Responses output items, `metrics` answers
-//! `/aggregate_metrics`. No printing: the edge (`usersim agent`) does that.
+//! `/aggregate_metrics`. No printing: the edge (`sparring agent`) does that.
 
 mod error;
 pub mod metrics;

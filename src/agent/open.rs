@@ -1,4 +1,4 @@
-//! An agent server over one job config: its inputs checked as `usersim run`
+//! An agent server over one job config: its inputs checked as `sparring run`
 //! checks them, its models connected, and its job in the store, found again
 //! by its config hash when the agent restarts.
 
@@ -38,10 +38,10 @@ pub struct Agent {
 }
 
 /// The agent's job's config hash: the job's, marked as an agent's, so that
-/// `usersim run` of the same config makes its own job.
+/// `sparring run` of the same config makes its own job.
 pub fn agent_job_hash(config_hash: &str) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(b"usersim agent\n");
+    hasher.update(b"sparring agent\n");
     hasher.update(config_hash.as_bytes());
     hasher
         .finalize()
@@ -72,7 +72,7 @@ impl Agent {
                 format!(
                     "scenarios {} have `judge:NAME` rewards, which the agent server does not \
                      score yet (their judgments are stored under a conversation id); use \
-                     `usersim run` for them, or rewards the environment and rules give",
+                     `sparring run` for them, or rewards the environment and rules give",
                     judged.join(", ")
                 ),
             )]));

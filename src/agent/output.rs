@@ -1,6 +1,6 @@
 //! A stored conversation as NeMo Gym's multi-turn agents write a rollout:
 //! `responses_create_params.input` is what the policy was given before the
-//! conversation (the row's input; for a usersim scenario, the policy's
+//! conversation (the row's input; for a sparring scenario, the policy's
 //! system prompt), and `response.output` is everything after it, in order:
 //! the policy's messages, its `function_call`s and their
 //! `function_call_output`s, and the simulated user's turns as `message`
@@ -19,7 +19,7 @@ use crate::token_ids::TokenIds;
 
 /// `responses_create_params` and `response` of a conversation, from the
 /// request's `responses_create_params`; `prelude` is how many of its first
-/// messages the row's input gave (0: a usersim scenario, whose first
+/// messages the row's input gave (0: a sparring scenario, whose first
 /// message is the policy's system prompt).
 pub fn rollout(
     request: &Map<String, Value>,
@@ -97,7 +97,7 @@ fn input_item(message: &NewMessage) -> Value {
     json!({"type": "message", "role": role, "content": &*message.content})
 }
 
-/// A stored message as the transcript held it (`None`: a role usersim
+/// A stored message as the transcript held it (`None`: a role sparring
 /// does not write).
 fn message_of(message: &NewMessage) -> Option<Message> {
     Some(Message {

@@ -15,7 +15,7 @@ use super::error::Invalid;
 pub const TASK_INDEX: &str = "_ng_task_index";
 /// NeMo Gym's field for which repeat of the row this is.
 pub const ROLLOUT_INDEX: &str = "_ng_rollout_index";
-/// The field naming one of the job's own scenarios (a usersim scenario set).
+/// The field naming one of the job's own scenarios (a sparring scenario set).
 pub const SCENARIO_FIELD: &str = "scenario_id";
 /// The field naming one of the job's personas.
 pub const PERSONA_FIELD: &str = "persona_id";

@@ -107,7 +107,7 @@ impl Agent {
         let output = training::output_items(&turns);
         let tools = params.get("tools").cloned().unwrap_or_else(|| json!([]));
         let mut response = json!({
-            "id": format!("resp_usersim_{}_{}", self.job_row.id, crate::store::now_ms()),
+            "id": format!("resp_sparring_{}_{}", self.job_row.id, crate::store::now_ms()),
             "object": "response",
             "created_at": crate::store::now_ms() / 1000,
             "model": self.generation.policy().name(),
@@ -128,7 +128,7 @@ impl Agent {
             // Out of steps, or an empty answer: as NeMo Gym marks a
             // trajectory that did not finish.
             response["status"] = json!("incomplete");
-            response["metadata"] = json!({"usersim_turn_end": format!("{end:?}")});
+            response["metadata"] = json!({"sparring_turn_end": format!("{end:?}")});
         }
         Ok(response)
     }

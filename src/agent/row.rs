@@ -2,7 +2,7 @@
 //! `[dataset] format = "nemo_gym"` reads each row (the job's own row of
 //! the same input lends it the gold calls and replay the row lacks); a
 //! request naming `scenario_id` plays that scenario of the job's own set
-//! (a usersim scenario set, with its simulated user and environment).
+//! (a sparring scenario set, with its simulated user and environment).
 
 use std::borrow::Cow;
 
@@ -36,7 +36,7 @@ impl Agent {
         if self.job.dataset.format != DatasetFormat::NemoGym {
             return Err(Invalid::at(
                 &[SCENARIO_FIELD],
-                "is missing; this agent's job plays usersim scenarios ([dataset] scenarios), \
+                "is missing; this agent's job plays sparring scenarios ([dataset] scenarios), \
                  so a run request names one of them by `scenario_id`",
             ));
         }

@@ -84,7 +84,10 @@ impl Agent {
                 .cloned()
                 .unwrap_or_else(|| row_request(&request.row))
         };
-        let response_id = format!("resp_usersim_{}_{}", self.job_row.id, conversation.item_key);
+        let response_id = format!(
+            "resp_sparring_{}_{}",
+            self.job_row.id, conversation.item_key
+        );
         let (rcp, response) = rollout(
             &base_request,
             &conversation,
@@ -153,7 +156,7 @@ impl Agent {
 
     /// The `BaseVerifyResponse`: the row's fields as sent, the verifier's
     /// own fields, `responses_create_params`, `response` and `reward`, and
-    /// what usersim stored under `usersim`.
+    /// what sparring stored under `sparring`.
     fn answer(
         &self,
         request: &RunRequest,
@@ -186,7 +189,7 @@ impl Agent {
             }
         }
         answer.insert(
-            "usersim".into(),
+            "sparring".into(),
             json!({
                 "job_id": self.job_row.id,
                 "conversation_id": conversation_id,

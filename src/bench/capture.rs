@@ -1,4 +1,4 @@
-//! What token capture costs a conversation in flight (`usersim bench
+//! What token capture costs a conversation in flight (`sparring bench
 //! --capture-memory`): many conversations' transcripts held at once, as the
 //! engine records them (the policy's turns through
 //! [`Transcript::push_generated`], the environment's results, the user's

@@ -1,4 +1,4 @@
-//! The benchmark harness behind `usersim bench`: a generated job against the
+//! The benchmark harness behind `sparring bench`: a generated job against the
 //! mock model server (its own process) with latency L and concurrency C, and the
 //! figures issue 4's targets are judged by. Figures are printed, never asserted.
 
@@ -25,7 +25,7 @@ pub use tail::{OverheadSplit, TailBreakdown};
 
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
-    /// The `usersim` binary, run as `mock-llm` in its own process so that the
+    /// The `sparring` binary, run as `mock-llm` in its own process so that the
     /// memory measured is the orchestrator's alone.
     pub exe: PathBuf,
     pub latency: Duration,

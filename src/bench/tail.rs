@@ -35,7 +35,7 @@ pub struct OverheadSplit {
     pub first_wave: usize,
 }
 
-/// The breakdown `usersim bench` prints.
+/// The breakdown `sparring bench` prints.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TailBreakdown {
     pub all: OverheadSplit,

@@ -1,5 +1,5 @@
-//! `usersim agent --config JOB.toml --bind HOST:PORT [--database URL]`:
-//! usersim as a NeMo Gym agent server for one job config. When it listens
+//! `sparring agent --config JOB.toml --bind HOST:PORT [--database URL]`:
+//! sparring as a NeMo Gym agent server for one job config. When it listens
 //! it prints its address (`http://HOST:PORT`) on a line of its own on
 //! stdout, for scripts; Ctrl-C or SIGTERM stops it after the rollouts in
 //! flight.
@@ -61,7 +61,7 @@ pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> an
         );
     }
     eprintln!(
-        "usersim agent '{}' (job {} in {database}; {concurrency} rollouts at once) serving NeMo \
+        "sparring agent '{}' (job {} in {database}; {concurrency} rollouts at once) serving NeMo \
          Gym's agent routes on http://{local}; Ctrl-C or SIGTERM stops it",
         agent.name(),
         agent.job().id,
@@ -72,7 +72,7 @@ pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> an
     agent.close().await?;
     ctx.store.close().await;
     eprintln!(
-        "usersim agent stopped; its rollouts are job {}: usersim stats --job {} --database {database}",
+        "sparring agent stopped; its rollouts are job {}: sparring stats --job {} --database {database}",
         agent.job().id,
         agent.job().id
     );

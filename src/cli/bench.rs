@@ -1,4 +1,4 @@
-//! `usersim bench --latency-ms L --concurrency C --conversations N [--database URL] [--http2]
+//! `sparring bench --latency-ms L --concurrency C --conversations N [--database URL] [--http2]
 //! [--tpm N] [--rpm N]`, or `--capture-memory` (token capture's memory per conversation)
 
 use std::time::Duration;
@@ -14,7 +14,7 @@ pub struct Limits {
     pub agent: bool,
 }
 
-/// `usersim bench --capture-memory`: token capture's memory per
+/// `sparring bench --capture-memory`: token capture's memory per
 /// conversation in flight, for `conversations` conversations the shape of
 /// the bench's retail ones with a prompt of a few thousand tokens.
 pub fn capture_memory(conversations: u32) -> anyhow::Result<i32> {
@@ -234,7 +234,7 @@ pub async fn bench(
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("usersim-bench-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("sparring-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }

@@ -1,7 +1,7 @@
-//! `usersim jobs | head -1`: once the reader has gone, the next `println!`
+//! `sparring jobs | head -1`: once the reader has gone, the next `println!`
 //! fails with a broken pipe, and Rust's `println!` panics on that. Unix tools
 //! end quietly there (killed by SIGPIPE, which Rust ignores), and so does
-//! usersim: exit status 141 (128 + SIGPIPE), as a shell reports for them,
+//! sparring: exit status 141 (128 + SIGPIPE), as a shell reports for them,
 //! with no panic message. Every other panic keeps the default report.
 
 /// Install the hook. Called once, first thing in `main`.

@@ -1,4 +1,4 @@
-//! `usersim compare-users JOB_A JOB_B [--json] [--k 1,2,4] [--realism]`
+//! `sparring compare-users JOB_A JOB_B [--json] [--k 1,2,4] [--realism]`
 
 use crate::report::compare_users::compare_users as compare;
 use crate::report::realism::realism;

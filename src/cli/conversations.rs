@@ -1,4 +1,4 @@
-//! `usersim conversations --job ID [filters]`: a job's conversations, one
+//! `sparring conversations --job ID [filters]`: a job's conversations, one
 //! line each, with the export's filters.
 
 use crate::export::prepare::{judgments_for, unsolved_for};
@@ -16,7 +16,7 @@ pub struct ConversationsArgs {
     job: i64,
     #[command(flatten)]
     filters: FilterArgs,
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
 }
 

@@ -1,4 +1,4 @@
-//! `usersim export --job ID --format openai|hf|sharegpt|nemo_gym|dpo|scenarios
+//! `sparring export --job ID --format openai|hf|sharegpt|nemo_gym|dpo|scenarios
 //! --out FILE [--split FRACTION] [filters]`
 
 use std::io::{BufWriter, Write};
@@ -38,7 +38,7 @@ pub struct ExportArgs {
     /// --dpo-shape; ties and inconsistent swap checks are skipped; filters
     /// apply to both sides); scenarios (not conversations: the job's
     /// synthesized scenarios its policy solved, as a scenarios JSONL that
-    /// `usersim run` reads: the curated dataset; with --keep-unsolved the
+    /// `sparring run` reads: the curated dataset; with --keep-unsolved the
     /// unsolved ones too). openai, hf and sharegpt end each conversation
     /// on the policy's last reply.
     #[arg(long, default_value = "openai")]
@@ -104,7 +104,7 @@ pub struct ExportArgs {
     keep_user_flagged: bool,
     /// Keep the conversations of unsolved synthesized scenarios: scenarios
     /// tagged `synthesized` that every planned attempt of this job failed
-    /// (left out by default; `usersim stats` lists them). With --format
+    /// (left out by default; `sparring stats` lists them). With --format
     /// scenarios: write the unsolved scenarios too.
     #[arg(long)]
     keep_unsolved: bool,
@@ -139,7 +139,7 @@ pub struct ExportArgs {
     /// the top level, the others in their metadata (openai: the sidecar).
     #[arg(long, value_name = "centered|normalized", value_parser = parse_advantage)]
     advantage: Option<Advantage>,
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
 }
 

@@ -1,4 +1,4 @@
-//! What `usersim export` (and `usersim conversations`, which shares its
+//! What `sparring export` (and `sparring conversations`, which shares its
 //! filters) says: an export request's refusals with their exit codes, the
 //! notices of what preparing it added, its progress and its result, in the
 //! words of the command line's flags.
@@ -123,7 +123,7 @@ fn notice_line(notice: &Notice) -> String {
         Notice::JobUserCheck(flag) => format!("dropping conversations the '{flag}' check flagged (the job's [user_simulator] drop_flagged; --keep-user-flagged keeps them)"),
         Notice::UnsolvedUnreadable { job, reason } => format!("warning: cannot tell which of job {job}'s scenarios are synthesized, so no conversation is left out as unsolved: {reason}"),
         Notice::DroppingUnsolved { job, scenarios } => format!(
-            "dropping the conversations of {scenarios} unsolved synthesized scenario{} (none of their attempts passed; `usersim stats --job {job}` lists them; --keep-unsolved keeps them)",
+            "dropping the conversations of {scenarios} unsolved synthesized scenario{} (none of their attempts passed; `sparring stats --job {job}` lists them; --keep-unsolved keeps them)",
             if *scenarios == 1 { "" } else { "s" },
         ),
         Notice::DropsNothing { judge, listed } => format!("warning: --drop-flagged {judge}: no judgments by '{judge}', so it drops nothing; {listed}"),

@@ -1,4 +1,4 @@
-//! The conversation filters `usersim conversations` takes: the export's
+//! The conversation filters `sparring conversations` takes: the export's
 //! (`--min-reward`, `--min-judge`, `--drop-flagged`, `--keep-flagged`,
 //! `--keep-unsolved`, read into `export::Filter`) and the conversation
 //! browser's (`--max-reward`, `--termination`, `--scenario`, `--persona`,
@@ -48,7 +48,7 @@ pub struct FilterArgs {
     pub keep_unsolved: bool,
 }
 
-/// `--termination`: one of the terminations usersim stores.
+/// `--termination`: one of the terminations sparring stores.
 fn parse_termination(text: &str) -> Result<String, String> {
     match Termination::parse(text) {
         Some(t) => Ok(t.as_str().to_string()),
@@ -75,7 +75,7 @@ impl FilterArgs {
     }
 
     /// The judge conditions, with the job's `drop_flagged` judges unless
-    /// `--keep-flagged` (each said on stderr, as `usersim export` does).
+    /// `--keep-flagged` (each said on stderr, as `sparring export` does).
     pub fn judge_filter(&self, row: &JobRow) -> export::Filter {
         let mut drop_flagged = self.drop_flagged.clone();
         if !self.keep_flagged {

@@ -1,5 +1,5 @@
-//! `usersim import FILE… --name NAME [--format F] [--skip-invalid]`: store
-//! conversations usersim did not generate as the items of an import job.
+//! `sparring import FILE… --name NAME [--format F] [--skip-invalid]`: store
+//! conversations sparring did not generate as the items of an import job.
 
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ pub struct ImportArgs {
     /// storing nothing when a line is invalid.
     #[arg(long)]
     skip_invalid: bool,
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
     /// No progress bar or lines.
     #[arg(long)]
@@ -121,10 +121,10 @@ fn print_report(report: &ImportReport) {
         println!("interrupted: what was read is stored; run the same command to import the rest");
         return;
     }
-    println!("next: usersim judge JUDGES.toml --job {}", job.id);
-    println!("next: usersim stats --job {}", job.id);
+    println!("next: sparring judge JUDGES.toml --job {}", job.id);
+    println!("next: sparring stats --job {}", job.id);
     println!(
-        "next: usersim export --job {} --format hf --out data.jsonl",
+        "next: sparring export --job {} --format hf --out data.jsonl",
         job.id
     );
 }

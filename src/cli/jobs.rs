@@ -1,4 +1,4 @@
-//! `usersim jobs`: every job in the database, one line each.
+//! `sparring jobs`: every job in the database, one line each.
 
 use crate::store::{self, JobKind};
 

@@ -1,5 +1,5 @@
-//! `usersim judge JUDGES.toml --job ID` and
-//! `usersim judge JUDGES.toml --pairwise --a JOB_A --b JOB_B`
+//! `sparring judge JUDGES.toml --job ID` and
+//! `sparring judge JUDGES.toml --pairwise --a JOB_A --b JOB_B`
 
 use std::path::Path;
 

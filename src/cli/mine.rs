@@ -1,7 +1,7 @@
-//! `usersim mine REAL_JOB --endpoints FILE --endpoint NAME --out DIR`: each
+//! `sparring mine REAL_JOB --endpoints FILE --endpoint NAME --out DIR`: each
 //! conversation of an import job turned into a scenario and a persona by a
 //! model (docs/mining.md); the output folder written only when its job
-//! config passes `usersim validate`'s checks.
+//! config passes `sparring validate`'s checks.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -54,7 +54,7 @@ pub struct MineArgs {
     /// Model calls in flight at most (1..=256).
     #[arg(long, default_value_t = 8)]
     concurrency: usize,
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
     /// No progress bar or lines.
     #[arg(long)]
@@ -210,7 +210,7 @@ fn print_counts(outcome: &MineOutcome) {
     }
 }
 
-/// Stage the folder, hold its job config to `usersim validate`'s checks, and
+/// Stage the folder, hold its job config to `sparring validate`'s checks, and
 /// only then put it in place.
 async fn write(out: &Path, outcome: &MineOutcome, environment: &str) -> anyhow::Result<i32> {
     let staged = match Staged::write(out, outcome, environment) {
@@ -235,7 +235,7 @@ async fn write(out: &Path, outcome: &MineOutcome, environment: &str) -> anyhow::
     match staged.commit() {
         Ok(dir) => {
             println!(
-                "wrote {}: {n} scenarios, {n} personas, job.toml (valid), summary.json; run it with `usersim run {}`",
+                "wrote {}: {n} scenarios, {n} personas, job.toml (valid), summary.json; run it with `sparring run {}`",
                 dir.display(),
                 dir.join("job.toml").display(),
                 n = outcome.mined.len()

@@ -1,4 +1,4 @@
-//! `usersim mock-llm --port P [--scenarios FILE] [--latency-ms MS] [--latency-jitter-ms MS]
+//! `sparring mock-llm --port P [--scenarios FILE] [--latency-ms MS] [--latency-jitter-ms MS]
 //! [--fault-rate R --faults 429,500,503,timeout,malformed,truncated]
 //! [--batch-delay-ms MS] [--batch-fail-share S] [--batch-expire N,..] [--batch-cancel N,..]`
 

@@ -4,7 +4,7 @@
 //! file; clap's usage errors too), 3 not found (a job or conversation id that
 //! is not in the database).
 //!
-//! With `main`, this is the one place where usersim prints; the library below
+//! With `main`, this is the one place where sparring prints; the library below
 //! reports through return values and tracing.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -43,11 +43,11 @@ pub const EXIT_INVALID: i32 = 2;
 /// Exit code for a job or conversation id that is not in the database.
 pub const EXIT_NOT_FOUND: i32 = 3;
 
-const DEFAULT_DATABASE: &str = "sqlite://usersim.db";
+const DEFAULT_DATABASE: &str = "sqlite://sparring.db";
 
 #[derive(Parser)]
 #[command(
-    name = "usersim",
+    name = "sparring",
     version,
     about = "Synthetic multi-turn dialogues: a policy model, an LLM-simulated user, resource tools; verified and stored."
 )]
@@ -92,7 +92,7 @@ enum Command {
         capture_memory: bool,
         /// The policy is an agent (`[policy] kind = "responses_agent"`) that
         /// the mock serves on its Responses route after the same latency:
-        /// usersim's overhead per agent turn instead of per model call.
+        /// sparring's overhead per agent turn instead of per model call.
         #[arg(long, conflicts_with_all = ["http2", "capture_memory"])]
         agent: bool,
     },
@@ -122,7 +122,7 @@ enum Command {
         /// Judge only conversations with at least this reward (A's, pairwise).
         #[arg(long, value_parser = crate::config::ranges::parse_finite)]
         min_reward: Option<f64>,
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
         /// Judgments in flight at once (default: the judged job's concurrency; 1 to 10,000).
         #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
@@ -145,7 +145,7 @@ enum Command {
     },
     /// Work jobs stored in a database (many workers may share one job).
     Worker {
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
         /// Work only this job, and exit when it is finished.
         #[arg(long)]
@@ -188,22 +188,22 @@ enum Command {
     },
     /// List the jobs in a database: id, name, kind, status, created, items, mean reward.
     Jobs {
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
     },
     /// List a job's conversations (id, scenario, persona, termination, reward),
-    /// with the export's filters; `usersim show ID` prints one.
+    /// with the export's filters; `sparring show ID` prints one.
     Conversations(conversations::ConversationsArgs),
     /// Print one stored conversation as a readable transcript.
     Show {
         conversation_id: i64,
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
     },
     /// Export a job's conversations as training JSONL (openai), or a pairwise
     /// judge's verdicts as DPO preference pairs (dpo).
     Export(export::ExportArgs),
-    /// Import conversations usersim did not generate (OpenAI or HF messages,
+    /// Import conversations sparring did not generate (OpenAI or HF messages,
     /// ShareGPT, NeMo Gym rollouts) as the items of an import job, to judge,
     /// check, curate and export them as generated ones.
     Import(import::ImportArgs),
@@ -217,13 +217,13 @@ enum Command {
     Mine(mine::MineArgs),
     /// Serve the HTTP API, live progress, metrics and the web UI; runs jobs submitted to it.
     Serve {
-        #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+        #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
         /// Address to listen on; a non-loopback one needs a token.
         #[arg(long, default_value = "127.0.0.1:8080")]
         bind: String,
         /// Bearer token every route but /healthz requires.
-        #[arg(long, env = "USERSIM_API_TOKEN", hide_env_values = true)]
+        #[arg(long, env = "SPARRING_API_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// Every path in a submitted config must resolve inside this folder
         /// (after symlinks); `?base=` is relative to it. Default: the working directory.
@@ -282,7 +282,7 @@ struct JobArgs {
     #[arg(long, value_name = "JOB_ID")]
     resume: Option<i64>,
     /// Database of the job to resume (a config names its own).
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     database: String,
     /// Start a new job even if a job with this name or config exists.
     #[arg(long, conflicts_with = "resume")]
@@ -300,9 +300,9 @@ struct JobArgs {
 
 /// What a [`JobArgs`] config starts.
 enum Start {
-    /// A generation job (`usersim run`).
+    /// A generation job (`sparring run`).
     Run,
-    /// A synthesis job (`usersim synthesize`).
+    /// A synthesis job (`sparring synthesize`).
     Synthesize,
 }
 

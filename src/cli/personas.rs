@@ -1,4 +1,4 @@
-//! `usersim personas sample JOB.toml [--sample N] --out panel.jsonl`: draw a
+//! `sparring personas sample JOB.toml [--sample N] --out panel.jsonl`: draw a
 //! job's persona table sample once and write it as a panel that later jobs
 //! name as their table (docs/populations.md).
 

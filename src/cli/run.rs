@@ -1,4 +1,4 @@
-//! `usersim run JOB.toml` and `usersim run --resume JOB_ID`
+//! `sparring run JOB.toml` and `sparring run --resume JOB_ID`
 
 use std::path::Path;
 use std::sync::Arc;
@@ -122,7 +122,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             "interrupted: {released} conversations in flight were dropped and their items returned to pending; run the same command to resume"
         ),
         WorkEnd::Cancelled { released } => println!(
-            "cancelled (in the service): {released} conversations in flight were dropped and their items returned to pending; `usersim run --resume {}` resumes it",
+            "cancelled (in the service): {released} conversations in flight were dropped and their items returned to pending; `sparring run --resume {}` resumes it",
             report.job.id
         ),
         WorkEnd::Tripped { reason } => {
@@ -149,7 +149,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
             return Ok(code);
         }
         println!(
-            "next: usersim stats --job {}{}",
+            "next: sparring stats --job {}{}",
             report.job.id,
             if database == super::DEFAULT_DATABASE {
                 String::new()
@@ -168,7 +168,7 @@ fn report(result: Result<RunReport, RunError>, database: &str) -> anyhow::Result
         format!(" --database {database}")
     };
     println!(
-        "next: usersim export --job {} --format openai --out out/job{}.jsonl{database_flag}",
+        "next: sparring export --job {} --format openai --out out/job{}.jsonl{database_flag}",
         report.job.id, report.job.id
     );
     Ok(code)

@@ -1,4 +1,4 @@
-//! `usersim serve --database URL --bind ADDR [--token TOKEN] [--data-root DIR]
+//! `sparring serve --database URL --bind ADDR [--token TOKEN] [--data-root DIR]
 //! [--endpoints FILE] [--allow-url PATTERN]...`
 
 use std::net::SocketAddr;
@@ -76,7 +76,7 @@ pub async fn serve(
     let mut state = AppState::new(store, database, token);
     state.boundary = Arc::new(boundary);
     eprintln!(
-        "usersim serving on http://{local} (database {database}; data root {data_root}; operator \
+        "sparring serving on http://{local} (database {database}; data root {data_root}; operator \
          endpoints: {operators}; submitted configs may reach {egress}; auth {}); Ctrl-C or \
          SIGTERM stops it",
         if state.token.is_some() {
@@ -87,9 +87,9 @@ pub async fn serve(
     );
     server::serve(listener, state).await?;
     eprintln!(
-        "usersim stopped: any jobs that were running here were cancelled and their items in flight \
-         returned to pending; to finish them, start `usersim serve` again and POST \
-         /v1/jobs/ID/resume, or run `usersim run --resume ID --database {database}`"
+        "sparring stopped: any jobs that were running here were cancelled and their items in flight \
+         returned to pending; to finish them, start `sparring serve` again and POST \
+         /v1/jobs/ID/resume, or run `sparring run --resume ID --database {database}`"
     );
     Ok(0)
 }

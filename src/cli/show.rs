@@ -1,4 +1,4 @@
-//! `usersim show CONVERSATION_ID`
+//! `sparring show CONVERSATION_ID`
 
 use crate::store;
 

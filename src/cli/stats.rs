@@ -1,4 +1,4 @@
-//! `usersim stats --job ID [--json] [--k 1,2,4] [--by ATTR [--min-cell N] [--bins N]]`
+//! `sparring stats --job ID [--json] [--k 1,2,4] [--by ATTR [--min-cell N] [--bins N]]`
 
 use crate::report::{job_stats, StatsError};
 use crate::store::{self, Store};
@@ -22,7 +22,7 @@ pub struct ReportArgs {
         value_parser = clap::value_parser!(u64).range(1..=1000)
     )]
     pub k: Vec<u64>,
-    #[arg(long, env = "USERSIM_DATABASE", default_value = DEFAULT_DATABASE)]
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
     pub database: String,
 }
 

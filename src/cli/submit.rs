@@ -1,4 +1,4 @@
-//! `usersim submit JOB.toml`: create the job and its items for workers.
+//! `sparring submit JOB.toml`: create the job and its items for workers.
 
 use std::path::Path;
 
@@ -49,7 +49,7 @@ pub async fn submit(path: &Path, new_job: bool) -> anyhow::Result<i32> {
         counts.done
     );
     println!(
-        "work it with: usersim worker --database {} --job {}",
+        "work it with: sparring worker --database {} --job {}",
         job.database, row.id
     );
     Ok(0)

@@ -1,6 +1,6 @@
-//! `usersim synthesize SYNTH.toml` (and `--resume ID`): work the synthesis
+//! `sparring synthesize SYNTH.toml` (and `--resume ID`): work the synthesis
 //! job until its target is met, write the accepted scenarios as a scenarios
-//! JSONL `usersim run` reads, and print the counts per stage with the
+//! JSONL `sparring run` reads, and print the counts per stage with the
 //! commonest reasons.
 
 use std::path::Path;
@@ -76,7 +76,7 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
         WorkEnd::Finished => {}
         WorkEnd::Interrupted { released } | WorkEnd::Cancelled { released } => {
             println!(
-                "stopped: {released} proposals in flight were returned to pending; `usersim synthesize --resume {}{database_flag}` finishes the job",
+                "stopped: {released} proposals in flight were returned to pending; `sparring synthesize --resume {}{database_flag}` finishes the job",
                 r.job.id
             );
             return Ok(1);
@@ -115,14 +115,14 @@ pub fn report(result: Result<SynthesisReport, RunError>, database: &str) -> anyh
         return Ok(1);
     }
     println!(
-        "next: usersim stats --job {}{database_flag}; then run the scenarios: [dataset] scenarios = \"{}\"",
+        "next: sparring stats --job {}{database_flag}; then run the scenarios: [dataset] scenarios = \"{}\"",
         r.job.id,
         r.output.display()
     );
     Ok(0)
 }
 
-/// Write the scenarios as every file usersim writes is written
+/// Write the scenarios as every file sparring writes is written
 /// (`export::file_set`): checked, to `FILE.partial`, renamed when complete.
 fn write_scenarios(output: &Path, scenarios: &[Scenario]) -> Result<(), TargetError> {
     write_file(output, |out| {

@@ -1,4 +1,4 @@
-//! `usersim validate JOB.toml`
+//! `sparring validate JOB.toml`
 
 use std::path::Path;
 

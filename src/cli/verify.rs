@@ -1,4 +1,4 @@
-//! `usersim verify --environment CONFIG --rollouts FILE`: send recorded NeMo
+//! `sparring verify --environment CONFIG --rollouts FILE`: send recorded NeMo
 //! Gym rollouts to the job's resources server's `/verify` again and report, per
 //! rollout and in total, whether the recorded rewards are reproduced.
 

@@ -1,4 +1,4 @@
-//! `usersim worker --database URL [--job ID]`
+//! `sparring worker --database URL [--job ID]`
 
 use crate::jobs::{self, RunError, RunOptions, WorkEnd};
 
@@ -23,7 +23,7 @@ pub async fn worker(
             let job_flag = job.map_or(String::new(), |id| format!(" --job {id}"));
             eprintln!(
                 "worker stopped: {released} items in flight were returned to pending; \
-                 start `usersim worker --database {database}{job_flag}` again to resume"
+                 start `sparring worker --database {database}{job_flag}` again to resume"
             );
             Ok(0)
         }

@@ -1,4 +1,4 @@
-//! The service's egress allowlist (`usersim serve --allow-url PATTERN`): when
+//! The service's egress allowlist (`sparring serve --allow-url PATTERN`): when
 //! the operator gives one, every URL a submitted config names (its endpoints'
 //! `base_url`, an MCP server's `url`, a NeMo Gym server's `base_url`, in job,
 //! judging and synthesis configs alike) must match a pattern, or the config is

@@ -3,7 +3,7 @@
 //! told apart by its keys, so that a mixture cannot be written:
 //! - a server: `base_url` (and optionally `api_key_env`, the variable holding its key);
 //! - the built-in mock model server (a test double): `mock = true`;
-//! - an operator endpoint of `usersim serve --endpoints`: `operator = "NAME"`,
+//! - an operator endpoint of `sparring serve --endpoints`: `operator = "NAME"`,
 //!   which takes the operator's URL, model, key and limits, and may set only
 //!   `temperature` and `top_p`.
 
@@ -465,7 +465,7 @@ impl EndpointFile {
                 &child(field, "operator"),
                 format!(
                     "names operator endpoint '{operator}', but operator endpoints exist only in \
-                     configs submitted to `usersim serve --endpoints FILE`; give base_url and \
+                     configs submitted to `sparring serve --endpoints FILE`; give base_url and \
                      model (or mock = true) instead"
                 ),
             ));
@@ -638,7 +638,7 @@ fn check_api(
             &field("capture_tokens"),
             "applies to api = \"chat\" (it asks vLLM for token ids); a Responses API server \
              returns token fields when it is configured to (NeMo Gym's model servers with \
-             return_token_id_information: true), and usersim reads them whenever they come; \
+             return_token_id_information: true), and sparring reads them whenever they come; \
              remove capture_tokens",
         ));
     }

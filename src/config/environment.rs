@@ -39,7 +39,7 @@ const MOST_RETRIES: u32 = 10;
 /// The environment as written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnvironmentFile {
-    /// A domain built into usersim, by its full name (`builtin:retail`).
+    /// A domain built into sparring, by its full name (`builtin:retail`).
     Builtin { name: String },
     /// A NeMo Gym resources server.
     NemoGym(NemoGymConfig),
@@ -457,7 +457,7 @@ pub fn check_dataset_format(
             }
         }
     }
-    // mode = "none" with usersim scenarios: each needs `user.opening`,
+    // mode = "none" with sparring scenarios: each needs `user.opening`,
     // checked once the scenarios are read (`persona::scenario::opening_problems`).
     if d.personas.is_none() && mode == UserMode::Llm {
         problems.push(Problem::at_field(

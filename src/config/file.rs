@@ -136,7 +136,7 @@ fn is_zero_share(share: &f64) -> bool {
 }
 
 pub fn default_database() -> String {
-    "sqlite://usersim.db".to_string()
+    "sqlite://sparring.db".to_string()
 }
 fn default_concurrency() -> usize {
     16
@@ -237,9 +237,9 @@ pub struct PolicyFile {
     /// What plays the policy (default `model`); see [`super::policy`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<super::policy::PolicyKindName>,
-    /// An agent's own tool calls are also made on usersim's session, so that
+    /// An agent's own tool calls are also made on sparring's session, so that
     /// `db` and probes see them (default false: the agent's tools act on an
-    /// environment of their own, or on one usersim reads).
+    /// environment of their own, or on one sparring reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_agent_tools: Option<bool>,
     /// The kinds' own keys (`[policy.responses_agent]`, `[policy.a2a]`,
@@ -295,7 +295,7 @@ pub enum UserMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetFormat {
-    /// usersim scenarios (`scenarios = "…jsonl"`).
+    /// sparring scenarios (`scenarios = "…jsonl"`).
     Scenarios,
     /// NeMo Gym rows (`rows = "…/example.jsonl"`): each row is a scenario.
     NemoGym,

@@ -177,7 +177,7 @@ pub struct PolicyConfig {
     pub parallel_tool_calls: Option<bool>,
     /// What plays the policy: a model, or an agent of one of the kinds.
     pub kind: super::policy::PolicyKind,
-    /// An agent's own tool calls are also made on usersim's session.
+    /// An agent's own tool calls are also made on sparring's session.
     pub replay_agent_tools: bool,
 }
 

@@ -637,8 +637,8 @@ fn check_head(path: &Path, head: &JobHead, problems: &mut Vec<Problem>) {
             "database",
             format!(
                 "'{database}' is not a supported database URL; use sqlite://PATH, e.g. \
-                 sqlite://usersim.db, or postgres://USER@HOST:PORT/DATABASE (postgresql:// \
-                 works too), e.g. postgres://postgres@127.0.0.1:5432/usersim"
+                 sqlite://sparring.db, or postgres://USER@HOST:PORT/DATABASE (postgresql:// \
+                 works too), e.g. postgres://postgres@127.0.0.1:5432/sparring"
             ),
         ));
     }
@@ -730,7 +730,7 @@ mod tests {
     use super::*;
 
     fn load_text(text: &str) -> Result<Job, Vec<Problem>> {
-        let dir = std::env::temp_dir().join(format!("usersim-config-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("sparring-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("s.jsonl"), "").unwrap();
         let path = dir.join(format!("{}.toml", text.len()));
@@ -764,7 +764,7 @@ personas = "s.jsonl"
     fn max_tokens_is_always_sent_because_llama_cpp_otherwise_fills_the_context() {
         let job = load_text(MINIMAL).unwrap();
         assert_eq!(job.endpoints["e"].max_tokens, 1024);
-        assert_eq!(job.database, "sqlite://usersim.db");
+        assert_eq!(job.database, "sqlite://sparring.db");
     }
 
     #[test]

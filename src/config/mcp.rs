@@ -71,7 +71,7 @@ pub struct McpKeys {
     pub seed_calls: Option<Vec<StateCall>>,
 }
 
-/// How usersim reaches the server.
+/// How sparring reaches the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpTransport {
     /// A fresh process per conversation, speaking over its stdin and stdout.
@@ -209,7 +209,7 @@ pub fn read_mcp(
                     if given {
                         problems.push(at(
                             &format!("environment.{key}"),
-                            "is for a server usersim starts (command); a server at a url runs \
+                            "is for a server sparring starts (command); a server at a url runs \
                          with its own; remove it"
                                 .into(),
                         ));
@@ -237,7 +237,7 @@ pub fn read_mcp(
                         "environment.command",
                         "a job submitted to the service may not start programs on it; give the \
                      url of an MCP server that is already running (streamable HTTP), or run \
-                     this job with the usersim CLI"
+                     this job with the sparring CLI"
                             .into(),
                     ));
                     None
@@ -360,7 +360,7 @@ fn check_placeholders(
                 path,
                 &field,
                 format!(
-                    "'{name}}}' is not a placeholder usersim knows; the one placeholder is \
+                    "'{name}}}' is not a placeholder sparring knows; the one placeholder is \
                      {SESSION_DIR} (the conversation's own empty folder), e.g. \
                      MEMORY_FILE_PATH = \"{SESSION_DIR}/memory.jsonl\""
                 ),

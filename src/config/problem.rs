@@ -1,5 +1,5 @@
 //! A problem found in a user's input: which file, where in it, what is wrong and
-//! what would be right. `usersim validate` collects them all before reporting.
+//! what would be right. `sparring validate` collects them all before reporting.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

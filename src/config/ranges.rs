@@ -1,4 +1,4 @@
-//! The range of every number a user gives usersim, in one place: `validate`
+//! The range of every number a user gives sparring, in one place: `validate`
 //! checks them (and so the service answers 422), the config reference
 //! (`docs/configuration.md`) lists them. A number outside its range could
 //! crash the binary (a duration of 1e20 s), wrap (a lease of 1.5e16 s in
@@ -214,7 +214,7 @@ impl Real {
         } else if x.is_finite() {
             Some(format!("{x} is out of range; use {self}"))
         } else {
-            Some(format!("{x} is not a number usersim can use; use {self}"))
+            Some(format!("{x} is not a number sparring can use; use {self}"))
         }
     }
 
@@ -235,7 +235,7 @@ fn parse_whole(text: &str, range: Whole) -> Result<u64, String> {
     }
 }
 
-/// `--sample` of `usersim personas sample`: the same range as in a config.
+/// `--sample` of `sparring personas sample`: the same range as in a config.
 pub fn parse_persona_sample(text: &str) -> Result<u32, String> {
     u32::try_from(parse_whole(text, PERSONA_SAMPLE)?).map_err(|e| e.to_string())
 }
@@ -283,7 +283,7 @@ pub fn parse_finite(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
         Ok(x) => Err(format!(
-            "{x} is not a number usersim can compare with; give e.g. 0.5"
+            "{x} is not a number sparring can compare with; give e.g. 0.5"
         )),
         Err(_) => Err(format!("'{text}' is not a number; give e.g. 0.5")),
     }
@@ -304,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn the_numbers_that_crashed_usersim_are_out_of_range() {
+    fn the_numbers_that_crashed_sparring_are_out_of_range() {
         assert!(!LEASE_SECS.contains(1e20));
         assert!(!LEASE_SECS.contains(1.5e16));
         assert!(!TIMEOUT_SECS.contains(1e20));

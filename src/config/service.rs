@@ -1,5 +1,5 @@
 //! The service boundary, as config loading sees it. A config submitted to
-//! `usersim serve` comes from whoever holds the token, so it is read with
+//! `sparring serve` comes from whoever holds the token, so it is read with
 //! [`Trust::Submitted`]: every path it names must resolve inside the
 //! service's data root (after symlinks), and its endpoints get no key from the
 //! server's environment; keys live only in the operator's endpoints
@@ -19,7 +19,7 @@ use super::problem::Problem;
 /// How far a config's author is trusted.
 #[derive(Debug, Clone, Copy)]
 pub enum Trust<'a> {
-    /// The user's own files, or a job stored by usersim: any path, keys from
+    /// The user's own files, or a job stored by sparring: any path, keys from
     /// this process's environment.
     Local,
     /// A config submitted to the service.
@@ -39,7 +39,7 @@ pub struct Boundary {
 impl Boundary {
     /// `data_root` is resolved to its canonical path. One that cannot be (it
     /// does not exist) is kept as given, and then nothing resolves inside it:
-    /// resolved paths are canonical. `usersim serve` checks it exists first.
+    /// resolved paths are canonical. `sparring serve` checks it exists first.
     pub fn new(data_root: PathBuf, operators: OperatorEndpoints) -> Boundary {
         Boundary {
             data_root: data_root.canonicalize().unwrap_or(data_root),
@@ -221,7 +221,7 @@ impl OperatorEndpoints {
         self.endpoints.is_empty()
     }
 
-    /// Endpoint `name` as a model is built from (`usersim mine --endpoint`);
+    /// Endpoint `name` as a model is built from (`sparring mine --endpoint`);
     /// `file` is where the endpoints were read, for problems.
     pub fn config(&self, file: &Path, name: &str) -> Option<crate::config::EndpointConfig> {
         let endpoint = self.endpoints.get(name)?;
@@ -232,7 +232,7 @@ impl OperatorEndpoints {
     /// `a, b` for messages, or a note that there are none.
     pub fn names(&self) -> String {
         if self.endpoints.is_empty() {
-            "none (the operator can add some with `usersim serve --endpoints FILE`)".to_string()
+            "none (the operator can add some with `sparring serve --endpoints FILE`)".to_string()
         } else {
             self.endpoints
                 .keys()
@@ -413,7 +413,7 @@ mod tests {
         let problems = OperatorEndpoints::from_text(
             Path::new("endpoints.toml"),
             "[endpoints.gpt]\nbase_url = \"http://h/v1\"\nmodel = \"m\"\n\
-             api_key_env = \"USERSIM_TEST_SURELY_UNSET\"\n[endpoints.x]\noperator = \"gpt\"\n",
+             api_key_env = \"SPARRING_TEST_SURELY_UNSET\"\n[endpoints.x]\noperator = \"gpt\"\n",
         )
         .unwrap_err();
         assert_eq!(problems.len(), 2, "{problems:?}");

@@ -1,7 +1,7 @@
 //! The stored snapshot of a config is part of its job's config hash, so a
 //! snapshot that changes is a job that no longer resumes. These tests hold the
 //! snapshots of today's configs (tests/config_snapshots/, examples/) to the
-//! text recorded when they were written; `USERSIM_RECORD_SNAPSHOTS=1` records
+//! text recorded when they were written; `SPARRING_RECORD_SNAPSHOTS=1` records
 //! them again, which is only right when no stored job can be affected.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn check(name: &str, snapshot: &str) {
     let snapshot = snapshot
         .replace(&fixtures().display().to_string(), "{fixtures}")
         .replace(&repo().display().to_string(), "{repo}");
-    if std::env::var_os("USERSIM_RECORD_SNAPSHOTS").is_some() {
+    if std::env::var_os("SPARRING_RECORD_SNAPSHOTS").is_some() {
         std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
         std::fs::write(&expected, &snapshot).unwrap();
         return;

@@ -1,4 +1,4 @@
-//! What `usersim verify` reads of a config: its `[environment]` (a NeMo Gym
+//! What `sparring verify` reads of a config: its `[environment]` (a NeMo Gym
 //! resources server) and, when there is one, its `[dataset]` rows
 //! (`format = "nemo_gym"`), which complete rollouts that lack their
 //! verifier's fields. Nothing else is needed, so a file with `[environment]`

@@ -164,7 +164,7 @@ pub trait Environment: Send + Sync {
     fn probe_tools(&self) -> Vec<&str> {
         self.tools().iter().map(|t| t.name.as_str()).collect()
     }
-    /// Whether `usersim validate` replays the scenarios' gold actions on a
+    /// Whether `sparring validate` replays the scenarios' gold actions on a
     /// fresh session. An environment whose tools are played by a model
     /// (`simulated`) has nothing to replay before a job runs.
     fn replays_gold_actions(&self) -> bool {

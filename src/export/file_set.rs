@@ -1,4 +1,4 @@
-//! Every file usersim writes goes through [`FileSet`] (one file or several
+//! Every file sparring writes goes through [`FileSet`] (one file or several
 //! written together: an export, its metadata sidecar, the two sides of a
 //! split, synthesized scenarios):
 //!
@@ -26,7 +26,7 @@ use super::target::{check_writable, TargetError};
 
 /// Test hook: abort the process (no destructors, like a SIGKILL) after this
 /// many renames of a [`FileSet::commit`]. Only the tests set it.
-pub const ABORT_AFTER_RENAMES: &str = "USERSIM_TEST_ABORT_AFTER_RENAMES";
+pub const ABORT_AFTER_RENAMES: &str = "SPARRING_TEST_ABORT_AFTER_RENAMES";
 
 /// Files written together, renamed into place together (see the module doc).
 pub struct FileSet {

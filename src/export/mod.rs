@@ -231,7 +231,7 @@ impl Filter {
 
     /// Whether one of `drop_user_flags` fired on the conversation's user.
     /// Stored checks that do not read drop nothing (and are reported by
-    /// `usersim stats`).
+    /// `sparring stats`).
     pub fn user_flagged(&self, c: &crate::store::ConversationRow) -> bool {
         if self.drop_user_flags.is_empty() {
             return false;
@@ -449,7 +449,7 @@ pub enum ExportError {
     #[error(
         "judge '{judge}' is not pairwise: its judgments of job {job}'s conversations are {mode} \
          verdicts, and --format dpo makes its pairs from a pairwise judge's preferences \
-         (`usersim judge JUDGES.toml --pairwise --a JOB --b OTHER_JOB`); {}",
+         (`sparring judge JUDGES.toml --pairwise --a JOB --b OTHER_JOB`); {}",
         pairwise_judges_listed(pairwise)
     )]
     NotPairwise {
@@ -485,7 +485,7 @@ fn pairwise_judges_listed(pairwise: &[String]) -> String {
 
 fn judges_with_judgments(present: &[String]) -> String {
     if present.is_empty() {
-        "the job's conversations have no judgments at all (run `usersim judge` first)".into()
+        "the job's conversations have no judgments at all (run `sparring judge` first)".into()
     } else {
         format!("judges with judgments there: {}", present.join(", "))
     }

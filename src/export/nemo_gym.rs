@@ -2,7 +2,7 @@
 //! NeMo Gym's own rollout collection writes them: the row's fields,
 //! `responses_create_params`, `response` (Responses-API output items), and
 //! what `/verify` answered (`reward` and the verifier's own fields). It is the
-//! request usersim sent to `/verify` merged with the reply, kept with the
+//! request sparring sent to `/verify` merged with the reply, kept with the
 //! conversation when it was verified, so each line is what NeMo Gym's
 //! `BaseVerifyResponse` reads. Only conversations of a `nemo_gym`
 //! environment have one.

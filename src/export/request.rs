@@ -1,4 +1,4 @@
-//! One export request, whoever asks: `usersim export` fills it from its
+//! One export request, whoever asks: `sparring export` fills it from its
 //! flags, the service's `GET /v1/jobs/{id}/export` from its query string.
 //! [`ExportRequest::check`] refuses what cannot be asked without reading the
 //! store (a format and the flags it does not take, output files), and

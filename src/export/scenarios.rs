@@ -1,6 +1,6 @@
 //! `--format scenarios`: the curated dataset. The synthesized scenarios a
 //! generation job's policy solved (with `keep_unsolved`, the unsolved ones
-//! too), written back as the scenarios JSONL `usersim run` reads, in the
+//! too), written back as the scenarios JSONL `sparring run` reads, in the
 //! order of the job's scenarios file. Undecided scenarios (attempts waiting,
 //! failed or not scored) and hand-written ones are left out, and counted.
 

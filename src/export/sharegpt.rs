@@ -13,7 +13,7 @@
 //!   at the top level, and `metadata`.
 //!
 //! ShareGPT begins with a human turn, so the configured greeting of a job
-//! whose agent opens (`[user_simulator] opens = "agent"`, written by usersim,
+//! whose agent opens (`[user_simulator] opens = "agent"`, written by sparring,
 //! not by the policy) is left out. Text the policy wrote beside its tool
 //! calls has no place in a `function_call` turn and is left out too. A conversation that cannot take
 //! this shape (a user turn right after a tool result, two replies in a row,

@@ -1,6 +1,6 @@
-//! Where a file usersim writes may go: a path that is missing or a regular
+//! Where a file sparring writes may go: a path that is missing or a regular
 //! file. An existing node of another kind (a directory, a symlink, a device
-//! such as `/dev/full`) is refused before anything is written: usersim
+//! such as `/dev/full`) is refused before anything is written: sparring
 //! writes `FILE.partial` and renames it over `FILE` ([`super::file_set`]),
 //! and a rename would replace the node itself with a regular file. An
 //! export's `--out` may also be `-`, standard output.
@@ -17,7 +17,7 @@ pub enum ExportTarget {
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     #[error(
-        "{} is {kind}, not a regular file; usersim only replaces a regular file it could have \
+        "{} is {kind}, not a regular file; sparring only replaces a regular file it could have \
          written (it writes FILE.partial and renames it over FILE): give a new or regular \
          file's path",
         path.display()

@@ -4,7 +4,7 @@
 //! rewards, and the tags of the scenarios file the job's stored config
 //! names (the store keeps a conversation's scenario id, not its tags).
 //! Exports leave out the conversations of the unsolved ones unless asked to
-//! keep them, and `usersim stats` reports all three.
+//! keep them, and `sparring stats` reports all three.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Chat-completion messages, as the `openai` and `hf` formats hold them:
 //! `{role, content, tool_calls, tool_call_id}`, roles system, user,
 //! assistant and tool. Tool-call `arguments` are JSON text (`openai`) or an
-//! object (`hf`); both become text, as usersim stores them.
+//! object (`hf`); both become text, as sparring stores them.
 
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
 //! A simulated user's control tokens (`###STOP###`, `###TRANSFER###`,
-//! `###OUT-OF-SCOPE###`) stored as usersim stores its own user's:
+//! `###OUT-OF-SCOPE###`) stored as sparring stores its own user's:
 //! tau2-bench, and NeMo Gym's `tau2` agent, leave them in the user's
 //! message text, where the user checks would read them as words (a
 //! "malformed token", an "invented id"). Cut as the engine cuts them

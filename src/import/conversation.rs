@@ -62,7 +62,7 @@ impl ImportedConversation {
         };
         check(line, &messages)?;
         infer_tools(&messages, &mut tools, &mut metadata);
-        // Where usersim's own exports say it (their metadata's names).
+        // Where sparring's own exports say it (their metadata's names).
         let text = |key: &str| {
             metadata
                 .get(key)

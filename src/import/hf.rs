@@ -1,4 +1,4 @@
-//! `hf` rows, as `usersim export --format hf` writes them: `messages` with
+//! `hf` rows, as `sparring export --format hf` writes them: `messages` with
 //! the same keys each (`null` where absent), tool-call arguments as
 //! objects, `tools`, and a `metadata` object. The metadata object's fields
 //! become the conversation's metadata, with any other top-level field (such

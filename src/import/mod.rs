@@ -1,4 +1,4 @@
-//! Reading conversations usersim did not generate (issue 27): one reader per
+//! Reading conversations sparring did not generate (issue 27): one reader per
 //! source format, each turning one line of a JSONL file into an
 //! [`ImportedConversation`] or a [`LineProblem`] that says why not, except
 //! tau2-bench's results, one JSON document a file, which [`tau2::read_file`]

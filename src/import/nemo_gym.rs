@@ -118,7 +118,7 @@ pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LinePr
     Ok(conversation)
 }
 
-/// A simulated user's control tokens cut as usersim cuts its own user's
+/// A simulated user's control tokens cut as sparring cuts its own user's
 /// (see `import::control_tokens`), the reasoning's places moved with them.
 fn cut_control_tokens(conversation: &mut ImportedConversation) {
     let cut = control_tokens::cut(&mut conversation.messages);

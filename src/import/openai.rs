@@ -1,4 +1,4 @@
-//! `openai` rows, as `usersim export --format openai` writes them and
+//! `openai` rows, as `sparring export --format openai` writes them and
 //! OpenAI's chat fine-tuning takes them: `{"messages": [...], "tools":
 //! [...]}`, tool-call arguments as JSON text, assistant messages with an
 //! optional `weight`. The weights (when any message has one) go to

@@ -1,4 +1,4 @@
-//! `sharegpt` rows, as `usersim export --format sharegpt` writes them
+//! `sharegpt` rows, as `sparring export --format sharegpt` writes them
 //! (LLaMA-Factory's ShareGPT): `conversations` of `{from, value}` turns,
 //! `from` one of `human`, `gpt`, `function_call`, `observation`; `system`
 //! and `tools` (JSON text) at the top level; `metadata`.

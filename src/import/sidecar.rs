@@ -1,4 +1,4 @@
-//! The metadata sidecar of usersim's `openai` export (`NAME.metadata.jsonl`,
+//! The metadata sidecar of sparring's `openai` export (`NAME.metadata.jsonl`,
 //! one row per line of `NAME.jsonl`, in the same order): the scenario,
 //! persona, sample, reward and judges' scores of each conversation, which
 //! an `openai` line itself cannot hold.

@@ -139,7 +139,7 @@ impl Source {
         }
     }
 
-    /// The metadata sidecar usersim's `openai` export writes beside
+    /// The metadata sidecar sparring's `openai` export writes beside
     /// `NAME.jsonl` (`NAME.metadata.jsonl`, a row per line in the same
     /// order), when this is such a file and the sidecar is there.
     pub fn sidecar(&self) -> Option<Source> {

@@ -11,7 +11,7 @@ pub enum RunError {
     Invalid(Vec<Problem>),
     #[error(
         "job '{name}' (id {id}) already exists with a different config or dataset (stored hash {stored}…, now {now}…). \
-         Run with --new-job to start a new job from this config, or `usersim run --resume {id}` to finish the old one as it was"
+         Run with --new-job to start a new job from this config, or `sparring run --resume {id}` to finish the old one as it was"
     )]
     ConfigChanged {
         name: String,
@@ -22,7 +22,7 @@ pub enum RunError {
     #[error("job {0} is not in the database")]
     NoSuchJob(i64),
     #[error(
-        "job {id} '{name}' is an import job: its conversations are stored as they are read, so          there is nothing to work; `usersim import FILE… --name '{name}'` adds what is missing"
+        "job {id} '{name}' is an import job: its conversations are stored as they are read, so          there is nothing to work; `sparring import FILE… --name '{name}'` adds what is missing"
     )]
     NothingToWork { id: i64, name: String },
     #[error(transparent)]

@@ -51,7 +51,7 @@ pub use stored::stored_job;
 pub use work::WorkEnd;
 pub use worker::serve_worker;
 
-/// `usersim run JOB.toml`: submit (or resume) and work the job here until done.
+/// `sparring run JOB.toml`: submit (or resume) and work the job here until done.
 pub async fn run(ctx: &Context, job: &Job, options: &RunOptions) -> Result<RunReport, RunError> {
     let prepared = prepare(job).await.map_err(RunError::Invalid)?;
     run_prepared(ctx, job, prepared, options).await
@@ -88,7 +88,7 @@ pub async fn work_submitted(
 }
 
 /// Work stored job `job_id` here until done, with the runner of its kind,
-/// from its stored config: `usersim run --resume`, `usersim worker`, and jobs
+/// from its stored config: `sparring run --resume`, `sparring worker`, and jobs
 /// submitted to the service. The one place a job's kind picks its runner.
 pub async fn work_stored(
     ctx: &Context,
@@ -98,7 +98,7 @@ pub async fn work_stored(
     work_stored_as(ctx, job_id, options, Mode::Run).await
 }
 
-/// [`work_stored`] by `usersim run` and the service, or by a worker.
+/// [`work_stored`] by `sparring run` and the service, or by a worker.
 async fn work_stored_as(
     ctx: &Context,
     job_id: i64,
@@ -132,7 +132,7 @@ async fn work_stored_as(
 }
 
 /// Work a generation job here (`run` is its row, whether it existed before
-/// this command, and when the command started); then, by `usersim run` and
+/// this command, and when the command started); then, by `sparring run` and
 /// the service, once every item is done, judge its conversations with its
 /// own `[[judges]]`.
 async fn generate_then_judge(

@@ -19,15 +19,15 @@ pub struct RunOptions {
     pub stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
-/// Who works the job: `usersim run` (or the service), or `usersim worker`.
+/// Who works the job: `sparring run` (or the service), or `sparring worker`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Mode {
     /// Wait for items others hold until the job is done, then run the
     /// job's own judges.
     #[default]
     Run,
-    /// One of many workers: leave the job's judges to `usersim run` or
-    /// `usersim judge`, and wait for items others hold only when told to.
+    /// One of many workers: leave the job's judges to `sparring run` or
+    /// `sparring judge`, and wait for items others hold only when told to.
     Worker { wait_for_others: bool },
 }
 

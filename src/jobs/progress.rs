@@ -121,7 +121,7 @@ impl std::fmt::Display for FirstRetry {
         write!(
             f,
             "job {}: first retry of a model call on endpoint '{}': {why}; retrying \
-             (the progress shows retries so far; USERSIM_LOG=usersim=warn logs each one)",
+             (the progress shows retries so far; SPARRING_LOG=sparring=warn logs each one)",
             self.job_id, self.endpoint
         )
     }
@@ -186,7 +186,7 @@ impl std::fmt::Display for Notice {
             ),
             Notice::CancelledNotWorked { job_id } => write!(
                 f,
-                "job {job_id} is cancelled; resume it first (`usersim run --resume {job_id}` or \
+                "job {job_id} is cancelled; resume it first (`sparring run --resume {job_id}` or \
                  POST /v1/jobs/{job_id}/resume)"
             ),
             Notice::Cancelled { job_id, released } => write!(

@@ -1,5 +1,5 @@
 //! The one way a process is asked to stop: Ctrl-C (SIGINT) or SIGTERM, which
-//! is what `kill`, systemd, Docker and Kubernetes send. `usersim run`, `worker`
+//! is what `kill`, systemd, Docker and Kubernetes send. `sparring run`, `worker`
 //! and `serve` all stop on it the same way: no new leases, conversations in
 //! flight dropped, their items released to be redone on resume.
 

@@ -1,4 +1,4 @@
-//! `usersim worker`: work the open jobs of a store, of any kind, polling for
+//! `sparring worker`: work the open jobs of a store, of any kind, polling for
 //! new ones; or one job until it is finished.
 
 use std::time::Duration;

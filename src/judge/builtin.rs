@@ -11,9 +11,9 @@ use super::definition::{Label, LabelValue, Mode};
 use super::verdict::Preference;
 
 /// Every built-in template renders this first, followed by the judge's name and
-/// ` -->`, e.g. `<!-- usersim-judge: helpfulness -->`. The mock model reads it to
+/// ` -->`, e.g. `<!-- sparring-judge: helpfulness -->`. The mock model reads it to
 /// know which judge it is answering; a real model ignores it.
-pub const MARKER_PREFIX: &str = "<!-- usersim-judge: ";
+pub const MARKER_PREFIX: &str = "<!-- sparring-judge: ";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -46,7 +46,7 @@ pub fn unmet_by_scenarios(file: &Path, judges: &[Judge], scenarios: &[Scenario])
                     format!(
                         "judge '{}' is pairwise: it judges two jobs' conversations against each \
                          other, so it cannot run over this job alone; remove it here and run \
-                         `usersim judge --pairwise --a JOB_A --b JOB_B` instead",
+                         `sparring judge --pairwise --a JOB_A --b JOB_B` instead",
                         judge.name
                     ),
                 ));
@@ -173,6 +173,6 @@ mod tests {
         let problems = unmet_by_scenarios(Path::new("job.toml"), &judges, &[scenario("a", "{}")]);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].message.contains("nl_assertions"));
-        assert!(problems[1].message.contains("usersim judge --pairwise"));
+        assert!(problems[1].message.contains("sparring judge --pairwise"));
     }
 }

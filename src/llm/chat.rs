@@ -65,7 +65,7 @@ pub struct ChatRequest {
     pub tools: Arc<[ToolSpec]>,
     /// Sent as the request's `seed`.
     pub seed: Option<u64>,
-    /// The scenario being played, sent in the `X-Usersim-Scenario` header. Real
+    /// The scenario being played, sent in the `X-Sparring-Scenario` header. Real
     /// servers ignore it; the mock model server uses it to script its replies.
     pub scenario: Option<String>,
     /// This request's temperature instead of the endpoint's (e.g. a judge's own).

@@ -35,7 +35,7 @@ use super::wire::{self, Sampling, WireResponse};
 use crate::config::{Api, EndpointConfig};
 
 /// Header naming the scenario being played; the mock model server reads it.
-pub const SCENARIO_HEADER: &str = "x-usersim-scenario";
+pub const SCENARIO_HEADER: &str = "x-sparring-scenario";
 
 pub struct Endpoint {
     name: String,

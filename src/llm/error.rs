@@ -112,7 +112,7 @@ impl LlmError {
     /// The error keeps only what [`reply_summary`] takes from the body: a
     /// submitted job may name any URL as its model server, and the error is
     /// shown to whoever submitted it. The body itself goes to the log
-    /// (`USERSIM_LOG=usersim=debug`), which is the operator's.
+    /// (`SPARRING_LOG=sparring=debug`), which is the operator's.
     pub fn from_status(status: u16, body: &[u8], retry_after: Option<Duration>) -> Self {
         tracing::debug!(status, reply = %body_excerpt(body), "a model server's error reply");
         let (message, identifiers) = reply_summary(body);
@@ -131,7 +131,7 @@ impl LlmError {
     }
 }
 
-/// What an error reply may say about itself in usersim's messages: OpenAI's
+/// What an error reply may say about itself in sparring's messages: OpenAI's
 /// `error.type` and `error.code` when they are identifiers
 /// (`invalid_request_error`, `context_length_exceeded`), else only what kind
 /// of body it was. Never the body's text: see [`LlmError::from_status`].
@@ -179,7 +179,7 @@ pub fn not_a_completion(e: &serde_json::Error, body: &[u8]) -> LlmError {
     };
     LlmError::Malformed(format!(
         "the body is not a chat completion ({what} at line {} column {}; the body is logged at \
-         debug level: USERSIM_LOG=usersim=debug)",
+         debug level: SPARRING_LOG=sparring=debug)",
         e.line(),
         e.column()
     ))

@@ -1,6 +1,6 @@
 //! Holding a mined scenario and persona to what a scenarios file and a
 //! personas file must be (the loaders' own checks), to the environment the
-//! job will run in (`usersim validate`'s checks: gold actions, probes), to
+//! job will run in (`sparring validate`'s checks: gold actions, probes), to
 //! the conversation it came from (every fact to communicate is one the agent
 //! said), and to the scenarios kept before it (near-duplicates by MinHash
 //! over the goal, as synthesis removes them).
@@ -74,7 +74,7 @@ pub fn format_problems(mined: &Mined) -> Vec<String> {
     problems
 }
 
-/// `usersim validate`'s checks of one scenario against the environment.
+/// `sparring validate`'s checks of one scenario against the environment.
 pub async fn environment_problems(
     scenario: &Scenario,
     environment: &dyn Environment,

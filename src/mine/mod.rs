@@ -1,4 +1,4 @@
-//! Mining (issue 30 §4, `usersim mine`): each conversation of an import job
+//! Mining (issue 30 §4, `sparring mine`): each conversation of an import job
 //! turned by a model into a scenario and a persona that writes as the
 //! customer wrote, private values replaced by consistent fakes on the way in
 //! and on the way out, every pair held to the loaders' and the environment's
@@ -85,11 +85,11 @@ impl MineOutcome {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MineError {
-    #[error("job {0} is not in the database; `usersim jobs` lists the jobs")]
+    #[error("job {0} is not in the database; `sparring jobs` lists the jobs")]
     NoSuchJob(i64),
     #[error(
         "job {id} '{name}' is a {kind} job; mining reads an import job's real conversations \
-         (`usersim import FILE` makes one)"
+         (`sparring import FILE` makes one)"
     )]
     NotImport {
         id: i64,

@@ -1,4 +1,4 @@
-//! The output folder of `usersim mine`: `scenarios.jsonl`, `personas.jsonl`,
+//! The output folder of `sparring mine`: `scenarios.jsonl`, `personas.jsonl`,
 //! a runnable `job.toml` over them (the environment mined for, the mock
 //! models), `summary.json` (counts, every rejection with its reason) and a
 //! `SHA256SUMS` manifest. The folder must not exist. Everything is written
@@ -158,20 +158,20 @@ fn jsonl<'a, T: serde::Serialize + 'a>(
     Ok(text)
 }
 
-/// A generation job over the mined files with the mock models: `usersim run
+/// A generation job over the mined files with the mock models: `sparring run
 /// DIR/job.toml` runs it; swap the endpoints for real ones to run for real.
 fn job_config(outcome: &MineOutcome, environment: &str) -> String {
     let name = toml_string(&format!("mined from job {}", outcome.job.id));
     let environment = toml_string(environment);
     format!(
-        "# Scenarios and personas mined from import job {id} by `usersim mine`.\n\
+        "# Scenarios and personas mined from import job {id} by `sparring mine`.\n\
          # Paths are relative to this file; the database URL to the working directory.\n\
          name = {name}\n\
          # A multiple of the number of personas: the rotation that pairs\n\
          # scenarios with personas then gives each scenario the persona\n\
          # mined from the same conversation.\n\
          seed = {seed}\n\
-         database = \"sqlite://usersim.db\"\n\
+         database = \"sqlite://sparring.db\"\n\
          concurrency = 8\n\
          max_turns = 12\n\n\
          [endpoints.policy]\nmock = true\nmodel = \"mock-policy\"\n\n\

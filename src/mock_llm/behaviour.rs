@@ -10,7 +10,7 @@ pub enum MockRole {
     Tools,
     /// Proposes scenarios from a synthesis prompt.
     Synth,
-    /// Turns a conversation into a scenario and a persona (`usersim mine`).
+    /// Turns a conversation into a scenario and a persona (`sparring mine`).
     Miner,
 }
 

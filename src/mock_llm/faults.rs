@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::config::{MockConfig, MockFault};
 
-/// The fixed seed of every draw ("usersim" in ASCII).
+/// The fixed seed of every draw ("sparring" in ASCII).
 const FAULT_SEED: u64 = 0x0075_7365_7273_696d;
 
 /// How long a `Timeout` fault holds a request before answering.

@@ -20,7 +20,7 @@ const MAX_CONCURRENT_STREAMS: u32 = 65_536;
 /// Connections the kernel may hold for the accept loop. tokio's `bind`
 /// asks for 1,024: a job opening a thousand connections at once on a busy
 /// machine overflowed it, and each dropped handshake cost its call a second
-/// (the client's SYN is resent after 1 s; `usersim bench` counts them). The
+/// (the client's SYN is resent after 1 s; `sparring bench` counts them). The
 /// kernel caps the figure at `net.core.somaxconn` (4,096 here).
 const BACKLOG: u32 = 8192;
 

@@ -2,7 +2,7 @@
 //!
 //! It is deterministic and scripted: behaviour is chosen by the model name
 //! (`mock-user`, `mock-policy`, `mock-judge`) and the scenario the engine names in
-//! the `X-Usersim-Scenario` header, which real servers ignore (or, from a caller
+//! the `X-Sparring-Scenario` header, which real servers ignore (or, from a caller
 //! that cannot name it, such as an agent framework, by its opening: see
 //! [`openings`]). The mock policy
 //! replays the scenario's gold actions (with deliberate flaws on some seeds, so

@@ -1,7 +1,7 @@
 //! The scenario a request plays, told by its opening, for callers that cannot
 //! name it: an agent framework (the OpenAI Agents SDK, LangGraph, an A2A
-//! server) calls the mock as its model with neither the `X-Usersim-Scenario`
-//! header nor `metadata.usersim_scenario`. The mock user opens every
+//! server) calls the mock as its model with neither the `X-Sparring-Scenario`
+//! header nor `metadata.sparring_scenario`. The mock user opens every
 //! conversation with its scenario's opening (see [`opening`]), so the first
 //! user message of the agent's request names the scenario as well as a header
 //! would, as long as no two scenarios open alike.

@@ -77,7 +77,7 @@ pub fn respond(
 ) -> Message {
     let Some(scenario) = scenario else {
         return Message::assistant(
-            "I'm the mock policy and I was not told which scenario this is (no X-Usersim-Scenario header), so I can only say hello.",
+            "I'm the mock policy and I was not told which scenario this is (no X-Sparring-Scenario header), so I can only say hello.",
         );
     };
     let flaw = flaw_for(scenario, seed, modifiers);

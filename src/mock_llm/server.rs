@@ -139,7 +139,7 @@ fn unix_second() -> u64 {
 async fn models() -> Json<serde_json::Value> {
     let data: Vec<_> = MODELS
         .iter()
-        .map(|m| json!({"id": m, "object": "model", "owned_by": "usersim-mock"}))
+        .map(|m| json!({"id": m, "object": "model", "owned_by": "sparring-mock"}))
         .collect();
     Json(json!({"object": "list", "data": data}))
 }
@@ -160,7 +160,7 @@ struct IncomingRequest {
     parallel_tool_calls: Option<bool>,
     #[serde(default)]
     tools: Vec<IncomingTool>,
-    /// `metadata.usersim_scenario` names the scenario when no header does.
+    /// `metadata.sparring_scenario` names the scenario when no header does.
     #[serde(default)]
     metadata: Option<HashMap<String, serde_json::Value>>,
     /// vLLM's token capture: log probabilities, tokens named `token_id:N`,
@@ -342,8 +342,8 @@ pub(super) fn with_announced(
     }
 }
 
-/// The scenario a request names: the `X-Usersim-Scenario` header, else
-/// `metadata.usersim_scenario` (the Responses API's, which a proxy such as
+/// The scenario a request names: the `X-Sparring-Scenario` header, else
+/// `metadata.sparring_scenario` (the Responses API's, which a proxy such as
 /// NeMo Gym's `vllm_model` passes on in its chat completions).
 pub(super) fn scenario_id(
     headers: &HeaderMap,

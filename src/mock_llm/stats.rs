@@ -8,7 +8,7 @@ use crate::llm::message::Message;
 use serde::{Deserialize, Serialize};
 
 /// Per-second buckets kept: one day. Older seconds are dropped, so a long-running
-/// `usersim mock-llm` holds at most this many buckets whatever its traffic.
+/// `sparring mock-llm` holds at most this many buckets whatever its traffic.
 pub const MAX_SECONDS_KEPT: usize = 24 * 60 * 60;
 
 /// Requests the mock received (`/mock/stats` serves it as JSON).

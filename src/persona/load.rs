@@ -3,7 +3,7 @@
 //!
 //! Parsing stops at the first error inside one TOML file or one JSONL line (that is
 //! serde's limit), but every file and every line is still read, so one run of
-//! `usersim validate` lists all broken files and lines. Semantic checks (empty ids,
+//! `sparring validate` lists all broken files and lines. Semantic checks (empty ids,
 //! duplicate ids, knob weights, `communicate` without facts) run on everything that
 //! parsed.
 

@@ -158,7 +158,7 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// One input item of a Responses-API request, as usersim replays it.
+/// One input item of a Responses-API request, as sparring replays it.
 #[derive(Debug, Clone, PartialEq)]
 struct Item {
     message: Message,
@@ -251,7 +251,7 @@ fn input_message(item: &Value) -> Result<Message, String> {
             Ok(Message::tool_result(call_id, output))
         }
         other => Err(format!(
-            "has type '{other}', which usersim cannot replay to a chat model; rows may hold \
+            "has type '{other}', which sparring cannot replay to a chat model; rows may hold \
              messages, function_call and function_call_output items"
         )),
     }
@@ -270,7 +270,7 @@ pub fn content_text(content: Option<&Value>) -> Result<String, String> {
                     Some(t) => text.push_str(t),
                     None => {
                         return Err(format!(
-                            "content[{i}] has no `text`; usersim reads text parts only"
+                            "content[{i}] has no `text`; sparring reads text parts only"
                         ))
                     }
                 }
@@ -304,7 +304,7 @@ fn tools(request: &Map<String, Value>) -> Result<Vec<ToolSpec>, String> {
                 .unwrap_or("function");
             if kind != "function" {
                 return Err(format!(
-                    "{at} has type '{kind}'; usersim offers function tools only"
+                    "{at} has type '{kind}'; sparring offers function tools only"
                 ));
             }
             let spec = tool.get("function").unwrap_or(tool);

@@ -1,6 +1,6 @@
 //! The prompt templates (tera) of the simulated user and the policy: a registry
 //! that loads them with precise problems, renders them with the full cause of any
-//! failure, and checks them against sample contexts for `usersim validate`.
+//! failure, and checks them against sample contexts for `sparring validate`.
 
 mod context;
 mod error;

@@ -328,7 +328,7 @@ mod tests {
         let user = write(
             dir.path(),
             "user.tera",
-            "End with {{ stop_token }}.\n{% if false %}{{ get_env(name=\"USERSIM_API_TOKEN\") }}{% endif %}\n",
+            "End with {{ stop_token }}.\n{% if false %}{{ get_env(name=\"SPARRING_API_TOKEN\") }}{% endif %}\n",
         );
         let policy = write(dir.path(), "policy.tera", "{{ domain_policy }}");
         let problems = PromptRegistry::load(&[
@@ -350,7 +350,7 @@ mod tests {
             "{{ now() }}".into(),
         )])
         .unwrap_err();
-        assert_eq!(judge[0].to_string(), "judges/leaky.tera: line 1, column 4: template `judge` calls `now`, which templates may not call: a template sees only the variables usersim passes it (no environment, files, clock or randomness); the functions it may call are range and throw");
+        assert_eq!(judge[0].to_string(), "judges/leaky.tera: line 1, column 4: template `judge` calls `now`, which templates may not call: a template sees only the variables sparring passes it (no environment, files, clock or randomness); the functions it may call are range and throw");
     }
 
     #[test]

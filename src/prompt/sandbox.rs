@@ -1,4 +1,4 @@
-//! What a template may reach: the variables usersim passes it, tera's filters
+//! What a template may reach: the variables sparring passes it, tera's filters
 //! and tests (pure functions of their input), and the functions `range` and
 //! `throw`. Nothing else: no environment (`get_env`), no clock (`now`), no
 //! randomness (`get_random`), no file. A template can come from whoever holds
@@ -7,8 +7,8 @@
 //!
 //! Two fences, so that neither alone has to be perfect: every template's
 //! parsed tree is searched for calls of functions not allowed, which is a
-//! problem at the call's line when the template is loaded (`usersim
-//! validate`, `run`, a submitted job: 422); and every tera instance usersim
+//! problem at the call's line when the template is loaded (`sparring
+//! validate`, `run`, a submitted job: 422); and every tera instance sparring
 //! builds has the functions tera registers by default that reach outside
 //! replaced by one that refuses, so a call that got past the first fence
 //! would still read nothing.
@@ -40,7 +40,7 @@ fn refuse(name: &'static str) -> impl Fn(&HashMap<String, Value>) -> tera::Resul
     move |_| {
         Err(tera::Error::msg(format!(
             "`{name}` is not available to templates: a template sees only the variables \
-             usersim passes it"
+             sparring passes it"
         )))
     }
 }
@@ -57,7 +57,7 @@ impl OutsideCall {
     pub fn message(&self, template: &str) -> String {
         format!(
             "template `{template}` calls `{}`, which templates may not call: a template sees \
-             only the variables usersim passes it (no environment, files, clock or \
+             only the variables sparring passes it (no environment, files, clock or \
              randomness); the functions it may call are {}",
             self.function,
             ALLOWED_FUNCTIONS.join(" and ")
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn get_env_anywhere_in_a_template_is_found_at_its_line() {
         assert_eq!(
-            calls("Hello\n{{ get_env(name=\"USERSIM_API_TOKEN\") }}"),
+            calls("Hello\n{{ get_env(name=\"SPARRING_API_TOKEN\") }}"),
             vec![at("get_env", 2, 4)]
         );
         let nested =

@@ -1,4 +1,4 @@
-//! `usersim compare-users JOB_A JOB_B`: a simulator A/B. Two jobs that ran
+//! `sparring compare-users JOB_A JOB_B`: a simulator A/B. Two jobs that ran
 //! the same scenarios, personas and samples with two user prompts or user
 //! models are matched conversation by conversation (scenario / persona /
 //! sample); per flag of the deterministic checks, the rate in each and the

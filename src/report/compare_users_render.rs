@@ -1,4 +1,4 @@
-//! The plain-text report `usersim compare-users` prints.
+//! The plain-text report `sparring compare-users` prints.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The plain-text report `usersim stats` prints: sections with aligned columns.
+//! The plain-text report `sparring stats` prints: sections with aligned columns.
 
 use std::fmt::{self, Write as _};
 
@@ -117,7 +117,7 @@ fn groups_section(out: &mut String, g: &crate::export::groups::GroupCounts) {
     pairs(out, "  ", &rows);
 }
 
-/// The plain-text report `usersim stats` prints.
+/// The plain-text report `sparring stats` prints.
 impl fmt::Display for StatsReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();

@@ -1,4 +1,4 @@
-//! What `usersim stats` reports of a job: rewards (mean with a 95% interval,
+//! What `sparring stats` reports of a job: rewards (mean with a 95% interval,
 //! by component, by termination reason), pass^k per scenario, and per judge
 //! the counts of its judgments and what its `ok` verdicts add up to.
 

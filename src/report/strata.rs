@@ -1,4 +1,4 @@
-//! A job's conversations broken down by one attribute (`usersim stats --by
+//! A job's conversations broken down by one attribute (`sparring stats --by
 //! ATTR`, `GET /v1/jobs/{id}/stats?by=`, the UI's strata): a persona
 //! attribute as the job stored it (`job_personas`), `persona` (its id),
 //! `scenario`, or `knob.NAME` (the knob value drawn for the conversation,
@@ -9,7 +9,7 @@
 //!
 //! Unscored conversations count in a cell's conversations and nowhere in its
 //! reward or pass^k; failed items store no conversation and are in no cell,
-//! as in `usersim stats`.
+//! as in `sparring stats`.
 
 //!
 //! Numeric attributes are binned as `strata_bins` says.
@@ -113,7 +113,7 @@ pub struct StrataReport {
     /// How a numeric attribute was cut; `None` when each value is a cell.
     pub binning: Option<Binning>,
     pub min_cell: u64,
-    /// The whole job, as `usersim stats` counts it.
+    /// The whole job, as `sparring stats` counts it.
     pub conversations: u64,
     pub scored: u64,
     pub reward: Option<Mean>,

@@ -1,4 +1,4 @@
-//! The plain-text strata `usersim stats --by ATTR` prints: the job's line,
+//! The plain-text strata `sparring stats --by ATTR` prints: the job's line,
 //! then one table of cells (reward, difference from the job, pass^k, any
 //! user flag), then the cells' termination shares and user flag rates.
 

@@ -1,4 +1,4 @@
-//! What `usersim stats --job ID` reports of a synthesis job: proposals and
+//! What `sparring stats --job ID` reports of a synthesis job: proposals and
 //! their fate (accepted, rejected per stage with the commonest reasons,
 //! near-duplicates, surplus, failed), and the tokens spent, from the stored
 //! proposals decided in proposal order as the job decides them.

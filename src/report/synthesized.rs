@@ -1,4 +1,4 @@
-//! The synthesized scenarios of a generation job in `usersim stats`: how
+//! The synthesized scenarios of a generation job in `sparring stats`: how
 //! many the job's policy solved, left unsolved (listed: exports leave their
 //! conversations out) or left undecided, and why (see `verify::solved`).
 
@@ -73,7 +73,7 @@ impl SynthesizedReport {
     }
 }
 
-/// The text section of `usersim stats`.
+/// The text section of `sparring stats`.
 pub fn section(out: &mut String, report: &SynthesizedReport) {
     out.push_str(
         "\nSynthesized scenarios (solved: an attempt passed; unsolved: every planned attempt \

@@ -1,4 +1,4 @@
-//! The "simulated user" section of `usersim stats`: per flag of the
+//! The "simulated user" section of `sparring stats`: per flag of the
 //! deterministic checks (`user_checks`), the share of checked conversations it
 //! fired on with a 95% Wilson interval; the share with any flag by persona
 //! and by scenario; and how a `user_fidelity` judge agrees with the checks

@@ -1,4 +1,4 @@
-//! The routes of `usersim agent`: NeMo Gym's agent-server contract, answered
+//! The routes of `sparring agent`: NeMo Gym's agent-server contract, answered
 //! by `crate::agent` for one job config. NeMo Gym's `ServerClient` calls
 //! them at the server's root, without a token: `POST /run`, `POST
 //! /v1/responses` (also under `/ng-rollout/{rollout_id}/` and

@@ -156,7 +156,7 @@ struct StatsQuery {
     /// `compare-users`: the baseline job and the job compared with it.
     a: Option<i64>,
     b: Option<i64>,
-    /// The job's strata by this attribute (`usersim stats --by`).
+    /// The job's strata by this attribute (`sparring stats --by`).
     by: Option<String>,
     min_cell: Option<String>,
     bins: Option<String>,
@@ -194,7 +194,7 @@ fn stats_error(e: crate::report::StatsError) -> ApiError {
     }
 }
 
-/// `usersim stats --job ID --json`: rewards, pass^k, judges, the simulated user.
+/// `sparring stats --job ID --json`: rewards, pass^k, judges, the simulated user.
 #[tracing::instrument(skip(state))]
 async fn job_stats(
     State(state): State<AppState>,
@@ -275,8 +275,8 @@ pub(super) fn strata_error(e: StrataError) -> ApiError {
     }
 }
 
-/// `usersim compare-users A B --json`, or with `realism=true`,
-/// `usersim compare-users A B --realism --json`.
+/// `sparring compare-users A B --json`, or with `realism=true`,
+/// `sparring compare-users A B --realism --json`.
 #[tracing::instrument(skip(state))]
 async fn compare_users(
     State(state): State<AppState>,

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{ApiError, AppState};
 
-pub const COOKIE: &str = "usersim_token";
+pub const COOKIE: &str = "sparring_token";
 
 pub async fn require_token(
     State(state): State<AppState>,

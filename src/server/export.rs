@@ -44,7 +44,7 @@ pub struct ExportQuery {
     #[serde(default)]
     pub keep_flagged: bool,
     /// Deterministic user checks whose flagged conversations are dropped,
-    /// comma-separated (`usersim export --drop-user-flag`).
+    /// comma-separated (`sparring export --drop-user-flag`).
     pub drop_user_flag: Option<String>,
     /// Keep conversations the job's `[user_simulator] drop_flagged` checks flagged.
     #[serde(default)]
@@ -170,7 +170,7 @@ impl ExportQuery {
             (None, Some(_)) => Err(invalid("stratify_by", "stratify_by applies with profile=strict or profile=generous only")),
             (Some(profile), _) if ProfileSource::parse(profile) == ProfileSource::File(profile.into()) => Err(invalid(
                 "profile",
-                format!("'{profile}' is not a built-in profile; use strict or generous (a profile file is `usersim export --profile FILE.toml`'s)"),
+                format!("'{profile}' is not a built-in profile; use strict or generous (a profile file is `sparring export --profile FILE.toml`'s)"),
             )),
             (Some(profile), stratify_by) => Ok(Some(CurationRequest {
                 profile: profile.to_string(),

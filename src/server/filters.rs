@@ -1,6 +1,6 @@
 //! Query-string filters of the conversation browser, read into the library's
 //! own filters (`store::browse::ConversationFilter` and `export::Filter`), so
-//! the API, the web UI and `usersim export` keep and drop the same
+//! the API, the web UI and `sparring export` keep and drop the same
 //! conversations; and the readers of query values the export's query
 //! (`super::export`) shares. A malformed filter is a 422 naming its field.
 
@@ -214,7 +214,7 @@ impl ConversationsQuery {
         self.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE)
     }
 
-    /// The judge conditions, as `usersim export` reads `--min-judge` and
+    /// The judge conditions, as `sparring export` reads `--min-judge` and
     /// `--drop-flagged`.
     pub fn judge_filter(&self) -> Result<export::Filter, ApiError> {
         Ok(export::Filter {

@@ -1,5 +1,5 @@
-//! `POST /v1/imports`: conversations usersim did not generate, stored as an
-//! import job, as `usersim import` does. The request names files inside the
+//! `POST /v1/imports`: conversations sparring did not generate, stored as an
+//! import job, as `sparring import` does. The request names files inside the
 //! data root (`{"name", "files", "format", "skip_invalid"}`), or is itself
 //! the conversations, one JSON object per line (`Content-Type:
 //! application/x-ndjson`, `?name=` and the rest in the query), within the

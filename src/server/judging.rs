@@ -1,5 +1,5 @@
 //! Judging jobs over HTTP. `POST /v1/judging-jobs` reads a JSON request into
-//! the `JudgingSpec` that `usersim judge` builds from its flags, submits it
+//! the `JudgingSpec` that `sparring judge` builds from its flags, submits it
 //! with the same library call and works it here like any job (events,
 //! cancel, resume). `GET /v1/judgments/{id}` is one judgment with its calls.
 

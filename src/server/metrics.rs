@@ -17,8 +17,8 @@ use crate::llm::telemetry::{self, EndpointSnapshot};
 
 /// Said in every process counter's help, so nobody sums them across servers
 /// thinking they are the database's totals.
-const HERE: &str = "Counts this server process's work since it started (the usersim_jobs, \
-                    usersim_items and usersim_judgments gauges count every process sharing the database).";
+const HERE: &str = "Counts this server process's work since it started (the sparring_jobs, \
+                    sparring_items and sparring_judgments gauges count every process sharing the database).";
 
 pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let mut page = Exposition::default();
@@ -63,43 +63,43 @@ async fn render_store(state: &AppState, page: &mut Exposition) -> Result<(), Api
         }
     }
     page.family(
-        "usersim_jobs",
+        "sparring_jobs",
         Kind::Gauge,
         "Jobs in the database by status.",
     );
     for (status, n) in by_status {
-        page.sample("usersim_jobs", &[("status", status)], n);
+        page.sample("sparring_jobs", &[("status", status)], n);
     }
     page.family(
-        "usersim_items",
+        "sparring_items",
         Kind::Gauge,
         "Work items in the database by job and status: done items are stored conversations, \
          failed ones failed conversations.",
     );
     for (job, name, status, n) in &items {
         page.sample(
-            "usersim_items",
+            "sparring_items",
             &[("job", job), ("name", name), ("status", status)],
             n,
         );
     }
     page.family(
-        "usersim_queue_depth",
+        "sparring_queue_depth",
         Kind::Gauge,
         "Pending items per job, in the database.",
     );
     for (job, name, n) in &queue {
-        page.sample("usersim_queue_depth", &[("job", job), ("name", name)], n);
+        page.sample("sparring_queue_depth", &[("job", job), ("name", name)], n);
     }
     page.family(
-        "usersim_judgments",
+        "sparring_judgments",
         Kind::Gauge,
         "Judgments in the database of each job's conversations by judge and status \
          (ok, unparseable, failed).",
     );
     for (job, name, judge, status, n) in &judgments {
         page.sample(
-            "usersim_judgments",
+            "sparring_judgments",
             &[
                 ("job", job),
                 ("name", name),
@@ -110,12 +110,12 @@ async fn render_store(state: &AppState, page: &mut Exposition) -> Result<(), Api
         );
     }
     page.family(
-        "usersim_jobs_running_here",
+        "sparring_jobs_running_here",
         Kind::Gauge,
         "Jobs this server process is working now.",
     );
     let here = jobs.iter().filter(|j| state.runs.is_running(j.id)).count();
-    page.sample("usersim_jobs_running_here", &[], here);
+    page.sample("sparring_jobs_running_here", &[], here);
     Ok(())
 }
 
@@ -123,17 +123,17 @@ async fn render_store(state: &AppState, page: &mut Exposition) -> Result<(), Api
 fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
     for (family, what, items) in [
         (
-            "usersim_conversations_total",
+            "sparring_conversations_total",
             "Conversations of generation jobs finished here, by outcome (completed: stored; failed: the item failed).",
             &totals::CONVERSATIONS,
         ),
         (
-            "usersim_judging_items_total",
+            "sparring_judging_items_total",
             "Items of judging jobs (one judge over one conversation or pair) finished here, by outcome.",
             &totals::JUDGING_ITEMS,
         ),
         (
-            "usersim_synthesis_proposals_total",
+            "sparring_synthesis_proposals_total",
             "Items of synthesis jobs (one proposal with its feedback retries) finished here, by outcome.",
             &totals::PROPOSALS,
         ),
@@ -144,7 +144,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         page.sample(family, &[("outcome", "failed")], failed);
     }
 
-    let calls = "usersim_model_calls_total";
+    let calls = "sparring_model_calls_total";
     page.family(
         calls,
         Kind::Counter,
@@ -168,7 +168,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         }
     }
 
-    let tokens = "usersim_model_tokens_total";
+    let tokens = "sparring_model_tokens_total";
     page.family(
         tokens,
         Kind::Counter,
@@ -189,7 +189,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         }
     }
 
-    let latency = "usersim_model_latency_seconds";
+    let latency = "sparring_model_latency_seconds";
     page.family(
         latency,
         Kind::Histogram,
@@ -205,7 +205,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         }
     }
 
-    let retries = "usersim_retries_total";
+    let retries = "sparring_retries_total";
     page.family(
         retries,
         Kind::Counter,
@@ -217,7 +217,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         }
     }
 
-    let waits = "usersim_rate_limit_wait_seconds_total";
+    let waits = "sparring_rate_limit_wait_seconds_total";
     page.family(
         waits,
         Kind::Counter,
@@ -233,7 +233,7 @@ fn render_process(endpoints: &[EndpointSnapshot], page: &mut Exposition) {
         }
     }
 
-    let in_flight = "usersim_model_requests_in_flight";
+    let in_flight = "sparring_model_requests_in_flight";
     page.family(
         in_flight,
         Kind::Gauge,

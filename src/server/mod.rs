@@ -1,7 +1,7 @@
 //! The service: a JSON API under `/v1`, server-sent progress events,
 //! Prometheus metrics and a server-rendered web UI, over the same library the
 //! CLI uses. Jobs submitted here run in this process with the CLI's runner
-//! (`jobs::work_stored`); `usersim worker` processes may share them (Postgres).
+//! (`jobs::work_stored`); `sparring worker` processes may share them (Postgres).
 
 pub mod agent;
 mod api;
@@ -103,13 +103,13 @@ pub const MIN_OPEN_TOKEN_CHARS: usize = 16;
 pub enum ServeError {
     #[error(
         "refusing to listen on {0} without an API token: anyone who can reach that address could \
-         run jobs and read every conversation. Set --token or USERSIM_API_TOKEN (at least 16 \
+         run jobs and read every conversation. Set --token or SPARRING_API_TOKEN (at least 16 \
          characters), or bind a loopback address such as 127.0.0.1:8080"
     )]
     OpenWithoutToken(SocketAddr),
     #[error(
         "--token is blank: a token of only whitespace would be matched by a blank `?token=+`; \
-         give a token of at least 16 characters, or leave --token and USERSIM_API_TOKEN unset on \
+         give a token of at least 16 characters, or leave --token and SPARRING_API_TOKEN unset on \
          a loopback address"
     )]
     BlankToken,

@@ -170,7 +170,7 @@ fn paths_and_schemas() -> Value {
     json!({
         "openapi": "3.1.0",
         "info": {
-            "title": "usersim",
+            "title": "sparring",
             "version": env!("CARGO_PKG_VERSION"),
             "description": "Synthetic multi-turn dialogues: submit generation jobs, follow their \
                 progress, read conversations and stream exports. Every route but /healthz needs \
@@ -194,7 +194,7 @@ fn paths_and_schemas() -> Value {
             "/v1/jobs": {
                 "post": {
                     "summary": "Submit a generation job; the server starts working it",
-                    "description": "The body is a job config as in `usersim validate`: TOML \
+                    "description": "The body is a job config as in `sparring validate`: TOML \
                         (application/toml or text/plain) or JSON (application/json). Relative paths \
                         resolve against the server's working directory, or the folder `base` names \
                         (relative to it). The config's `database` is ignored: jobs are stored in the \
@@ -230,16 +230,16 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": json_response("The job", "JobDetail"), "404": error("No such job")}
             }},
             "/v1/jobs/{id}/stats": {"get": {
-                "summary": "A job's statistics, as `usersim stats --json`: rewards, pass^k, rollout groups (`conversations.groups`: a scenario's scored conversations per group; how many are flat, every reward equal, and how many of those are all 0 and all 1), judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
+                "summary": "A job's statistics, as `sparring stats --json`: rewards, pass^k, rollout groups (`conversations.groups`: a scenario's scored conversations per group; how many are flat, every reward equal, and how many of those are all 0 and all 1), judges, the simulated user's deterministic checks (rates with intervals, by persona and scenario, agreement with user_fidelity judges), and `synthesized`: the job's synthesized scenarios solved, unsolved (with their ids) and undecided, or null when it ran none",
                 "parameters": [id_param("Job"), ks_param(),
-                    query("by", "string", "Break the job down by this attribute instead (`usersim stats --by`): a persona attribute stored with the job (e.g. country, age; numbers binned), persona, scenario or knob.NAME. The answer is then the strata report: per cell conversations, mean reward with its 95% interval, difference from the job's mean, pass^k, termination shares and simulated-user flag rates with Wilson intervals, too-small cells marked, furthest below the job's mean first"),
+                    query("by", "string", "Break the job down by this attribute instead (`sparring stats --by`): a persona attribute stored with the job (e.g. country, age; numbers binned), persona, scenario or knob.NAME. The answer is then the strata report: per cell conversations, mean reward with its 95% interval, difference from the job's mean, pass^k, termination shares and simulated-user flag rates with Wilson intervals, too-small cells marked, furthest below the job's mean first"),
                     {"name": "min_cell", "in": "query", "required": false, "schema": int64(), "description": "With `by`: a cell with fewer conversations is too small (1 to 1,000,000; default 10)"},
                     {"name": "bins", "in": "query", "required": false, "schema": int64(), "description": "With `by`: bins a numeric attribute is cut into by quantiles (2 to 20; default 4)"}],
                 "responses": {"200": {"description": "The report", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A bad k, an attribute the job does not have (the problem lists those it has), min_cell or bins out of range or given without by, each named by its field", "Problems")}
             }},
             "/v1/compare-users": {"get": {
-                "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `usersim compare-users A B --json`; with `realism=true`, hold job A's simulated users against job B's real (imported) ones, as `usersim compare-users A B --realism --json` (docs/realism.md)",
+                "summary": "Compare the simulated users of two jobs on matched scenarios, personas and samples, as `sparring compare-users A B --json`; with `realism=true`, hold job A's simulated users against job B's real (imported) ones, as `sparring compare-users A B --realism --json` (docs/realism.md)",
                 "parameters": [{"name": "a", "in": "query", "required": false, "schema": int64(), "description": "The baseline job; with realism, the simulated job"},
                                {"name": "b", "in": "query", "required": false, "schema": int64(), "description": "The job compared with it (differences are B − A); with realism, the real job (differences are A − B, simulated − real)"},
                                query("realism", "boolean", "Compare the user side with a real job: measures with both values, the difference, a bootstrap interval, and the three largest gaps"),
@@ -273,7 +273,7 @@ fn paths_and_schemas() -> Value {
                     query("termination", "string", "Termination reason, e.g. user_stop"),
                     query("scenario", "string", "Scenario id"),
                     query("persona", "string", "Persona id"),
-                    query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE, as `usersim export --min-judge`; a judge without judgments of the job is a 422"),
+                    query("min_judge", "string", "NAME=SCORE (comma-separated for several): keep conversations judge NAME scored at least SCORE, as `sparring export --min-judge`; a judge without judgments of the job is a 422"),
                     query("drop_flagged", "string", "Judge names (comma-separated): leave out conversations these pass/fail judges failed")
                 ],
                 "responses": {"200": json_response("A page", "ConversationPage"), "404": error("No such job"),
@@ -285,7 +285,7 @@ fn paths_and_schemas() -> Value {
                     id_param("Job"),
                     {"name": "format", "in": "query", "required": false,
                      "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "dpo", "scenarios"]},
-                     "description": "openai (default; streamed; without its metadata sidecar), hf (Hugging Face chat templates / TRL), sharegpt (LLaMA-Factory), nemo_gym (rollouts of a nemo_gym job), dpo (preference pairs of `judge`'s pairwise verdicts, as `usersim export --format dpo`), or scenarios (not conversations: the job's synthesized scenarios its policy solved, as a scenarios JSONL; takes no conversation filter, only keep_unsolved)"},
+                     "description": "openai (default; streamed; without its metadata sidecar), hf (Hugging Face chat templates / TRL), sharegpt (LLaMA-Factory), nemo_gym (rollouts of a nemo_gym job), dpo (preference pairs of `judge`'s pairwise verdicts, as `sparring export --format dpo`), or scenarios (not conversations: the job's synthesized scenarios its policy solved, as a scenarios JSONL; takes no conversation filter, only keep_unsolved)"},
                     query("min_reward", "number", "Keep conversations with at least this reward"),
                     query("max_reward", "number", "Keep conversations with at most this reward"),
                     query("termination", "string", "Keep conversations that ended this way (as the web UI's filter)"),
@@ -306,7 +306,7 @@ fn paths_and_schemas() -> Value {
                      "description": "Each row's advantage in its rollout group (the job's conversations of its scenario with a reward, whatever the filters keep): centered (default; reward minus the group's mean) or normalized (divided by the group's standard deviation when it is not 0); written with group_id, group_size, group_reward_mean, group_reward_std (nemo_gym rows at the top level, the other formats in metadata); refused with format=dpo"},
                     {"name": "profile", "in": "query", "required": false,
                      "schema": {"enum": ["strict", "generous"]},
-                     "description": "Curate with a built-in profile's quality gates (reward, judges, user flags, turn and length bounds, near-duplicates, caps per stratum), as `usersim export --profile`; the response holds the kept conversations in one stream (no holdout split, no manifest or card: the CLI writes those)"},
+                     "description": "Curate with a built-in profile's quality gates (reward, judges, user flags, turn and length bounds, near-duplicates, caps per stratum), as `sparring export --profile`; the response holds the kept conversations in one stream (no holdout split, no manifest or card: the CLI writes those)"},
                     query("stratify_by", "string", "With profile: persona, scenario or metadata.KEY, the strata of the caps")
                 ],
                 "responses": {"200": {"description": "JSONL, one conversation (or pair) a line (chunked)",
@@ -326,9 +326,9 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": json_response("The conversation", "Conversation"), "404": error("No such conversation")}
             }},
             "/v1/synthesis-jobs": {"post": {
-                "summary": "Submit a synthesis job (as `usersim synthesize`); the server starts working it",
+                "summary": "Submit a synthesis job (as `sparring synthesize`); the server starts working it",
                 "description": "The body is a SYNTH.toml (application/toml or text/plain), checked as \
-                    `usersim synthesize` checks a file, with paths inside the data root and keys only \
+                    `sparring synthesize` checks a file, with paths inside the data root and keys only \
                     through operator endpoints. Relative paths resolve against the data root, or the \
                     folder `base` names (relative to it). Its `database` and `output` are ignored: the \
                     job is stored in the server's database and its accepted scenarios are served by \
@@ -352,7 +352,7 @@ fn paths_and_schemas() -> Value {
                 }
             }},
             "/v1/jobs/{id}/scenarios": {"get": {
-                "summary": "A synthesis job's accepted scenarios so far, in proposal order, as the scenarios JSONL `usersim run` reads",
+                "summary": "A synthesis job's accepted scenarios so far, in proposal order, as the scenarios JSONL `sparring run` reads",
                 "parameters": [id_param("Job")],
                 "responses": {
                     "200": {"description": "One scenario row per line", "content": {"application/jsonl": {"schema": {"type": "string"}}}},
@@ -361,9 +361,9 @@ fn paths_and_schemas() -> Value {
                 }
             }},
             "/v1/judging-jobs": {"post": {
-                "summary": "Submit a judging job (as `usersim judge`); the server starts working it",
+                "summary": "Submit a judging job (as `sparring judge`); the server starts working it",
                 "description": "Judges are judges TOML text (what a judges.toml file holds: [[judges]] \
-                    and optional [endpoints]; checked as `usersim judge` checks a file, problems named by \
+                    and optional [endpoints]; checked as `sparring judge` checks a file, problems named by \
                     field path such as judges[0].builtin) or {\"from_job\": ID} for a generation job's \
                     [[judges]]. The job shows in /v1/jobs and has events, cancel and resume like any job. \
                     The same judges and target again return the existing job (200).",
@@ -409,7 +409,7 @@ fn paths_and_schemas() -> Value {
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                "description": "The server's --token / USERSIM_API_TOKEN. Browsers may pass ?token= once on a GET; a cookie keeps it."}},
+                "description": "The server's --token / SPARRING_API_TOKEN. Browsers may pass ?token= once on a GET; a cookie keeps it."}},
             "schemas": {
                 "JobConfig": job_config_schema(),
                 "Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]},
@@ -487,7 +487,7 @@ fn paths_and_schemas() -> Value {
 /// other routes.
 fn imports(document: &mut Value) {
     document["paths"]["/v1/imports"] = json!({"post": {
-        "summary": "Import conversations usersim did not generate into an import job (as `usersim import`), to judge, check, curate and export them",
+        "summary": "Import conversations sparring did not generate into an import job (as `sparring import`), to judge, check, curate and export them",
         "description": "Either JSON naming files inside the data root ({\"name\", \"files\", \"format\", \"skip_invalid\"}), \
             or the conversations themselves, one JSON object per line (Content-Type: application/x-ndjson, \
             with name, format and skip_invalid in the query), within the body limit. Formats: openai, hf, \

@@ -1,5 +1,5 @@
 //! The jobs this service is working right now, each a background task running
-//! `jobs::work_stored` (the runner of `usersim run --resume`, for any kind of
+//! `jobs::work_stored` (the runner of `sparring run --resume`, for any kind of
 //! job), with a signal to stop it.
 
 use std::collections::HashMap;

@@ -1,9 +1,9 @@
 //! Synthesis jobs over HTTP. `POST /v1/synthesis-jobs` reads a SYNTH.toml
 //! body (checked as the submitter's: paths inside the data root, keys only
-//! through operator endpoints), submits it with the library call `usersim
+//! through operator endpoints), submits it with the library call `sparring
 //! synthesize` makes, and works it here like any job (events, cancel,
 //! resume, stats). `GET /v1/jobs/{id}/scenarios` is the accepted scenarios as
-//! the JSONL `usersim run` reads: the service writes no file.
+//! the JSONL `sparring run` reads: the service writes no file.
 
 use std::path::Path;
 

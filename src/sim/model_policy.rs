@@ -1,5 +1,5 @@
 //! The `model` policy kind: model calls with tool use until it answers in
-//! text or runs out of steps; usersim runs every tool call on the session.
+//! text or runs out of steps; sparring runs every tool call on the session.
 //! Tool errors and bad arguments go back as tool output.
 
 use std::sync::Arc;

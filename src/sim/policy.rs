@@ -1,6 +1,6 @@
 //! The policy seam: whatever answers the simulated user, one turn at a time.
 //! Today's model with tools ([`super::model_policy::ModelPolicy`], whose tool
-//! calls usersim runs) is one kind; a deployed agent reached over HTTP
+//! calls sparring runs) is one kind; a deployed agent reached over HTTP
 //! (`crate::policy`) is another, which may run tools of its own and report
 //! them. The episode knows this trait, not the kinds.
 
@@ -32,7 +32,7 @@ pub enum TurnEnd {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PolicySession {
     /// This conversation's id as agents are told it (never a path, a process
-    /// id or anything of the machine): `usersim-` and 16 random hex digits.
+    /// id or anything of the machine): `sparring-` and 16 random hex digits.
     pub id: String,
     /// Cookies the agent set, by name, echoed on its later calls.
     pub cookies: Vec<(String, String)>,
@@ -42,7 +42,7 @@ pub struct PolicySession {
     pub task_id: Option<String>,
     /// Policy turns taken so far (the first turn is 0 while it runs).
     pub turns: u32,
-    /// What the agent already reported and usersim stored, in order, so that
+    /// What the agent already reported and sparring stored, in order, so that
     /// an agent that repeats itself is read once: the tool calls of an http
     /// agent that reports the whole conversation's calls on every turn (a
     /// LangGraph thread's messages), or the artifact ids of the A2A task the
@@ -54,7 +54,7 @@ impl PolicySession {
     /// A new conversation's, with a fresh random id.
     pub fn new() -> PolicySession {
         PolicySession {
-            id: format!("usersim-{:016x}", rand::random::<u64>()),
+            id: format!("sparring-{:016x}", rand::random::<u64>()),
             ..PolicySession::default()
         }
     }
@@ -157,7 +157,7 @@ pub trait Policy: Send + Sync {
     fn name(&self) -> &str;
 
     /// Run one turn: append what the policy said and did to the transcript,
-    /// running on the session the tool calls it asks usersim to run.
+    /// running on the session the tool calls it asks sparring to run.
     async fn turn(&self, turn: PolicyTurn<'_>) -> Result<TurnEnd, EpisodeError>;
 }
 
@@ -172,7 +172,7 @@ pub struct AgentToolRecord {
 }
 
 /// Append the records of one agent reply. With `replay`, each call is also
-/// made on usersim's own session (its answer discarded), so that state
+/// made on sparring's own session (its answer discarded), so that state
 /// verification (`db`, probes) sees what the agent did to its own copy of
 /// the environment. A failure of the environment on a replayed call fails
 /// the episode, as a failure on any policy call does.
@@ -202,7 +202,7 @@ pub async fn record_agent_tools(
     Ok(())
 }
 
-/// Run calls the policy asked usersim to run on the session, in order,
+/// Run calls the policy asked sparring to run on the session, in order,
 /// appending each result (a tool's error is its output; the environment
 /// failing fails the episode).
 pub async fn run_tool_calls(
@@ -240,7 +240,11 @@ mod tests {
     #[test]
     fn cookies_are_kept_by_name_without_their_attributes_and_replaced_when_set_again() {
         let mut s = PolicySession::new();
-        assert!(s.id.starts_with("usersim-") && s.id.len() == 24, "{}", s.id);
+        assert!(
+            s.id.starts_with("sparring-") && s.id.len() == 25,
+            "{}",
+            s.id
+        );
         assert_eq!(s.cookie_header(), None);
         s.keep_cookies(["sid=abc; Path=/; HttpOnly", "theme=dark", "broken", "=x"]);
         assert_eq!(s.cookie_header().as_deref(), Some("sid=abc; theme=dark"));
@@ -256,7 +260,7 @@ mod tests {
     #[test]
     fn a_sessions_uuid_is_a_version_4_uuid_of_its_id_and_stays_the_same() {
         let s = PolicySession {
-            id: "usersim-0123456789abcdef".into(),
+            id: "sparring-0123456789abcdef".into(),
             ..PolicySession::default()
         };
         let uuid = s.uuid();

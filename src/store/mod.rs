@@ -30,7 +30,7 @@ pub use scenario_attempts::ScenarioAttempts;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "database URL '{0}' is not supported: use sqlite://PATH (e.g. sqlite://usersim.db) \
+        "database URL '{0}' is not supported: use sqlite://PATH (e.g. sqlite://sparring.db) \
          or postgres://USER@HOST:PORT/DATABASE (postgresql:// works too)"
     )]
     UnsupportedUrl(String),
@@ -47,7 +47,7 @@ pub enum StoreError {
     #[error("item {item_id} is not leased by '{owner}' any more (lease expired or taken over); its result was not stored")]
     LeaseLost { item_id: i64, owner: String },
     #[error(
-        "database {path} does not exist; check --database (or USERSIM_DATABASE): this command \
+        "database {path} does not exist; check --database (or SPARRING_DATABASE): this command \
          only reads, so it creates no database"
     )]
     Missing { path: String },

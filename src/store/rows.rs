@@ -77,9 +77,9 @@ impl ItemStatus {
 pub enum JobKind {
     Generation,
     Judging,
-    /// Scenario synthesis: proposals of task blueprints (`usersim synthesize`).
+    /// Scenario synthesis: proposals of task blueprints (`sparring synthesize`).
     Synthesis,
-    /// Conversations usersim did not generate (`usersim import`): each item
+    /// Conversations sparring did not generate (`sparring import`): each item
     /// is done as it is stored, with its conversation.
     Import,
 }

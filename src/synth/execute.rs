@@ -61,7 +61,7 @@ pub struct ExecutedCall {
 /// tool error; the state changes iff the task needs a write; every ID in the
 /// user's known info exists in the seed data; every fact to communicate is
 /// in some output and in nothing the user knows or says (`answer_leak`);
-/// `usersim validate`'s own checks; the brief
+/// `sparring validate`'s own checks; the brief
 /// (`brief_check`). The first failure is the rejection, with the exact error.
 pub async fn validate(
     environment: &dyn Environment,

@@ -1,7 +1,7 @@
 //! Scenario synthesis: propose task blueprints grounded in an environment's
 //! real records, validate them by executing their gold actions, review them
 //! with a committee of judges, drop near-duplicates, and write scenarios that
-//! `usersim run` reads unchanged.
+//! `sparring run` reads unchanged.
 
 pub mod accept;
 pub mod answer_leak;

@@ -1,4 +1,4 @@
-//! Reading a generator's reply: one scenario in usersim's own JSONL row
+//! Reading a generator's reply: one scenario in sparring's own JSONL row
 //! format, in the last fenced ```json block or as the whole reply.
 
 use crate::persona::scenario::Scenario;
@@ -34,7 +34,7 @@ pub fn parse_scenario(reply: &str) -> Result<Scenario, String> {
         return Err("the reply is empty; answer with one scenario as a ```json block".into());
     }
     serde_json::from_str(text)
-        .map_err(|e| format!("the scenario JSON does not parse as a usersim scenario row: {e}"))
+        .map_err(|e| format!("the scenario JSON does not parse as a sparring scenario row: {e}"))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub enum Stage {
     /// A fact to communicate is in what the user knows or says, so the
     /// user holds the answer the agent must give (`answer_leak`).
     AnswerLeak,
-    /// `usersim validate`'s own checks.
+    /// `sparring validate`'s own checks.
     Checks,
     /// Not what its brief asked for: a required tool, the outcome, the
     /// difficulty, the tags, or two requests (`brief_check`).

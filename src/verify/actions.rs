@@ -1,9 +1,9 @@
 //! The `actions` component: the conversation's tool calls, whoever ran them
-//! (usersim on its session, or an agent on its own tools and reported in its
+//! (sparring on its session, or an agent on its own tools and reported in its
 //! trace), hold every gold action of the policy: each gold action matched by
 //! a distinct call of the same name whose arguments equal the gold ones as
 //! JSON (key order and spacing aside). Extra calls do not count against it;
-//! order does not matter. This is how a black-box agent whose tools usersim
+//! order does not matter. This is how a black-box agent whose tools sparring
 //! cannot read is verified.
 
 use serde_json::Value;

@@ -223,7 +223,7 @@ pub struct Criteria {
 /// What a scenario's reward is made of: a list of components (the reward is
 /// their product), or `"none"` for unscored generation, which stores no
 /// reward at all. An empty list scores nothing, so a job refuses it
-/// (`usersim validate` says so) rather than counting it as a pass.
+/// (`sparring validate` says so) rather than counting it as a pass.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum RewardBasis {
     Components(Vec<Component>),

@@ -5,7 +5,7 @@
 //!
 //! The one definition, in [`outcome`]:
 //! - an attempt is an item done with a scored conversation; it passes with
-//!   reward ≥ [`SUCCESS_REWARD`], the rule of pass^k (`usersim stats`);
+//!   reward ≥ [`SUCCESS_REWARD`], the rule of pass^k (`sparring stats`);
 //! - **solved**: an attempt passed (a pass is final, whatever the others do);
 //! - **unsolved**: every planned attempt (item: persona × sample) was made
 //!   and none passed;
@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::store::ScenarioAttempts;
 
-/// The tag `usersim synthesize` gives every scenario it writes
+/// The tag `sparring synthesize` gives every scenario it writes
 /// (`synth::propose` re-exports it).
 pub const SYNTHESIZED_TAG: &str = "synthesized";
 
@@ -47,7 +47,7 @@ impl ScenarioOutcome {
     }
 }
 
-/// Whether a scenario's tags mark it as written by `usersim synthesize`.
+/// Whether a scenario's tags mark it as written by `sparring synthesize`.
 pub fn is_synthesized(tags: &[String]) -> bool {
     tags.iter().any(|t| t == SYNTHESIZED_TAG)
 }

@@ -1,6 +1,6 @@
 """An Agent2Agent server built with `a2a-sdk`: the orders desk's two tools as
 the agent's own, run in a chat-completions tool loop against the model at
-OPENAI_BASE_URL (usersim's mock in the tests) named by AGENT_MODEL (default
+OPENAI_BASE_URL (sparring's mock in the tests) named by AGENT_MODEL (default
 `mock-policy`).
 
     GET  /.well-known/agent-card.json   the agent card
@@ -145,7 +145,7 @@ class OrdersDesk(AgentExecutor):
 def agent_card(url: str) -> AgentCard:
     return AgentCard(
         name="orders desk",
-        description="Looks up and cancels Lantern & Loom orders (a test agent of usersim).",
+        description="Looks up and cancels Lantern & Loom orders (a test agent of sparring).",
         version="1.0.0",
         # One endpoint speaks both versions of JSON-RPC.
         supported_interfaces=[

@@ -1,5 +1,5 @@
 """An agent that fails, each way chosen by the URL path's first segment, for
-the failure tests of usersim's agent policy kinds (standard library only).
+the failure tests of sparring's agent policy kinds (standard library only).
 
     /ok/...            answers well (the control)
     /hang/...          reads the request and never answers

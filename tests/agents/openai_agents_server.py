@@ -22,7 +22,7 @@ client that drops cookies fails here.
 
     GET /health          {"ok": true}
 
-The model is the one at OPENAI_BASE_URL (usersim's mock in the tests), named by
+The model is the one at OPENAI_BASE_URL (sparring's mock in the tests), named by
 AGENT_MODEL (default `mock-policy`), through chat completions, or through the
 Responses API with --api responses.
 

@@ -1,10 +1,10 @@
-//! The real agent frameworks usersim's agent policy kinds are tested against
+//! The real agent frameworks sparring's agent policy kinds are tested against
 //! (issue 29), each a small agent in `tests/agents/` with the orders desk's two
-//! tools as its own and usersim's mock as its model: an OpenAI Agents SDK agent
+//! tools as its own and sparring's mock as its model: an OpenAI Agents SDK agent
 //! behind the Responses contract, a LangGraph graph behind `langgraph dev`, an
 //! A2A server built with `a2a-sdk`, and an agent that fails on purpose. They run
 //! on the python of `scripts/agent-frameworks`, named by
-//! `USERSIM_AGENT_FRAMEWORKS_PYTHON` (skipped without it).
+//! `SPARRING_AGENT_FRAMEWORKS_PYTHON` (skipped without it).
 //!
 //! [`start_agent`] is for every test that needs one of them; the tests here
 //! drive each over raw HTTP, as the policy kinds will, and hold the shapes of
@@ -15,11 +15,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use usersim::config::MockConfig;
-use usersim::mock_llm::openings::opening;
-use usersim::mock_llm::user::first_person;
-use usersim::mock_llm::MockServer;
-use usersim::persona::Scenario;
+use sparring::config::MockConfig;
+use sparring::mock_llm::openings::opening;
+use sparring::mock_llm::user::first_person;
+use sparring::mock_llm::MockServer;
+use sparring::persona::Scenario;
 
 use crate::common::repo;
 
@@ -98,12 +98,12 @@ impl Drop for RunningAgent {
 /// The python of `scripts/agent-frameworks`, or `None` after saying the test
 /// is skipped.
 pub fn frameworks_python() -> Option<PathBuf> {
-    match std::env::var("USERSIM_AGENT_FRAMEWORKS_PYTHON") {
+    match std::env::var("SPARRING_AGENT_FRAMEWORKS_PYTHON") {
         Ok(python) if !python.is_empty() => Some(PathBuf::from(python)),
         _ => {
             println!(
                 "SKIPPED: the framework agents need Python with openai-agents, langgraph-cli and \
-                 a2a-sdk; set USERSIM_AGENT_FRAMEWORKS_PYTHON (scripts/agent-frameworks prints it)"
+                 a2a-sdk; set SPARRING_AGENT_FRAMEWORKS_PYTHON (scripts/agent-frameworks prints it)"
             );
             None
         }
@@ -116,7 +116,7 @@ pub fn orders_scenarios_path() -> PathBuf {
 }
 
 pub fn orders_scenarios() -> Vec<Scenario> {
-    usersim::persona::load::load_scenarios(&orders_scenarios_path())
+    sparring::persona::load::load_scenarios(&orders_scenarios_path())
         .unwrap_or_else(|problems| panic!("{problems:?}"))
 }
 
@@ -128,7 +128,7 @@ pub fn orders_scenario(id: &str) -> Scenario {
 }
 
 /// The mock model server playing the orders desk's scenarios (what
-/// `usersim mock-llm --scenarios tests/agents/data/scenarios.jsonl` serves):
+/// `sparring mock-llm --scenarios tests/agents/data/scenarios.jsonl` serves):
 /// the agents' model.
 pub async fn orders_mock() -> MockServer {
     orders_mock_with(Vec::new()).await
@@ -415,7 +415,7 @@ async fn the_agents_sdk_agent_runs_its_own_tools_and_refuses_a_call_without_its_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_of_a_tool_the_caller_hosts_goes_out_unpaired_and_its_output_comes_back() {
     // The desk must first look the customer up with a tool only the caller
-    // has (as usersim hosts an environment's tools), then uses its own.
+    // has (as sparring hosts an environment's tools), then uses its own.
     let scenario: Scenario = serde_json::from_value(json!({
         "id": "hosted-lookup",
         "user": {

@@ -1,5 +1,5 @@
 //! The bad-input corpus: every folder in `tests/bad_inputs/` is one input a user or an
-//! attacker could give usersim, with `case.toml` saying how to give it and what must
+//! attacker could give sparring, with `case.toml` saying how to give it and what must
 //! come back. For each case, the test asserts:
 //! - the exit code (CLI) or HTTP status;
 //! - that the message names what it must (the file and line, or the field, and what
@@ -11,7 +11,7 @@
 //!
 //! A command that stores (`run`, `submit`, `synthesize`, `judge`) reads and
 //! checks all its input before it opens a database, so each such case is also
-//! given with an existing database (`usersim.db`, holding job 1: a generation
+//! given with an existing database (`sparring.db`, holding job 1: a generation
 //! job with conversations) in its folder, which must be left as it was. A
 //! `validate` case is given to `run` and `submit` too, both ways, with the
 //! same exit code and message.
@@ -20,13 +20,13 @@
 //! ```toml
 //! about = "what the input is and what went wrong with it before"
 //! copy = ["data/retail/scenarios.jsonl"]   # repository paths copied into the case folder first
-//! cli = ["validate", "job.toml"]           # run `usersim` with these args in the case folder
+//! cli = ["validate", "job.toml"]           # run `sparring` with these args in the case folder
 //! exit = 2
-//! # or, against `usersim serve` in this process, its data root holding the case folder:
+//! # or, against `sparring serve` in this process, its data root holding the case folder:
 //! # http = { method = "POST", path = "/v1/jobs?base={case}", body = "job.toml", content_type = "application/toml" }
 //! # status = 422
 //! mentions = ["job.toml", "line 4", "concurrency"]
-//! # existing_database = true   # give it only with the existing usersim.db (e.g. `judge --job 1`)
+//! # existing_database = true   # give it only with the existing sparring.db (e.g. `judge --job 1`)
 //! ```
 //! `{case}` in `cli` is the case folder's path; in `path`, the case folder
 //! relative to the service's data root (the service's folder, which holds it).
@@ -181,7 +181,7 @@ fn variants(case: &Case, args: &[String]) -> Vec<(Vec<String>, bool)> {
     out
 }
 
-/// A database as `usersim run` left it: job 1, a generation job over two
+/// A database as `sparring run` left it: job 1, a generation job over two
 /// retail scenarios with the mock, its conversations stored. Made once.
 fn existing_database() -> &'static Path {
     static MADE: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
@@ -189,19 +189,19 @@ fn existing_database() -> &'static Path {
         let dir = tempfile::tempdir().unwrap();
         let spec = common::JobSpec {
             scenarios: common::first_scenarios(dir.path(), 2),
-            database: Some("sqlite://usersim.db".into()),
+            database: Some("sqlite://sparring.db".into()),
             ..Default::default()
         };
         let (job, _) = common::write_job(dir.path(), &spec);
-        let out = common::usersim(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        let out = common::sparring(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
         assert!(
             out.status.success(),
             "the existing database: {}{}",
             common::text(&out.stdout),
             common::text(&out.stderr)
         );
-        let path = dir.path().join("usersim.db");
-        assert!(path.exists() && !dir.path().join("usersim.db-wal").exists());
+        let path = dir.path().join("sparring.db");
+        assert!(path.exists() && !dir.path().join("sparring.db-wal").exists());
         (dir, path)
     });
     path
@@ -212,7 +212,7 @@ fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> O
     let dir = tempfile::tempdir().unwrap();
     lay_out(name, case, dir.path());
     if with_database {
-        std::fs::copy(existing_database(), dir.path().join("usersim.db")).unwrap();
+        std::fs::copy(existing_database(), dir.path().join("sparring.db")).unwrap();
     }
     let before = listing(dir.path());
     let args: Vec<String> = args
@@ -220,7 +220,7 @@ fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> O
         .map(|a| a.replace("{case}", &dir.path().display().to_string()))
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = common::usersim(dir.path(), &args);
+    let out = common::sparring(dir.path(), &args);
     let stderr = common::text(&out.stderr);
     let mut wrong = Vec::new();
     if out.status.code() != case.exit {
@@ -250,7 +250,7 @@ fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> O
             ""
         };
         format!(
-            "`usersim {}`{database}: {}\n  stderr: {stderr}",
+            "`sparring {}`{database}: {}\n  stderr: {stderr}",
             args.join(" "),
             wrong.join("; ")
         )

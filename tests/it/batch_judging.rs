@@ -10,9 +10,9 @@ use crate::common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{databases, job_id_from, job_toml, text, unique_name, usersim, JobSpec};
-use usersim::config::{MockBatchConfig, MockConfig};
-use usersim::store::{self, JobKind, Store};
+use common::{databases, job_id_from, job_toml, sparring, text, unique_name, JobSpec};
+use sparring::config::{MockBatchConfig, MockConfig};
+use sparring::store::{self, JobKind, Store};
 
 /// A generation job of `scenarios` × `personas` × `samples` short
 /// conversations; its id.
@@ -30,7 +30,7 @@ fn generate(dir: &Path, database: &str, scenarios: usize, personas: u32, samples
         + &format!("samples_per_scenario = {samples}\n");
     let config = dir.join("job.toml");
     std::fs::write(&config, toml).unwrap();
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(
         out.status.success(),
         "{}{}",
@@ -70,9 +70,9 @@ fn judge_args<'a>(judges: &'a str, job: &'a str, database: &'a str) -> Vec<&'a s
     ]
 }
 
-/// `usersim judge ARGS` started in the background, to be killed.
+/// `sparring judge ARGS` started in the background, to be killed.
 fn spawn_judge(dir: &Path, args: &[&str]) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(args)
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
@@ -81,7 +81,7 @@ fn spawn_judge(dir: &Path, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-async fn mock(batch: MockBatchConfig) -> usersim::mock_llm::MockServer {
+async fn mock(batch: MockBatchConfig) -> sparring::mock_llm::MockServer {
     common::mock(MockConfig {
         batch,
         ..MockConfig::default()
@@ -134,7 +134,7 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
             "nothing was answered before the kill"
         );
 
-        let out = usersim(dir.path(), &args);
+        let out = sparring(dir.path(), &args);
         let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert!(out.status.success(), "{said}");
         assert!(
@@ -176,7 +176,7 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
         let prompt: i64 = calls.iter().map(|c| c.call.prompt_tokens).sum();
         let completion: i64 = calls.iter().map(|c| c.call.completion_tokens).sum();
         let want = (prompt as f64 * 1.0 + completion as f64 * 4.0) / 1e6;
-        let out = usersim(
+        let out = sparring(
             dir.path(),
             &[
                 "stats",
@@ -211,7 +211,7 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
 
 /// The batches of the judging job of generation job `judged` (none before
 /// it exists).
-async fn judging_batches(store: &dyn Store, judged: i64) -> Vec<usersim::store::BatchRow> {
+async fn judging_batches(store: &dyn Store, judged: i64) -> Vec<sparring::store::BatchRow> {
     let job = store.all_jobs().await.unwrap().into_iter().find(|j| {
         j.kind == JobKind::Judging
             && serde_json::from_str::<serde_json::Value>(&j.config_snapshot).unwrap()["target"]
@@ -243,7 +243,7 @@ async fn an_expired_batch_and_failed_requests_go_into_the_next_batch() {
             "batch_max_requests = 20\nbatch_max_attempts = 10",
         );
         let job_arg = job.to_string();
-        let out = usersim(dir.path(), &judge_args(&judges, &job_arg, &database));
+        let out = sparring(dir.path(), &judge_args(&judges, &job_arg, &database));
         let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert!(out.status.success(), "{said}");
         assert!(
@@ -279,7 +279,7 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
         .await;
         let judges = judges(dir.path(), &server.base_url(), "batch_max_attempts = 2");
         let job_arg = job.to_string();
-        let out = usersim(dir.path(), &judge_args(&judges, &job_arg, &database));
+        let out = sparring(dir.path(), &judge_args(&judges, &job_arg, &database));
         let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(
@@ -309,13 +309,13 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
             );
         }
         // A rerun sends nothing more: the attempts are used up.
-        let again = usersim(dir.path(), &judge_args(&judges, &job_arg, &database));
+        let again = sparring(dir.path(), &judge_args(&judges, &job_arg, &database));
         assert_eq!(again.status.code(), Some(1));
         assert_eq!(server.stats().batch_requests_submitted, 8);
         // --retry-failed sends each again, for as many attempts, under new ids.
         let mut retry = judge_args(&judges, &job_arg, &database);
         retry.push("--retry-failed");
-        let retried = usersim(dir.path(), &retry);
+        let retried = sparring(dir.path(), &retry);
         assert_eq!(retried.status.code(), Some(1));
         let stats = server.stats();
         assert_eq!(stats.batch_requests_submitted, 16);
@@ -358,7 +358,7 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
         .unwrap();
     drop(raw);
 
-    let out = usersim(dir.path(), &args);
+    let out = sparring(dir.path(), &args);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{said}");
     assert!(said.contains("judge helpful: 4 ok"), "{said}");
@@ -370,7 +370,7 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_batch_client_uploads_a_file_of_megabytes_and_reads_back_every_answer() {
-    use usersim::llm::batch::{parse_line, request_line, BatchClient, LineOutcome};
+    use sparring::llm::batch::{parse_line, request_line, BatchClient, LineOutcome};
     let server = mock(MockBatchConfig::default()).await;
     let config = common::endpoint_config("judge", &server.base_url(), "mock-judge");
     let client = BatchClient::new(&config, &server.base_url()).unwrap();

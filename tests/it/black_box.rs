@@ -1,4 +1,4 @@
-//! Agents built with real frameworks as the policy, through the `usersim`
+//! Agents built with real frameworks as the policy, through the `sparring`
 //! binary: the OpenAI Agents SDK agent of `tests/agents/` served on NeMo
 //! Gym's remote-agent Responses contract (`responses_agent`) plays the orders
 //! desk's scenarios against the mock user, its own tool use verified by
@@ -7,11 +7,11 @@
 //! and `http` kinds have their own files.
 
 use crate::agent_frameworks::{orders_mock, orders_scenarios_path, start_agent, AgentKind};
-use crate::common::{repo, text, usersim};
+use crate::common::{repo, sparring, text};
 
 use std::path::Path;
 
-use usersim::store::{self, ItemStatus};
+use sparring::store::{self, ItemStatus};
 
 /// A job of the orders desk's scenarios whose policy is the agent at
 /// `agent_url`, the user the mock at `mock_url`, in `dir`; its database.
@@ -72,7 +72,7 @@ async fn an_openai_agents_sdk_agent_plays_the_orders_desk_verified_by_its_trace(
     };
     let dir = tempfile::tempdir().unwrap();
     let database = orders_job(dir.path(), agent.base_url(), &mock.base_url(), 30);
-    let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+    let out = sparring(dir.path(), &["run", "job.toml", "--quiet"]);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     if !out.status.success() {
         let store = store::open(&database).await.unwrap();
@@ -91,7 +91,7 @@ async fn an_openai_agents_sdk_agent_plays_the_orders_desk_verified_by_its_trace(
         assert_eq!(breakdown["actions"]["score"], 1.0, "{breakdown}");
         assert_eq!(breakdown["communicate"]["score"], 1.0, "{breakdown}");
         // The agent ran its tools itself: each call is the policy's, each
-        // result the agent's, none usersim's.
+        // result the agent's, none sparring's.
         let results: Vec<_> = c.messages.iter().filter(|m| m.role == "tool").collect();
         assert!(!results.is_empty(), "{}", row.scenario_id);
         assert!(
@@ -115,7 +115,7 @@ async fn an_openai_agents_sdk_agent_plays_the_orders_desk_verified_by_its_trace(
     store.close().await;
 
     // The trace exports like any tool use.
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "export",
@@ -154,7 +154,7 @@ async fn an_agent_that_hangs_errs_talks_nonsense_or_loses_the_session_fails_its_
         let dir = tempfile::tempdir().unwrap();
         let url = format!("{}/{mode}", agent.base_url());
         let database = orders_job(dir.path(), &url, &mock.base_url(), 2);
-        let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+        let out = sparring(dir.path(), &["run", "job.toml", "--quiet"]);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(1), "{mode}: {all}");
         let store = store::open(&database).await.unwrap();

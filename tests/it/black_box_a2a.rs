@@ -1,4 +1,4 @@
-//! `[policy] kind = "a2a"` end to end: `usersim run` (the binary, a SQLite
+//! `[policy] kind = "a2a"` end to end: `sparring run` (the binary, a SQLite
 //! file) drives an A2A server as the policy while the mock plays the user.
 //!
 //! The server here is a small A2A agent over axum: JSON-RPC `message/send`
@@ -14,7 +14,7 @@
 //!
 //! The last test drives the real thing, `tests/agents/a2a_agent.py` (a2a-sdk),
 //! over the orders scenarios of `tests/agents/data/`, with
-//! `USERSIM_AGENT_FRAMEWORKS_PYTHON` (else SKIPPED).
+//! `SPARRING_AGENT_FRAMEWORKS_PYTHON` (else SKIPPED).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,13 +28,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use usersim::config::MockConfig;
-use usersim::mock_llm::user::first_person;
-use usersim::mock_llm::MockServer;
-use usersim::persona::Scenario;
+use sparring::config::MockConfig;
+use sparring::mock_llm::user::first_person;
+use sparring::mock_llm::MockServer;
+use sparring::persona::Scenario;
 
 use crate::agent_frameworks::{orders_mock, orders_scenarios_path, start_agent, AgentKind};
-use crate::common::{repo, text, usersim};
+use crate::common::{repo, sparring, text};
 
 /// The model the agent asks the mock for: the mock policy without flaws.
 const AGENT_MODEL: &str = "mock-policy+perfect";
@@ -168,7 +168,7 @@ impl Desk {
                 json!({"model": AGENT_MODEL, "messages": messages, "tools": tools()}).to_string(),
             );
         if let Some(id) = scenario {
-            request = request.header("x-usersim-scenario", id);
+            request = request.header("x-sparring-scenario", id);
         }
         let body = request.send().await.unwrap().text().await.unwrap();
         let reply: Value = serde_json::from_str(&body).unwrap();
@@ -505,7 +505,7 @@ async fn an_a2a_agent_plays_the_policy_and_its_failures_fail_items_never_score_0
         &file,
         "read_card = true",
     );
-    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     // Items failed: exit 1.
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
@@ -605,7 +605,7 @@ async fn a_card_without_json_rpc_fails_every_item_saying_so_and_read_card_false_
     let (agent, desk) = start_desk(&mock, &some, grpc_only).await;
     let file = write_scenarios(dir.path(), &some);
     let (config, db) = job(dir.path(), &agent, &mock.base_url(), &file, "");
-    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert_eq!(desk.card_reads.load(Ordering::Relaxed), 1);
     let (conversations, items) = stored(&db).await;
@@ -631,7 +631,7 @@ async fn a_card_without_json_rpc_fails_every_item_saying_so_and_read_card_false_
         &file,
         "read_card = false",
     );
-    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(desk.card_reads.load(Ordering::Relaxed), 1, "not read again");
     let (conversations, _) = stored(&db).await;
@@ -670,7 +670,7 @@ async fn the_a2a_sdk_agent_plays_the_policy_over_the_orders_scenarios() {
         "",
         30,
     );
-    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(
         out.status.success(),
         "{}\n{}\n{}",
@@ -721,7 +721,7 @@ async fn the_a2a_sdk_agent_plays_the_policy_over_the_orders_scenarios() {
         "",
         30,
     );
-    let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let (conversations, items) = stored(&db).await;
     assert!(conversations.is_empty());

@@ -1,4 +1,4 @@
-//! `[policy] kind = "http"` over a real job: the `usersim` binary runs a job
+//! `[policy] kind = "http"` over a real job: the `sparring` binary runs a job
 //! whose policy is an agent behind HTTP, stores into a SQLite file, and the
 //! test reads what was stored. The agent here is a stand-in for a LangGraph
 //! server (`langgraph dev`'s `POST /threads/{thread_id}/runs/wait`, its
@@ -11,7 +11,7 @@
 //! The first segment of the base URL's path picks how it behaves: `ok`, or
 //! a failure (`500`, `hang`, `garbage`, `noreply`, `lost`). The last two
 //! tests drive the real agents of `tests/agents` (skipped without
-//! `USERSIM_AGENT_FRAMEWORKS_PYTHON`): the LangGraph agent under `langgraph
+//! `SPARRING_AGENT_FRAMEWORKS_PYTHON`): the LangGraph agent under `langgraph
 //! dev` through the orders desk's scenarios, and the faulty agent's six ways
 //! of failing.
 
@@ -32,7 +32,7 @@ use crate::common::{self, repo, text};
 
 /// The scenario every job here runs: a shipped order's tracking number,
 /// verified by the agent's trace (`actions`) and what it said
-/// (`communicate`), since usersim cannot read the agent's own tools.
+/// (`communicate`), since sparring cannot read the agent's own tools.
 const SCENARIO: &str = "retail-001-tracking-of-shipped-boots";
 
 #[derive(Default)]
@@ -140,7 +140,7 @@ async fn runs_wait(
         );
     }
     let thread = threads.entry(thread_id.clone()).or_default();
-    thread.sessions.push(header("x-usersim-session"));
+    thread.sessions.push(header("x-sparring-session"));
     let n = thread.messages.len();
     thread
         .messages
@@ -282,7 +282,7 @@ body = '''
 '''
 reply = "/messages/-1/content"
 trace = "/messages"
-session_header = "X-Usersim-Session"
+session_header = "X-Sparring-Session"
 "#;
 
 /// docs/agents-under-test.md's `[policy.http]` of a plain JSON endpoint.
@@ -312,7 +312,7 @@ struct Setup<'a> {
 
 /// Write the job of `setup` with `policy` into `dir`: its path and database.
 fn write_job(dir: &Path, setup: &Setup, policy: &str) -> (PathBuf, String) {
-    let db = dir.join("usersim.db");
+    let db = dir.join("sparring.db");
     let config = format!(
         r#"name = "black-box-http"
 seed = 7
@@ -382,7 +382,7 @@ fn job(dir: &Path, base_url: &str, personas: u32, policy: &str) -> (PathBuf, Str
 async fn run(dir: &Path, config: &Path) -> std::process::Output {
     let (dir, config) = (dir.to_path_buf(), config.to_path_buf());
     tokio::task::spawn_blocking(move || {
-        common::usersim(&dir, &["run", config.to_str().unwrap(), "--quiet"])
+        common::sparring(&dir, &["run", config.to_str().unwrap(), "--quiet"])
     })
     .await
     .unwrap()
@@ -435,7 +435,7 @@ async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored
     let (base, agent) = start_stand_in().await;
     let dir = tempfile::tempdir().unwrap();
     let (config, db) = job(dir.path(), &format!("{base}/ok"), 2, LANGGRAPH_POLICY);
-    let validated = common::usersim(dir.path(), &["validate", config.to_str().unwrap()]);
+    let validated = common::sparring(dir.path(), &["validate", config.to_str().unwrap()]);
     assert_eq!(
         validated.status.code(),
         Some(0),
@@ -534,7 +534,7 @@ async fn a_langgraph_style_agent_is_the_policy_its_replies_and_tool_trace_stored
         .values()
         .map(|thread| {
             let first = thread.sessions[0].as_ref().expect("the session header");
-            assert!(first.starts_with("usersim-"), "{first}");
+            assert!(first.starts_with("sparring-"), "{first}");
             assert!(thread.sessions.iter().all(|s| s.as_ref() == Some(first)));
             first
         })

@@ -1,8 +1,8 @@
-//! The `responses_agent` policy kind through the `usersim` binary: a job whose
+//! The `responses_agent` policy kind through the `sparring` binary: a job whose
 //! policy is an agent speaking NeMo Gym's remote-agent Responses contract,
 //! served here by a small axum agent. Its own tool use comes back as pairs
 //! (stored as the policy's calls with `agent_tool` results), the tool it
-//! asks usersim for (an unpaired `function_call`) runs on the retail session
+//! asks sparring for (an unpaired `function_call`) runs on the retail session
 //! and its result goes back on the next call, its cookie is echoed, and
 //! every way an agent can fail is a failed item of its class, never a
 //! conversation scored 0.
@@ -21,8 +21,8 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
-use common::{repo, text, usersim};
-use usersim::store::{self, ItemStatus};
+use common::{repo, sparring, text};
+use sparring::store::{self, ItemStatus};
 
 #[derive(Default)]
 struct Agent {
@@ -208,11 +208,11 @@ samples_per_scenario = 2
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_on_the_responses_contract_plays_the_policy_with_its_own_and_usersims_tools() {
+async fn an_agent_on_the_responses_contract_plays_the_policy_with_its_own_and_sparrings_tools() {
     let (base, agent) = start_agent().await;
     let dir = tempfile::tempdir().unwrap();
     let database = job(dir.path(), &format!("{base}/ok"), 10);
-    let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+    let out = sparring(dir.path(), &["run", "job.toml", "--quiet"]);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{all}");
     assert_eq!(
@@ -256,7 +256,7 @@ async fn an_agent_on_the_responses_contract_plays_the_policy_with_its_own_and_us
             .messages
             .iter()
             .find(|m| m.author == "env")
-            .expect("usersim ran the asked tool");
+            .expect("sparring ran the asked tool");
         assert!(env.content.contains("PW5005336661"), "{}", env.content);
         let answer = c
             .messages
@@ -264,7 +264,7 @@ async fn an_agent_on_the_responses_contract_plays_the_policy_with_its_own_and_us
             .find(|m| {
                 m.role == "assistant" && m.content.contains("tracking number is PW5005336661")
             })
-            .expect("the agent's answer, from usersim's tool result");
+            .expect("the agent's answer, from sparring's tool result");
         assert_eq!(answer.prompt_tokens, Some(11));
     }
     let failed = store.failed_items(1).await.unwrap();
@@ -283,7 +283,7 @@ async fn an_agent_that_fails_fails_its_items_by_class_and_nothing_is_scored_0() 
     ] {
         let dir = tempfile::tempdir().unwrap();
         let database = job(dir.path(), &format!("{base}/{mode}"), timeout);
-        let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+        let out = sparring(dir.path(), &["run", "job.toml", "--quiet"]);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert_eq!(
             out.status.code(),
@@ -322,7 +322,7 @@ async fn two_versions_of_an_agent_are_compared_pairwise_with_the_swap_check() {
             job_text(dir.path(), name, &format!("{base}/{mode}"), 10),
         )
         .unwrap();
-        let out = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+        let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
         assert!(
             out.status.success(),
             "{}{}",
@@ -330,7 +330,7 @@ async fn two_versions_of_an_agent_are_compared_pairwise_with_the_swap_check() {
             text(&out.stderr)
         );
     }
-    let judge = common::mock(usersim::config::MockConfig::default()).await;
+    let judge = common::mock(sparring::config::MockConfig::default()).await;
     std::fs::write(
         dir.path().join("pairwise.toml"),
         format!(
@@ -340,7 +340,7 @@ async fn two_versions_of_an_agent_are_compared_pairwise_with_the_swap_check() {
         ),
     )
     .unwrap();
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "judge",
@@ -395,7 +395,7 @@ fn cancel_scenario() -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agents_own_calls_replayed_on_usersims_environment_are_scored_by_state() {
+async fn an_agents_own_calls_replayed_on_sparrings_environment_are_scored_by_state() {
     let (base, _agent) = start_agent().await;
     let mut rewards = Vec::new();
     for replay in [true, false] {
@@ -412,7 +412,7 @@ async fn an_agents_own_calls_replayed_on_usersims_environment_are_scored_by_stat
             &format!("kind = \"responses_agent\"\nreplay_agent_tools = {replay}"),
         );
         std::fs::write(dir.path().join("job.toml"), config).unwrap();
-        let out = usersim(dir.path(), &["run", "job.toml", "--quiet"]);
+        let out = sparring(dir.path(), &["run", "job.toml", "--quiet"]);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert!(out.status.success(), "replay {replay}: {all}");
         let store = store::open(&database).await.unwrap();
@@ -439,6 +439,6 @@ async fn an_agents_own_calls_replayed_on_usersims_environment_are_scored_by_stat
             (false, Some(0.0)),
             (false, Some(0.0))
         ],
-        "replayed, the cancellation reaches usersim's state; not replayed, it does not"
+        "replayed, the cancellation reaches sparring's state; not replayed, it does not"
     );
 }

@@ -26,7 +26,7 @@ fn faulty_job(dir: &Path, fault_rate: f64, faults: &str, breaker: &str) -> (Path
 
 fn run(dir: &Path, config: &Path) -> (std::process::Output, Duration) {
     let start = Instant::now();
-    let out = common::usersim(
+    let out = common::sparring(
         dir,
         &[
             "run",
@@ -126,7 +126,7 @@ async fn a_100_percent_failure_rate_trips_cancels_the_items_in_flight_and_says_w
         "the reason is logged once: {stderr}"
     );
 
-    let store = usersim::store::open(&db).await.unwrap();
+    let store = sparring::store::open(&db).await.unwrap();
     let counts = store.item_counts(1).await.unwrap();
     assert_eq!(counts.leased, 0, "the items in flight were released");
     assert!(counts.pending > 50, "left for a rerun: {counts:?}");

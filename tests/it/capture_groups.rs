@@ -1,8 +1,8 @@
 //! Token capture and rollout groups in exports and statistics (issue 28
-//! §3, §4), through real interfaces: the `usersim` binary's `export` and
-//! `stats` over a real SQLite file (and Postgres when `USERSIM_TEST_POSTGRES`
+//! §3, §4), through real interfaces: the `sparring` binary's `export` and
+//! `stats` over a real SQLite file (and Postgres when `SPARRING_TEST_POSTGRES`
 //! names one), the service's API, and NeMo Gym's own pydantic models from
-//! its venv (when `USERSIM_NEMO_GYM_PYTHON` names its Python).
+//! its venv (when `SPARRING_NEMO_GYM_PYTHON` names its Python).
 //!
 //! The NeMo Gym story stores its conversations through the store, as a
 //! generation job's item runner does (the policy's messages with the token
@@ -17,12 +17,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use usersim::env::nemo_gym::rollout::verify_request;
-use usersim::export::nemo_gym::RECORD_KEY;
-use usersim::llm::message::{Message, ToolCall};
-use usersim::persona::nemo_gym::REQUEST_FIELD;
-use usersim::store::{self, JobKind, NewConversation, NewItem, NewJob, NewMessage, Store};
-use usersim::token_ids::TokenIds;
+use sparring::env::nemo_gym::rollout::verify_request;
+use sparring::export::nemo_gym::RECORD_KEY;
+use sparring::llm::message::{Message, ToolCall};
+use sparring::persona::nemo_gym::REQUEST_FIELD;
+use sparring::store::{self, JobKind, NewConversation, NewItem, NewJob, NewMessage, Store};
+use sparring::token_ids::TokenIds;
 
 use crate::common::{databases, job_id_from, job_toml, repo, text, unique_name, JobSpec, Service};
 use crate::store_story::new_conversation;
@@ -107,7 +107,7 @@ fn messages() -> Vec<Message> {
 /// Conversation `sample` of `scenario` as the item runner stores it: with
 /// `captured`, the policy's two generations carry their token information.
 fn conversation(
-    item: &usersim::store::ItemRow,
+    item: &sparring::store::ItemRow,
     reward: Option<f64>,
     captured: bool,
 ) -> NewConversation {
@@ -355,9 +355,9 @@ async fn nemo_gym_story(dir: &Path, url: &str) {
 /// NeMo Gym's own models read every line, the items with token information
 /// as its training variants, with the very numbers written.
 fn validate_with_nemo_gym(dir: &Path, jsonl: &str) {
-    let Ok(python) = std::env::var("USERSIM_NEMO_GYM_PYTHON") else {
+    let Ok(python) = std::env::var("SPARRING_NEMO_GYM_PYTHON") else {
         println!(
-            "SKIPPED: NeMo Gym's models on the token fields: USERSIM_NEMO_GYM_PYTHON is not set"
+            "SKIPPED: NeMo Gym's models on the token fields: SPARRING_NEMO_GYM_PYTHON is not set"
         );
         return;
     };

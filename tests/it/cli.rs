@@ -1,4 +1,4 @@
-//! The `usersim` binary as a user runs it: the quickstart, show, export, and
+//! The `sparring` binary as a user runs it: the quickstart, show, export, and
 //! validate's error reports.
 
 use crate::common;
@@ -6,7 +6,7 @@ use crate::common;
 use std::collections::HashSet;
 use std::path::Path;
 
-use common::{repo, text, usersim, write_job, JobSpec};
+use common::{repo, sparring, text, write_job, JobSpec};
 use serde_json::Value;
 
 fn quickstart() -> String {
@@ -86,19 +86,19 @@ fn number_after(haystack: &str, label: &str) -> u64 {
 #[test]
 fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jsonl() {
     let cwd = tempfile::tempdir().unwrap();
-    let run = usersim(cwd.path(), &["run", &quickstart()]);
+    let run = sparring(cwd.path(), &["run", &quickstart()]);
     let out = text(&run.stdout);
     assert!(run.status.success(), "{out}\n{}", text(&run.stderr));
     assert!(
-        cwd.path().join("usersim.db").exists(),
-        "the default database is usersim.db"
+        cwd.path().join("sparring.db").exists(),
+        "the default database is sparring.db"
     );
     let conversations = number_after(&out, "conversations:");
     assert!(conversations >= 40, "{out}");
     assert!(out.contains("user_stop"), "{out}");
     assert!(out.contains("tokens (policy)"), "{out}");
 
-    let export = usersim(
+    let export = sparring(
         cwd.path(),
         &[
             "export",
@@ -141,7 +141,7 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
         }
     }
 
-    let best = usersim(
+    let best = sparring(
         cwd.path(),
         &[
             "export",
@@ -173,7 +173,7 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
             "{out}"
         );
     }
-    let stats = usersim(cwd.path(), &["stats", "--job", "1"]);
+    let stats = sparring(cwd.path(), &["stats", "--job", "1"]);
     let report = text(&stats.stdout);
     assert!(stats.status.success(), "{report}{}", text(&stats.stderr));
     for part in [
@@ -187,12 +187,12 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
     ] {
         assert!(report.contains(part), "stats lacks {part}:\n{report}");
     }
-    let json = usersim(cwd.path(), &["stats", "--job", "1", "--json"]);
+    let json = sparring(cwd.path(), &["stats", "--job", "1", "--json"]);
     let parsed: serde_json::Value = serde_json::from_slice(&json.stdout)
         .unwrap_or_else(|e| panic!("stats --json is JSON: {e}: {}", text(&json.stdout)));
     assert!(parsed.is_object());
 
-    let show = usersim(cwd.path(), &["show", "1"]);
+    let show = sparring(cwd.path(), &["show", "1"]);
     let shown = text(&show.stdout);
     assert!(show.status.success());
     for part in [
@@ -206,7 +206,7 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
         assert!(shown.contains(part), "show lacks {part}: {shown}");
     }
 
-    let again = usersim(cwd.path(), &["run", &quickstart()]);
+    let again = sparring(cwd.path(), &["run", &quickstart()]);
     let again_out = text(&again.stdout);
     assert!(again.status.success());
     assert!(again_out.contains("(resumed)"), "{again_out}");
@@ -219,7 +219,7 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
 
 #[test]
 fn validate_accepts_the_quickstart() {
-    let out = usersim(&repo(), &["validate", "examples/quickstart.toml"]);
+    let out = sparring(&repo(), &["validate", "examples/quickstart.toml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("valid"));
 }
@@ -227,7 +227,7 @@ fn validate_accepts_the_quickstart() {
 fn validate(dir: &Path, toml: &str) -> (i32, String) {
     let path = dir.join("job.toml");
     std::fs::write(&path, toml).unwrap();
-    let out = usersim(dir, &["validate", path.to_str().unwrap()]);
+    let out = sparring(dir, &["validate", path.to_str().unwrap()]);
     (out.status.code().unwrap(), text(&out.stderr))
 }
 
@@ -330,7 +330,7 @@ async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() 
         ..JobSpec::default()
     };
     let (path, db) = write_job(dir.path(), &spec);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(["run", path.to_str().unwrap()])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())
@@ -352,7 +352,7 @@ async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() 
         "{stdout}"
     );
 
-    let store = usersim::store::open(&db).await.unwrap();
+    let store = sparring::store::open(&db).await.unwrap();
     let counts = store.item_counts(1).await.unwrap();
     assert_eq!(counts.leased, 0, "nothing stays leased after an interrupt");
     assert!(
@@ -365,7 +365,7 @@ async fn an_interrupted_run_returns_its_items_and_the_same_command_resumes_it() 
     );
     let done_before = counts.done;
 
-    let again = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let again = sparring(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(text(&again.stdout).contains("(resumed)"));
     let after = store.item_counts(1).await.unwrap();
@@ -391,7 +391,7 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
         ..JobSpec::default()
     };
     let (path, db) = write_job(dir.path(), &spec);
-    let run = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
     let out = text(&run.stdout);
     assert_eq!(run.status.code(), Some(1), "{out}\n{}", text(&run.stderr));
     assert!(
@@ -404,7 +404,7 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
         "the reason names the cause: {out}"
     );
 
-    let store = usersim::store::open(&db).await.unwrap();
+    let store = sparring::store::open(&db).await.unwrap();
     let counts = store.item_counts(1).await.unwrap();
     assert!(
         counts.failed >= 5 && counts.failed <= 10 + 4,
@@ -428,8 +428,8 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
 
 #[test]
 fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
-    // `usersim validate … | head -0`: the reader is gone before usersim prints.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    // `sparring validate … | head -0`: the reader is gone before sparring prints.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(["validate", "examples/quickstart.toml"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::piped())
@@ -474,19 +474,19 @@ fn a_config_in_its_own_folder_runs_with_the_built_in_templates_from_any_working_
     let job = own_folder_job(home.path());
     let job = job.to_str().unwrap();
 
-    let validate = usersim(elsewhere.path(), &["validate", job]);
+    let validate = sparring(elsewhere.path(), &["validate", job]);
     assert!(
         validate.status.success(),
         "{}{}",
         text(&validate.stdout),
         text(&validate.stderr)
     );
-    let run = usersim(elsewhere.path(), &["run", job, "--quiet"]);
+    let run = sparring(elsewhere.path(), &["run", job, "--quiet"]);
     let out = text(&run.stdout);
     assert_eq!(run.status.code(), Some(0), "{out}{}", text(&run.stderr));
     assert!(out.contains("2 done, 0 failed"), "{out}");
     // The policy got the built-in system prompt.
-    let show = usersim(elsewhere.path(), &["show", "1"]);
+    let show = sparring(elsewhere.path(), &["show", "1"]);
     let shown = text(&show.stdout);
     assert!(
         shown.contains("[SYSTEM] You are a customer service agent"),
@@ -506,7 +506,7 @@ fn a_job_whose_every_item_fails_exits_1() {
         ..JobSpec::default()
     };
     let (path, _) = write_job(dir.path(), &spec);
-    let run = usersim(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", path.to_str().unwrap(), "--quiet"]);
     let out = text(&run.stdout);
     assert!(
         out.contains("0 done, 3 failed"),

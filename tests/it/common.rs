@@ -1,11 +1,11 @@
 //! Shared by the integration tests: job configs written to a temp dir that point
-//! at the repository's data, and the `usersim` binary run as a user runs it.
+//! at the repository's data, and the `sparring` binary run as a user runs it.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use usersim::config::{Boundary, MockConfig, OperatorEndpoints};
-use usersim::mock_llm::MockServer;
+use sparring::config::{Boundary, MockConfig, OperatorEndpoints};
+use sparring::mock_llm::MockServer;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -117,12 +117,12 @@ pub fn write_job(dir: &Path, spec: &JobSpec) -> (PathBuf, String) {
     (path, url)
 }
 
-/// Run the `usersim` binary with `args` from `cwd`.
-pub fn usersim(cwd: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+/// Run the `sparring` binary with `args` from `cwd`.
+pub fn sparring(cwd: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(args)
         .current_dir(cwd)
-        .env_remove("USERSIM_DATABASE")
+        .env_remove("SPARRING_DATABASE")
         .output()
         .unwrap()
 }
@@ -145,7 +145,7 @@ pub fn first_scenarios(dir: &Path, n: usize) -> PathBuf {
 }
 
 /// The database URLs a store-level test should run on: a SQLite file in `dir`
-/// (`None`), and this process's own Postgres database when `USERSIM_TEST_POSTGRES`
+/// (`None`), and this process's own Postgres database when `SPARRING_TEST_POSTGRES`
 /// names a server (else says it is skipped).
 pub fn databases(dir: &Path, test: &str) -> Vec<Option<String>> {
     let _ = dir;
@@ -173,7 +173,7 @@ pub fn unique_name(prefix: &str) -> String {
     format!("{prefix}-{}-{nanos}", std::process::id())
 }
 
-/// The job id `usersim run`/`submit` printed ("job 12 'name' ...").
+/// The job id `sparring run`/`submit` printed ("job 12 'name' ...").
 pub fn job_id_from(stdout: &str) -> i64 {
     let at = stdout
         .find("job ")
@@ -187,10 +187,14 @@ pub fn job_id_from(stdout: &str) -> i64 {
 
 /// An endpoint config for client-level tests against `base_url`: temperature 0,
 /// 64 tokens, a 5 s timeout, 4 in flight, no retries, no limits, no prices.
-pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::config::EndpointConfig {
-    usersim::config::EndpointConfig {
+pub fn endpoint_config(
+    name: &str,
+    base_url: &str,
+    model: &str,
+) -> sparring::config::EndpointConfig {
+    sparring::config::EndpointConfig {
         name: name.into(),
-        target: usersim::config::Target::Url(base_url.into()),
+        target: sparring::config::Target::Url(base_url.into()),
         model: model.into(),
         api_key: None,
         temperature: Some(0.0),
@@ -206,23 +210,23 @@ pub fn endpoint_config(name: &str, base_url: &str, model: &str) -> usersim::conf
         azure: None,
         ca_pem: None,
         batch: None,
-        api: usersim::config::Api::Chat,
+        api: sparring::config::Api::Chat,
         capture_tokens: false,
     }
 }
 
 /// A two-message request ("s" system, "hello" user).
-pub fn hello() -> usersim::llm::ChatRequest {
-    usersim::llm::ChatRequest {
+pub fn hello() -> sparring::llm::ChatRequest {
+    sparring::llm::ChatRequest {
         messages: vec![
-            usersim::llm::message::Message::system("s"),
-            usersim::llm::message::Message::user("hello"),
+            sparring::llm::message::Message::system("s"),
+            sparring::llm::message::Message::user("hello"),
         ],
-        ..usersim::llm::ChatRequest::default()
+        ..sparring::llm::ChatRequest::default()
     }
 }
 
-/// `usersim serve` in this process: the router on a free loopback port over a
+/// `sparring serve` in this process: the router on a free loopback port over a
 /// SQLite file in a temp dir, with a reqwest client that sends the token.
 pub struct Service {
     pub url: String,
@@ -274,13 +278,14 @@ impl Service {
             copy_into(&repo().join(shared), &dir.path().join(shared));
         }
         let database = database.to_string();
-        let store = usersim::store::open(&database).await.unwrap();
-        let mut state = usersim::server::AppState::new(store, &database, token.map(str::to_string));
+        let store = sparring::store::open(&database).await.unwrap();
+        let mut state =
+            sparring::server::AppState::new(store, &database, token.map(str::to_string));
         state.boundary = std::sync::Arc::new(boundary(dir.path().to_path_buf()));
         state.event_interval = std::time::Duration::from_millis(100);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let router = usersim::server::router(state);
+        let router = sparring::server::router(state);
         tokio::spawn(async move { axum::serve(listener, router).await });
         Service {
             url,

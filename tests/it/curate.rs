@@ -1,4 +1,4 @@
-//! Curation through the binary on a real SQLite file: `usersim export
+//! Curation through the binary on a real SQLite file: `sparring export
 //! --profile strict` over the quickstart's job in each format, its
 //! `manifest.json` adding up (what enters each gate leaves it or is dropped
 //! there, and leaves into the next, in all and per stratum), no dropped
@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{self, job_id_from, mock_judges, repo, text, unique_name, usersim};
+use crate::common::{self, job_id_from, mock_judges, repo, sparring, text, unique_name};
 
 fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = usersim(dir, args);
+    let out = sparring(dir, args);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "usersim {args:?}:\n{said}");
+    assert!(out.status.success(), "sparring {args:?}:\n{said}");
     said
 }
 
@@ -36,13 +36,13 @@ fn quickstart_jobs(dir: &Path, postgres: Option<&str>) -> (String, i64, i64) {
     let examples = repo().join("examples").display().to_string();
     let database = match postgres {
         Some(url) => url.to_string(),
-        None => format!("sqlite://{}", dir.join("usersim.db").display()),
+        None => format!("sqlite://{}", dir.join("sparring.db").display()),
     };
     // Unique names: a Postgres database is shared by the tests of a run.
     let name = unique_name("curate-quickstart");
     let absolute = shipped
         .replace("\"../", &format!("\"{examples}/../"))
-        .replace("sqlite://usersim.db", &database)
+        .replace("sqlite://sparring.db", &database)
         .replace("name = \"quickstart\"", &format!("name = \"{name}\""));
     let a = dir.join("quickstart.toml");
     std::fs::write(&a, &absolute).unwrap();
@@ -265,15 +265,15 @@ fn check_folder(
 
 #[test]
 fn a_strict_profile_over_the_quickstart_adds_up_and_loads_with_datasets() {
-    let python = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON").ok();
+    let python = std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON").ok();
     if python.is_none() {
-        println!("SKIPPED: the datasets checks: USERSIM_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)");
+        println!("SKIPPED: the datasets checks: SPARRING_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)");
     }
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     for (n, postgres) in common::databases(dir, "curate").into_iter().enumerate() {
-        if n == 0 && postgres.is_none() && std::env::var("USERSIM_TEST_POSTGRES").is_err() {
-            println!("SKIPPED: the Postgres run: USERSIM_TEST_POSTGRES is not set");
+        if n == 0 && postgres.is_none() && std::env::var("SPARRING_TEST_POSTGRES").is_err() {
+            println!("SKIPPED: the Postgres run: SPARRING_TEST_POSTGRES is not set");
         }
         strict_over_the_quickstart(dir, postgres.as_deref(), python.as_deref(), n);
     }
@@ -362,7 +362,7 @@ fn strict_over_the_quickstart(dir: &Path, postgres: Option<&str>, python: Option
 
 #[test]
 fn dpo_pairs_curated_by_a_profile_file_load_with_datasets() {
-    let python = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON").ok();
+    let python = std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON").ok();
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let (database, a, _b) = quickstart_jobs(dir, None);
@@ -428,7 +428,7 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
         let profile = dir.join(name);
         std::fs::write(&profile, written).unwrap();
         let out_dir = dir.join(format!("out-{name}"));
-        let out = usersim(
+        let out = sparring(
             dir,
             &[
                 "export",
@@ -453,7 +453,7 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
     }
     assert!(!dir.join("none.db").exists(), "a database was made");
     // A profile that is not there, and a stratum that is none.
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "export",
@@ -473,7 +473,7 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
         "{}",
         text(&out.stderr)
     );
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "export",
@@ -501,7 +501,7 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
     let project = dir.join("project");
     std::fs::create_dir(&project).unwrap();
     std::fs::write(project.join("README.md"), "# my project\n").unwrap();
-    let out = usersim(
+    let out = sparring(
         &project,
         &[
             "export",
@@ -541,7 +541,7 @@ fn a_curated_export_again_into_its_folder_replaces_its_own_card_and_manifest() {
     )
     .unwrap();
     let job = job_id_from(&run_ok(dir, &["run", config.to_str().unwrap(), "--quiet"]));
-    let database = format!("sqlite://{}", dir.join("usersim.db").display());
+    let database = format!("sqlite://{}", dir.join("sparring.db").display());
     let folder = dir.join("dataset");
     export(dir, &database, job, "hf", &folder, &["--profile", "strict"]);
     let strict: Value =
@@ -576,9 +576,9 @@ fn a_curated_export_again_into_its_folder_replaces_its_own_card_and_manifest() {
 /// data, and the folder loads with `datasets`.
 #[test]
 fn a_strict_profile_over_an_imported_job_adds_up_and_loads_with_datasets() {
-    let python = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON").ok();
+    let python = std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON").ok();
     if python.is_none() {
-        println!("SKIPPED: the datasets checks: USERSIM_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)");
+        println!("SKIPPED: the datasets checks: SPARRING_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)");
     }
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use serde_json::Value;
-use usersim::config::{MockConfig, OperatorEndpoints};
-use usersim::mock_llm::MockServer;
+use sparring::config::{MockConfig, OperatorEndpoints};
+use sparring::mock_llm::MockServer;
 
 use crate::common::{self, JobSpec, Service};
 
@@ -220,7 +220,7 @@ async fn a_judging_job_over_http_gets_the_same_boundary() {
 
 /// A mock model server that knows the scenarios of `file`.
 async fn mock_for(file: &Path) -> MockServer {
-    let scenarios = usersim::persona::load::load_scenarios(file).unwrap();
+    let scenarios = sparring::persona::load::load_scenarios(file).unwrap();
     MockServer::start(([127, 0, 0, 1], 0).into(), scenarios, MockConfig::default())
         .await
         .unwrap()

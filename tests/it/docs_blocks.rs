@@ -1,7 +1,7 @@
 //! The commands the README and the `docs/` pages show keep working, and their
 //! links lead somewhere. A shell block whose info string says `runnable`
 //! (```` ```sh runnable ````) runs offline: the mock model, SQLite, no server.
-//! Each page's runnable blocks run in order, with bash and the built `usersim`
+//! Each page's runnable blocks run in order, with bash and the built `sparring`
 //! first on PATH, in a folder of its own holding copies of `examples/`,
 //! `data/`, `prompts/` and `personas/` where the quickstart has already run
 //! (the README's first command: job 1 is the quickstart's), as a reader who
@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{copy_into, repo, text, usersim};
+use crate::common::{copy_into, repo, sparring, text};
 
 /// The README and every page of `docs/`, relative to the repository.
 fn pages() -> Vec<PathBuf> {
@@ -73,7 +73,7 @@ fn after_the_quickstart() -> tempfile::TempDir {
     for shared in ["examples", "data", "prompts", "personas"] {
         copy_into(&repo().join(shared), &dir.path().join(shared));
     }
-    let run = usersim(dir.path(), &["run", "examples/quickstart.toml", "--quiet"]);
+    let run = sparring(dir.path(), &["run", "examples/quickstart.toml", "--quiet"]);
     assert!(
         run.status.success(),
         "the quickstart: {}",
@@ -82,8 +82,8 @@ fn after_the_quickstart() -> tempfile::TempDir {
     dir
 }
 
-fn path_with_usersim_first() -> std::ffi::OsString {
-    let bin = Path::new(env!("CARGO_BIN_EXE_usersim")).parent().unwrap();
+fn path_with_sparring_first() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_sparring")).parent().unwrap();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&rest)))
         .unwrap()
@@ -92,7 +92,7 @@ fn path_with_usersim_first() -> std::ffi::OsString {
 #[test]
 fn every_runnable_shell_block_of_the_readme_and_the_docs_exits_0() {
     let start = after_the_quickstart();
-    let path = path_with_usersim_first();
+    let path = path_with_sparring_first();
     let mut ran = 0;
     let mut failures = Vec::new();
     for page in pages() {
@@ -108,8 +108,8 @@ fn every_runnable_shell_block_of_the_readme_and_the_docs_exits_0() {
                 .args(["-e", "-c", &block.text])
                 .current_dir(dir.path())
                 .env("PATH", &path)
-                .env_remove("USERSIM_DATABASE")
-                .env_remove("USERSIM_API_TOKEN")
+                .env_remove("SPARRING_DATABASE")
+                .env_remove("SPARRING_API_TOKEN")
                 .output()
                 .unwrap();
             ran += 1;

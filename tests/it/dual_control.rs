@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use crate::common::{self, repo};
-use usersim::config::MockConfig;
-use usersim::jobs::{self, RunOptions};
-use usersim::mock_llm::MockServer;
-use usersim::persona::Scenario;
-use usersim::store::{self, Store, StoredConversation};
+use sparring::config::MockConfig;
+use sparring::jobs::{self, RunOptions};
+use sparring::mock_llm::MockServer;
+use sparring::persona::Scenario;
+use sparring::store::{self, Store, StoredConversation};
 
 const USER_TOOLS: &[&str] = &[
     "check_status_bar",
@@ -73,7 +73,7 @@ async fn run(user_model: &str) -> (tempfile::TempDir, Vec<StoredConversation>, M
     let db = dir.path().join("phone.db");
     let path = dir.path().join("job.toml");
     std::fs::write(&path, job_toml(&mock.base_url(), user_model, &db)).unwrap();
-    let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
     let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
@@ -117,7 +117,7 @@ async fn the_users_own_calls_fix_the_phone_earn_the_reward_and_the_policy_never_
             .evaluation
             .actions
             .iter()
-            .filter(|a| a.caller == usersim::env::Caller::User)
+            .filter(|a| a.caller == sparring::env::Caller::User)
             .map(|a| a.name.clone())
             .collect();
         assert_eq!(user_calls(c), gold, "{id}: the user made its gold calls");
@@ -170,7 +170,7 @@ async fn exports_leave_the_users_tool_calls_out_and_only_hf_keeps_them_when_aske
         let mut args = vec!["export", "--job", &job, "--out", out.to_str().unwrap()];
         args.extend(["--database", &database]);
         args.extend(extra);
-        (common::usersim(dir.path(), &args), out)
+        (common::sparring(dir.path(), &args), out)
     };
     let export = |extra: &[&str], out: &str| {
         let (output, out) = run_export(extra, out);

@@ -6,9 +6,9 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{first_scenarios, write_job, JobSpec};
-use usersim::jobs::{self, RunOptions, RunReport};
-use usersim::mock_llm::InProcessMock;
-use usersim::store::{self, Store, StoredConversation};
+use sparring::jobs::{self, RunOptions, RunReport};
+use sparring::mock_llm::InProcessMock;
+use sparring::store::{self, Store, StoredConversation};
 
 async fn run(spec: JobSpec) -> (tempfile::TempDir, Arc<dyn Store>, RunReport) {
     let dir = tempfile::tempdir().unwrap();
@@ -21,14 +21,14 @@ async fn run(spec: JobSpec) -> (tempfile::TempDir, Arc<dyn Store>, RunReport) {
         ..spec
     };
     let (path, db) = write_job(dir.path(), &spec);
-    let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
     let (store, report) = run_job(&db, &job).await;
     (dir, store, report)
 }
 
 /// Run `job` in the store at `db` (opened once, as the CLI does) with the
 /// in-process mock, without progress output.
-async fn run_job(db: &str, job: &usersim::config::Job) -> (Arc<dyn Store>, RunReport) {
+async fn run_job(db: &str, job: &sparring::config::Job) -> (Arc<dyn Store>, RunReport) {
     let store = store::open(db).await.unwrap();
     let ctx = jobs::Context::new(store.clone(), Some(Arc::new(InProcessMock)));
     let report = jobs::run(&ctx, job, &RunOptions::default()).await.unwrap();
@@ -197,7 +197,7 @@ async fn rewards_vary_across_scenarios_and_seeds() {
     let (_d, store, report) = {
         let s = spec;
         let (path, db) = write_job(dir.path(), &s);
-        let job = usersim::config::load(&path).unwrap();
+        let job = sparring::config::load(&path).unwrap();
         let (store, r) = run_job(&db, &job).await;
         (dir, store, r)
     };
@@ -283,7 +283,7 @@ async fn a_scenario_with_reward_basis_none_is_generated_and_stores_no_reward() {
             .replace("builtin:retail", "builtin:chat"),
     )
     .unwrap();
-    let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
     let (store, report) = run_job(&db, &job).await;
     let all = conversations(store.as_ref(), report.job.id).await;
     assert_eq!(all.len(), 2);

@@ -1,4 +1,4 @@
-"""Checks usersim's exports with the programs that read them.
+"""Checks sparring's exports with the programs that read them.
 
 Run by tests/it/export_consumers.rs with the python of scripts/export-consumers:
 
@@ -13,7 +13,7 @@ one tool call per step), qa_hf.jsonl and qa_sharegpt.jsonl (a job without
 tool calls), the split exports hf_split.{train,validation}.jsonl and
 dpo_split.{train,validation}.jsonl, and each export's FILE.features.json.
 With --imported, DIR holds only openai.jsonl (+ openai.metadata.jsonl),
-hf.jsonl and sharegpt.jsonl, exported from conversations usersim imported
+hf.jsonl and sharegpt.jsonl, exported from conversations sparring imported
 (tests/it/import_real.rs), and those are checked alike.
 EXPORTS_PAGE is the project's docs/exports.md, whose LLaMA-Factory
 dataset_info.json entry is checked. Prints one JSON object: for each check, how many rows passed and

@@ -3,7 +3,7 @@
 //! job with one tool call per step) with a tokenizer built locally, OpenAI's
 //! tool-aware fine-tuning rules and LLaMA-Factory's ShareGPT schema
 //! (`tests/it/export_consumers.py`, with the python of
-//! `scripts/export-consumers` named by `USERSIM_EXPORT_CONSUMERS_PYTHON`;
+//! `scripts/export-consumers` named by `SPARRING_EXPORT_CONSUMERS_PYTHON`;
 //! skipped without it). And the metadata round trip, which needs no Python:
 //! filtering an export by its metadata keeps what `--min-reward` and
 //! `--min-judge` keep.
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use common::{job_id_from, mock_judges, text, unique_name, usersim, write_job, JobSpec};
+use common::{job_id_from, mock_judges, sparring, text, unique_name, write_job, JobSpec};
 
 /// Scenarios of each job: enough for the mock policy's flaws (on some seeds)
 /// to vary the rewards.
@@ -50,16 +50,16 @@ fn generate(
         toml = toml.replace(&header, &format!("{header}{keys}"));
     }
     std::fs::write(&config, toml).unwrap();
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{said}");
     job_id_from(&text(&out.stdout))
 }
 
 fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = usersim(dir, args);
+    let out = sparring(dir, args);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "usersim {args:?}:\n{said}");
+    assert!(out.status.success(), "sparring {args:?}:\n{said}");
     said
 }
 
@@ -110,13 +110,13 @@ fn qa_job(dir: &Path, database: &str) -> i64 {
     let config = dir.join("qa-mcqa.toml");
     let config_text = shipped
         .replace("\"../", &format!("\"{}/", repo.display()))
-        .replace("sqlite://usersim.db", database)
+        .replace("sqlite://sparring.db", database)
         .replace(
             "name = \"qa-mcqa\"",
             &format!("name = \"{}\"", unique_name("qa")),
         );
     std::fs::write(&config, config_text).unwrap();
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     job_id_from(&text(&out.stdout))
 }
@@ -190,9 +190,9 @@ fn count(report: &Value, check: &str) -> (u64, u64) {
 
 #[test]
 fn every_format_passes_the_programs_that_read_it() {
-    let Ok(python) = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON") else {
+    let Ok(python) = std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON") else {
         println!(
-            "SKIPPED: USERSIM_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)"
+            "SKIPPED: SPARRING_EXPORT_CONSUMERS_PYTHON is not set (scripts/export-consumers prints it)"
         );
         return;
     };

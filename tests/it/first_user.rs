@@ -1,12 +1,12 @@
 //! What a new user meets following the README: the install step before the
-//! first `usersim` command, `next:` hints that work as typed, listing jobs and
+//! first `sparring` command, `next:` hints that work as typed, listing jobs and
 //! conversations, one exit code per kind of outcome, an export that says its
 //! result once, an interrupted run with nothing to export, the local model's
 //! slots, and the architecture page inside the repository.
 
 use std::path::Path;
 
-use crate::common::{self, repo, text, usersim, write_job, JobSpec};
+use crate::common::{self, repo, sparring, text, write_job, JobSpec};
 
 /// A small job over the mock (`scenarios` retail scenarios, one persona each),
 /// run to the end in `dir`; its database URL.
@@ -16,18 +16,18 @@ fn finished_job(dir: &Path, scenarios: usize) -> String {
         ..JobSpec::default()
     };
     let (config, db) = write_job(dir, &spec);
-    let run = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     db
 }
 
 #[test]
-fn the_readme_installs_usersim_before_its_first_usersim_command() {
+fn the_readme_installs_sparring_before_its_first_sparring_command() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let install = readme
         .find("cargo install --path .")
         .expect("the README says how to install the binary");
-    // The first line of a shell block that runs `usersim`.
+    // The first line of a shell block that runs `sparring`.
     let mut in_shell = false;
     let first_command = readme
         .lines()
@@ -41,13 +41,13 @@ fn the_readme_installs_usersim_before_its_first_usersim_command() {
                 in_shell = line.starts_with("```sh");
                 return false;
             }
-            in_shell && line.trim_start().starts_with("usersim ")
+            in_shell && line.trim_start().starts_with("sparring ")
         })
         .map(|(at, _)| at)
-        .expect("the README has usersim commands");
+        .expect("the README has sparring commands");
     assert!(
         install < first_command,
-        "`cargo install --path .` (at byte {install}) comes before the first `usersim` command (at byte {first_command})"
+        "`cargo install --path .` (at byte {install}) comes before the first `sparring` command (at byte {first_command})"
     );
 }
 
@@ -90,7 +90,7 @@ fn the_next_hints_of_a_run_work_as_typed() {
         ..JobSpec::default()
     };
     let (config, _) = write_job(dir.path(), &spec);
-    let run = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     let stdout = text(&run.stdout);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let hints: Vec<&str> = stdout
@@ -103,8 +103,8 @@ fn the_next_hints_of_a_run_work_as_typed() {
     );
     for hint in hints {
         let words: Vec<&str> = hint.split_whitespace().collect();
-        assert_eq!(words[0], "usersim", "{hint}");
-        let out = usersim(dir.path(), &words[1..]);
+        assert_eq!(words[0], "sparring", "{hint}");
+        let out = sparring(dir.path(), &words[1..]);
         assert!(
             out.status.success(),
             "`{hint}` works as typed: {}",
@@ -115,10 +115,10 @@ fn the_next_hints_of_a_run_work_as_typed() {
 }
 
 #[test]
-fn usersim_jobs_lists_each_job_with_its_items_status_and_mean_reward() {
+fn sparring_jobs_lists_each_job_with_its_items_status_and_mean_reward() {
     let dir = tempfile::tempdir().unwrap();
     let db = finished_job(dir.path(), 3);
-    let out = usersim(dir.path(), &["jobs", "--database", &db]);
+    let out = sparring(dir.path(), &["jobs", "--database", &db]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
@@ -148,7 +148,7 @@ fn usersim_jobs_lists_each_job_with_its_items_status_and_mean_reward() {
 fn conversation_lines(dir: &Path, db: &str, filters: &[&str]) -> Vec<String> {
     let mut args = vec!["conversations", "--job", "1", "--database", db];
     args.extend_from_slice(filters);
-    let out = usersim(dir, &args);
+    let out = sparring(dir, &args);
     assert!(out.status.success(), "{filters:?}: {}", text(&out.stderr));
     text(&out.stdout)
         .lines()
@@ -158,7 +158,7 @@ fn conversation_lines(dir: &Path, db: &str, filters: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn usersim_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
+fn sparring_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
     let dir = tempfile::tempdir().unwrap();
     let db = finished_job(dir.path(), 27);
     let all = conversation_lines(dir.path(), &db, &[]);
@@ -168,7 +168,7 @@ fn usersim_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
 
     // --min-reward keeps what the export with the same filter writes.
     let best = conversation_lines(dir.path(), &db, &["--min-reward", "1"]);
-    let export = usersim(
+    let export = sparring(
         dir.path(),
         &[
             "export",
@@ -207,7 +207,7 @@ fn usersim_conversations_lists_a_jobs_conversations_with_the_exports_filters() {
     let none = conversation_lines(dir.path(), &db, &["--scenario", "no-such-scenario"]);
     assert!(none.is_empty());
 
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "conversations",
@@ -248,7 +248,7 @@ fn a_job_or_conversation_that_is_not_in_the_database_exits_3_from_every_command(
     for command in commands {
         let mut args = command.clone();
         args.extend_from_slice(&["--database", &db]);
-        let out = usersim(dir.path(), &args);
+        let out = sparring(dir.path(), &args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{command:?}: {stderr}");
         assert!(
@@ -258,9 +258,9 @@ fn a_job_or_conversation_that_is_not_in_the_database_exits_3_from_every_command(
         assert!(!dir.path().join("x.jsonl").exists());
     }
     // Invalid input stays 2; a finished command 0.
-    let bad = usersim(dir.path(), &["show", "nine", "--database", &db]);
+    let bad = sparring(dir.path(), &["show", "nine", "--database", &db]);
     assert_eq!(bad.status.code(), Some(2));
-    let ok = usersim(dir.path(), &["show", "1", "--database", &db]);
+    let ok = sparring(dir.path(), &["show", "1", "--database", &db]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
 }
 
@@ -268,7 +268,7 @@ fn a_job_or_conversation_that_is_not_in_the_database_exits_3_from_every_command(
 fn export_prints_its_result_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = finished_job(dir.path(), 2);
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "export",
@@ -297,7 +297,7 @@ fn ctrl_c_before_the_first_conversation_prints_no_export_hint_and_no_empty_termi
         ..JobSpec::default()
     };
     let (config, _) = write_job(dir.path(), &spec);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(["run", config.to_str().unwrap(), "--quiet"])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())
@@ -316,7 +316,7 @@ fn ctrl_c_before_the_first_conversation_prints_no_export_hint_and_no_empty_termi
     assert!(stdout.contains("interrupted:"), "{stdout}");
     assert!(stdout.contains("conversations: 0"), "{stdout}");
     assert!(!stdout.contains("terminations:"), "{stdout}");
-    assert!(!stdout.contains("next: usersim export"), "{stdout}");
+    assert!(!stdout.contains("next: sparring export"), "{stdout}");
 }
 
 #[test]

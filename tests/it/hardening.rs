@@ -6,7 +6,7 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::common::{first_scenarios, text, usersim, write_job, JobSpec, Service};
+use crate::common::{first_scenarios, sparring, text, write_job, JobSpec, Service};
 
 /// A finished job of 3 conversations in `dir`; the database URL.
 fn finished_job(dir: &Path) -> String {
@@ -16,13 +16,13 @@ fn finished_job(dir: &Path) -> String {
         ..JobSpec::default()
     };
     let (path, url) = write_job(dir, &spec);
-    let run = usersim(dir, &["run", path.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["run", path.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     url
 }
 
 fn export(dir: &Path, url: &str, out: &str) -> std::process::Output {
-    usersim(
+    sparring(
         dir,
         &["export", "--job", "1", "--out", out, "--database", url],
     )
@@ -101,7 +101,7 @@ fn an_export_refuses_a_device_a_symlink_and_a_directory_and_streams_to_stdout() 
 fn read_only_commands_on_a_missing_sqlite_file_say_so_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("judges.toml"), "").unwrap();
-    let url = "sqlite://missing/usersim.db";
+    let url = "sqlite://missing/sparring.db";
     let commands: [&[&str]; 7] = [
         &["jobs"],
         &["conversations", "--job", "1"],
@@ -114,11 +114,11 @@ fn read_only_commands_on_a_missing_sqlite_file_say_so_and_create_nothing() {
     for args in commands {
         let mut all = args.to_vec();
         all.extend(["--database", url]);
-        let out = usersim(dir.path(), &all);
+        let out = sparring(dir.path(), &all);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("missing/usersim.db does not exist"),
+            stderr.contains("missing/sparring.db does not exist"),
             "{args:?}: {stderr}"
         );
         assert_eq!(names_in(dir.path()), ["judges.toml"], "{args:?} created");
@@ -129,13 +129,13 @@ fn read_only_commands_on_a_missing_sqlite_file_say_so_and_create_nothing() {
 fn a_refused_postgres_connection_prints_each_cause_once() {
     let dir = tempfile::tempdir().unwrap();
     // Nothing listens on port 1.
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "show",
             "1",
             "--database",
-            "postgres://postgres@127.0.0.1:1/usersim",
+            "postgres://postgres@127.0.0.1:1/sparring",
         ],
     );
     let stderr = text(&out.stderr);
@@ -200,7 +200,7 @@ async fn every_error_is_the_documented_json_with_a_documented_status() {
     let null = service.post("/v1/jobs?new_job=null").body("name = 'x'");
     assert_json_error(null.send().await.unwrap(), 400, "new_job=null").await;
 
-    let huge = vec![b'#'; usersim::server::BODY_LIMIT + 1];
+    let huge = vec![b'#'; sparring::server::BODY_LIMIT + 1];
     let huge = service.post("/v1/jobs").body(huge).send().await.unwrap();
     assert_json_error(huge, 413, "a body over the limit").await;
 
@@ -257,7 +257,7 @@ async fn judges_with_one_configuration_and_two_names_each_get_their_own_judgment
          [[judges]]\nname = \"pref_biased\"\nendpoint = \"judge\"\nbuiltin = \"helpfulness\"\n",
     );
     std::fs::write(dir.path().join("judges.toml"), judges).unwrap();
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "judge",
@@ -271,7 +271,7 @@ async fn judges_with_one_configuration_and_two_names_each_get_their_own_judgment
     );
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{said}");
-    let store = usersim::store::open(&url).await.unwrap();
+    let store = sparring::store::open(&url).await.unwrap();
     let judgments = store.judgments_of_job(1).await.unwrap();
     for name in ["preference", "pref_biased"] {
         let mine: Vec<_> = judgments.iter().filter(|j| j.judge_name == name).collect();

@@ -1,4 +1,4 @@
-//! `usersim import` through the binary, on a real SQLite file and on
+//! `sparring import` through the binary, on a real SQLite file and on
 //! Postgres: each conversation stored once however often (or however
 //! interrupted) the import runs, every invalid line said before anything is
 //! stored, and an imported job judged, checked and exported as a generated
@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{databases, job_id_from, mock_judges, text, unique_name, usersim};
-use usersim::store::{self, JobKind, Store};
+use crate::common::{databases, job_id_from, mock_judges, sparring, text, unique_name};
+use sparring::store::{self, JobKind, Store};
 
 /// An `openai` line: a system prompt, a user asking for order `i`, a tool
 /// call and its result, and the answer.
@@ -80,7 +80,7 @@ async fn an_import_stores_each_conversation_once_with_its_calls_and_again_adds_n
         let file = dir.path().join("orders.jsonl");
         write_rows(&file, 50);
 
-        let first = usersim(
+        let first = sparring(
             dir.path(),
             &["import", "orders.jsonl", "--name", &name, "--database", &db],
         );
@@ -119,7 +119,7 @@ async fn an_import_stores_each_conversation_once_with_its_calls_and_again_adds_n
 
         // The same file, and a second one holding the first's conversations
         // in another order with one more: only that one is added.
-        let again = usersim(
+        let again = sparring(
             dir.path(),
             &["import", "orders.jsonl", "--name", &name, "--database", &db],
         );
@@ -128,7 +128,7 @@ async fn an_import_stores_each_conversation_once_with_its_calls_and_again_adds_n
         let mut rows: Vec<String> = (0..51).map(order_row).collect();
         rows.reverse();
         std::fs::write(dir.path().join("more.jsonl"), rows.join("\n")).unwrap();
-        let more = usersim(
+        let more = sparring(
             dir.path(),
             &[
                 "import",
@@ -162,7 +162,7 @@ async fn a_sigkill_mid_import_then_the_same_import_stores_each_conversation_once
         let db = db_url(dir.path(), &database);
         let name = unique_name("big");
         let store = store::open(&db).await.unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_usersim"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sparring"))
             .args([
                 "import",
                 "big.jsonl",
@@ -198,7 +198,7 @@ async fn a_sigkill_mid_import_then_the_same_import_stores_each_conversation_once
         let _ = child.wait();
         let partial = store.item_counts(job.id).await.unwrap().done;
 
-        let rerun = usersim(
+        let rerun = sparring(
             dir.path(),
             &["import", "big.jsonl", "--name", &name, "--database", &db],
         );
@@ -227,7 +227,7 @@ fn every_invalid_line_is_said_with_its_file_and_line_and_nothing_is_stored() {
     std::fs::write(dir.path().join("bad.jsonl"), lines.join("\n")).unwrap();
     let db = format!("sqlite://{}", dir.path().join("never.db").display());
 
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &["import", "bad.jsonl", "--name", "bad", "--database", &db],
     );
@@ -256,7 +256,7 @@ fn every_invalid_line_is_said_with_its_file_and_line_and_nothing_is_stored() {
         "invalid input made a database"
     );
 
-    let skipped = usersim(
+    let skipped = sparring(
         dir.path(),
         &[
             "import",
@@ -278,13 +278,13 @@ fn every_invalid_line_is_said_with_its_file_and_line_and_nothing_is_stored() {
     assert!(text(&skipped.stderr).contains("skipped: bad.jsonl: line 3:"));
 
     // Neither a file that is not there nor a format nobody has.
-    let missing = usersim(
+    let missing = sparring(
         dir.path(),
         &["import", "nope.jsonl", "--name", "x", "--database", &db],
     );
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).starts_with("nope.jsonl: cannot read it"));
-    let format = usersim(
+    let format = sparring(
         dir.path(),
         &["import", "bad.jsonl", "--name", "x", "--format", "csv"],
     );
@@ -303,10 +303,10 @@ async fn an_import_does_not_add_to_a_job_of_another_kind() {
             ..Default::default()
         },
     );
-    let run = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     write_rows(&dir.path().join("rows.jsonl"), 2);
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &[
             "import",
@@ -338,10 +338,10 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
             ..Default::default()
         },
     );
-    let run = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let source = job_id_from(&text(&run.stdout)).to_string();
-    let export = usersim(
+    let export = sparring(
         dir.path(),
         &[
             "export",
@@ -356,7 +356,7 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
         ],
     );
     assert!(export.status.success(), "{}", text(&export.stderr));
-    let imported = usersim(
+    let imported = sparring(
         dir.path(),
         &["import", "hf.jsonl", "--name", "mine", "--database", &db],
     );
@@ -367,7 +367,7 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
         "[[judges]]\nname = \"helpfulness\"\nendpoint = \"judge\"\nbuiltin = \"helpfulness\"\n",
     );
     std::fs::write(dir.path().join("judges.toml"), judges).unwrap();
-    let judged = usersim(
+    let judged = sparring(
         dir.path(),
         &[
             "judge",
@@ -386,7 +386,7 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
         text(&judged.stdout)
     );
 
-    let stats = usersim(
+    let stats = sparring(
         dir.path(),
         &["stats", "--job", &id, "--database", &db, "--json"],
     );
@@ -397,7 +397,7 @@ async fn an_imported_job_is_judged_counted_and_exported_as_a_generated_one() {
 
     for format in ["openai", "hf", "sharegpt"] {
         let out = format!("{format}.out.jsonl");
-        let export = usersim(
+        let export = sparring(
             dir.path(),
             &[
                 "export",
@@ -536,7 +536,7 @@ async fn two_imported_jobs_pair_by_prompt_for_pairwise_judging_and_dpo() {
     std::fs::write(dir.path().join("b.jsonl"), answers("beta", true)).unwrap();
     let mut ids = Vec::new();
     for (file, name) in [("a.jsonl", "alpha"), ("b.jsonl", "beta")] {
-        let out = usersim(
+        let out = sparring(
             dir.path(),
             &["import", file, "--name", name, "--database", &db],
         );
@@ -547,7 +547,7 @@ async fn two_imported_jobs_pair_by_prompt_for_pairwise_judging_and_dpo() {
         "[[judges]]\nname = \"pref\"\nendpoint = \"judge\"\nbuiltin = \"pairwise_preference\"\n",
     );
     std::fs::write(dir.path().join("pref.toml"), judges).unwrap();
-    let judged = usersim(
+    let judged = sparring(
         dir.path(),
         &[
             "judge",
@@ -595,7 +595,7 @@ async fn two_imported_jobs_pair_by_prompt_for_pairwise_judging_and_dpo() {
     }
     store.close().await;
 
-    let export = usersim(
+    let export = sparring(
         dir.path(),
         &[
             "export",
@@ -619,7 +619,7 @@ async fn two_imported_jobs_pair_by_prompt_for_pairwise_judging_and_dpo() {
     );
 
     // A way of pairing that is none is refused before anything is judged.
-    let bad = usersim(
+    let bad = sparring(
         dir.path(),
         &[
             "judge",

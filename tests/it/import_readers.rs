@@ -1,4 +1,4 @@
-//! The import readers read back what usersim exports (the quickstart as
+//! The import readers read back what sparring exports (the quickstart as
 //! `openai`, `hf` and `sharegpt`), NeMo Gym's own shipped rollouts (its
 //! `tau2` agent's, `conversational_tool_use_simulation`'s and
 //! `nemo_user_sim`'s), and tau2-bench result files (tests/data/tau2: a real
@@ -9,10 +9,10 @@ use crate::common;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use common::{repo, text, usersim};
+use common::{repo, sparring, text};
 use serde_json::Value;
-use usersim::import::{detect, detect_document, tau2, Format, ImportedConversation};
-use usersim::llm::message::Role;
+use sparring::import::{detect, detect_document, tau2, Format, ImportedConversation};
+use sparring::llm::message::Role;
 
 /// Every line of `file`, read as `format`, with the row it came from.
 fn read_all(file: &Path, format: Format) -> Vec<(Value, ImportedConversation)> {
@@ -104,7 +104,7 @@ fn assert_sharegpt_row_read_as_written(row: &Value, c: &ImportedConversation) {
 fn the_quickstart_exported_as_openai_hf_and_sharegpt_reads_back_as_written() {
     let cwd = tempfile::tempdir().unwrap();
     let quickstart = repo().join("examples/quickstart.toml");
-    let run = usersim(cwd.path(), &["run", quickstart.to_str().unwrap()]);
+    let run = sparring(cwd.path(), &["run", quickstart.to_str().unwrap()]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     for (format, read_as) in [
         ("openai", Format::Openai),
@@ -112,7 +112,7 @@ fn the_quickstart_exported_as_openai_hf_and_sharegpt_reads_back_as_written() {
         ("sharegpt", Format::ShareGpt),
     ] {
         let out = format!("out/{format}.jsonl");
-        let export = usersim(
+        let export = sparring(
             cwd.path(),
             &["export", "--job", "1", "--format", format, "--out", &out],
         );
@@ -134,13 +134,13 @@ fn the_quickstart_exported_as_openai_hf_and_sharegpt_reads_back_as_written() {
     }
 }
 
-/// The wheel's site-packages, from `USERSIM_NEMO_GYM_DIR` (its
+/// The wheel's site-packages, from `SPARRING_NEMO_GYM_DIR` (its
 /// `resources_servers`).
 fn site_packages(test: &str) -> Option<PathBuf> {
-    match std::env::var("USERSIM_NEMO_GYM_DIR") {
+    match std::env::var("SPARRING_NEMO_GYM_DIR") {
         Ok(dir) => Some(Path::new(&dir).join("..")),
         Err(_) => {
-            println!("SKIPPED: {test}: USERSIM_NEMO_GYM_DIR is not set");
+            println!("SKIPPED: {test}: SPARRING_NEMO_GYM_DIR is not set");
             None
         }
     }
@@ -337,7 +337,7 @@ fn tau2_bench_result_files_read_with_their_scenarios_rewards_and_paired_calls() 
                 written_results,
                 "{at}"
             );
-            // tau2's control tokens are cut from the user's text as usersim
+            // tau2's control tokens are cut from the user's text as sparring
             // cuts its own user's; what the user wrote is kept, turn by turn.
             let written_users: Vec<&str> = sim["messages"]
                 .as_array()

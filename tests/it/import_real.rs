@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{job_id_from, mock_judges, repo, text, usersim};
-use usersim::store;
+use crate::common::{job_id_from, mock_judges, repo, sparring, text};
+use sparring::store;
 
 const ROLLOUTS: [&str; 3] = [
     "responses_api_agents/tau2/data/example_rollouts.jsonl",
@@ -20,17 +20,17 @@ const ROLLOUTS: [&str; 3] = [
     "resources_servers/nemo_user_sim/data/example_rollouts.jsonl",
 ];
 
-/// The wheel's site-packages, from `USERSIM_NEMO_GYM_DIR` (its
+/// The wheel's site-packages, from `SPARRING_NEMO_GYM_DIR` (its
 /// `resources_servers`).
 fn site_packages() -> Option<PathBuf> {
-    let dir = std::env::var("USERSIM_NEMO_GYM_DIR").ok()?;
+    let dir = std::env::var("SPARRING_NEMO_GYM_DIR").ok()?;
     Some(Path::new(&dir).join(".."))
 }
 
 #[tokio::test]
 async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_for_their_readers() {
     let Some(site) = site_packages() else {
-        println!("SKIPPED: importing NeMo Gym's shipped rollouts: USERSIM_NEMO_GYM_DIR is not set (scripts/nemo-gym dir)");
+        println!("SKIPPED: importing NeMo Gym's shipped rollouts: SPARRING_NEMO_GYM_DIR is not set (scripts/nemo-gym dir)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -48,7 +48,7 @@ async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_f
     args.extend(files.iter().map(|f| f.display().to_string()));
     args.extend(["--name", "real", "--database", &db].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let imported = usersim(dir, &args);
+    let imported = sparring(dir, &args);
     assert!(imported.status.success(), "{}", text(&imported.stderr));
     let said = text(&imported.stdout);
     for (file, format) in [
@@ -110,7 +110,7 @@ async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_f
         ),
     )
     .unwrap();
-    let judged = usersim(
+    let judged = sparring(
         dir,
         &[
             "judge",
@@ -128,7 +128,7 @@ async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_f
         "{}",
         text(&judged.stdout)
     );
-    let stats = usersim(dir, &["stats", "--job", &id, "--database", &db, "--json"]);
+    let stats = sparring(dir, &["stats", "--job", &id, "--database", &db, "--json"]);
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(stats["conversations"]["total"], 22, "{stats}");
 
@@ -137,7 +137,7 @@ async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_f
     std::fs::create_dir_all(&out).unwrap();
     for format in ["openai", "hf", "sharegpt"] {
         let file = out.join(format!("{format}.jsonl"));
-        let export = usersim(
+        let export = sparring(
             dir,
             &[
                 "export",
@@ -162,8 +162,10 @@ async fn real_rollouts_and_tau2_results_import_are_checked_judged_and_exported_f
             text(&export.stdout)
         );
     }
-    let Ok(python) = std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON") else {
-        println!("SKIPPED: the readers of the exports: USERSIM_EXPORT_CONSUMERS_PYTHON is not set");
+    let Ok(python) = std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON") else {
+        println!(
+            "SKIPPED: the readers of the exports: SPARRING_EXPORT_CONSUMERS_PYTHON is not set"
+        );
         return;
     };
     let run = std::process::Command::new(python)

@@ -9,16 +9,16 @@ use crate::common;
 
 use common::endpoint_config;
 use serde_json::json;
-use usersim::config::{EndpointConfig, MockConfig};
-use usersim::judge::aggregate::first_position_rate;
-use usersim::judge::{
+use sparring::config::{EndpointConfig, MockConfig};
+use sparring::judge::aggregate::first_position_rate;
+use sparring::judge::{
     run, Builtin, Judge, JudgeInputs, JudgeStatus, Order, Other, Preference, Verdict,
 };
-use usersim::llm::Endpoint;
-use usersim::mock_llm::MockServer;
-use usersim::persona::{Scenario, UserScenario};
-use usersim::store::{ConversationRow, MessageRow, StoredConversation};
-use usersim::verify::Criteria;
+use sparring::llm::Endpoint;
+use sparring::mock_llm::MockServer;
+use sparring::persona::{Scenario, UserScenario};
+use sparring::store::{ConversationRow, MessageRow, StoredConversation};
+use sparring::verify::Criteria;
 
 fn endpoint(server: &MockServer, model: &str) -> Endpoint {
     let config = EndpointConfig {
@@ -152,8 +152,8 @@ async fn every_builtin_judge_gives_a_verdict_in_its_format() {
     let server = common::mock(MockConfig::default()).await;
     let model = endpoint(&server, "mock-judge");
     let (good, other, s) = (thorough(), hasty(), scenario());
-    let persona = usersim::persona::ResolvedPersona {
-        persona: usersim::persona::Persona {
+    let persona = sparring::persona::ResolvedPersona {
+        persona: sparring::persona::Persona {
             id: "theo".into(),
             name: "Theo Lindqvist".into(),
             background: "A hiker.".into(),

@@ -8,9 +8,9 @@ use crate::common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::{databases, job_id_from, text, unique_name, usersim, write_job, JobSpec};
-use usersim::config::MockConfig;
-use usersim::store::{self, JudgmentRow};
+use common::{databases, job_id_from, sparring, text, unique_name, write_job, JobSpec};
+use sparring::config::MockConfig;
+use sparring::store::{self, JudgmentRow};
 
 /// Run a generation job over the first 4 scenarios; its id.
 fn generate(dir: &Path, database: &str, name: &str, policy_model: &str) -> i64 {
@@ -25,7 +25,7 @@ fn generate(dir: &Path, database: &str, name: &str, policy_model: &str) -> i64 {
         ..JobSpec::default()
     };
     let (config, _) = write_job(&job_dir, &spec);
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(
         out.status.success(),
         "{}{}",
@@ -48,9 +48,9 @@ fn endpoint(name: &str, url: &str, model: &str) -> String {
 }
 
 fn judge_cli(dir: &Path, args: &[&str]) -> String {
-    let out = usersim(dir, args);
+    let out = sparring(dir, args);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "usersim {args:?} failed:\n{all}");
+    assert!(out.status.success(), "sparring {args:?} failed:\n{all}");
     all
 }
 
@@ -194,7 +194,7 @@ async fn unparseable_and_failed_judgments_have_no_score_and_are_retried() {
             "--quiet",
         ];
         // Not every judgment asked for was made: exit 1.
-        let out = usersim(dir.path(), &args);
+        let out = sparring(dir.path(), &args);
         let first = format!("{}{}", text(&out.stdout), text(&out.stderr));
         assert_eq!(out.status.code(), Some(1), "{first}");
         assert!(
@@ -238,7 +238,7 @@ async fn unparseable_and_failed_judgments_have_no_score_and_are_retried() {
             &endpoint("gone", "http://127.0.0.1:9/v1", "any"),
             "[[judges]]\nname = \"unreachable\"\nendpoint = \"gone\"\nbuiltin = \"helpfulness\"\n",
         );
-        let dead_run = usersim(
+        let dead_run = sparring(
             dir.path(),
             &[
                 "judge",

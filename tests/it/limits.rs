@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 use common::{endpoint_config, hello};
-use usersim::config::{EndpointConfig, MockConfig};
-use usersim::llm::message::Message;
-use usersim::llm::{ChatModel, ChatRequest, Endpoint};
-use usersim::mock_llm::MockServer;
+use sparring::config::{EndpointConfig, MockConfig};
+use sparring::llm::message::Message;
+use sparring::llm::{ChatModel, ChatRequest, Endpoint};
+use sparring::mock_llm::MockServer;
 
 fn config(server: &MockServer, name: &str, model: &str) -> EndpointConfig {
     EndpointConfig {
@@ -128,7 +128,7 @@ async fn tpm_is_held_in_the_tokens_the_server_reports_and_nearly_all_of_it_is_us
 }
 
 /// The server announces a limit of 2,000 a minute in its headers while the
-/// config says 6,000: usersim holds back what the server says is used, so
+/// config says 6,000: sparring holds back what the server says is used, so
 /// about 2,000 go through in the first seconds, not 6,000.
 #[tokio::test]
 async fn a_server_announcing_less_left_than_the_config_allows_is_believed() {
@@ -317,7 +317,7 @@ async fn a_429_to_one_of_many_queued_callers_holds_back_all_of_them() {
 
 #[tokio::test]
 async fn the_rpm_limit_holds_under_injected_429s_and_500s_as_counted_by_the_mock() {
-    use usersim::config::MockFault;
+    use sparring::config::MockFault;
     let server = common::mock(MockConfig {
         fault_rate: 0.3,
         faults: vec![MockFault::RateLimited, MockFault::ServerError],

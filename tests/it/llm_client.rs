@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 use common::{endpoint_config, hello};
-use usersim::config::EndpointConfig;
-use usersim::llm::{ChatModel, Endpoint};
-use usersim::mock_llm::MockServer;
+use sparring::config::EndpointConfig;
+use sparring::llm::{ChatModel, Endpoint};
+use sparring::mock_llm::MockServer;
 
 fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
     let config = EndpointConfig {
@@ -20,7 +20,7 @@ fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
 
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_exactly_once_after_the_wait() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let model = "mock-user+ratelimit-once";
     let started = Instant::now();
     let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
@@ -38,7 +38,7 @@ async fn a_429_with_retry_after_is_retried_exactly_once_after_the_wait() {
 
 #[tokio::test]
 async fn a_500_with_a_non_json_body_is_retried_and_then_succeeds() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let model = "mock-user+error500-once";
     let response = endpoint(&server, model, 4).complete(hello()).await.unwrap();
     assert!(
@@ -50,7 +50,7 @@ async fn a_500_with_a_non_json_body_is_retried_and_then_succeeds() {
 
 #[tokio::test]
 async fn an_unknown_model_is_a_permanent_error_and_is_not_retried() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let error = endpoint(&server, "gpt-nonexistent", 4)
         .complete(hello())
         .await
@@ -65,7 +65,7 @@ async fn an_unknown_model_is_a_permanent_error_and_is_not_retried() {
 
 #[tokio::test]
 async fn malformed_bodies_are_retried_up_to_the_limit_then_reported() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let model = "mock-user+malformed";
     let error = endpoint(&server, model, 2)
         .complete(hello())
@@ -81,7 +81,7 @@ async fn malformed_bodies_are_retried_up_to_the_limit_then_reported() {
 
 #[tokio::test]
 async fn a_refused_connection_is_a_connection_error() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let ep = endpoint(&server, "mock-user", 0);
     drop(server);
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -91,7 +91,7 @@ async fn a_refused_connection_is_a_connection_error() {
 
 #[tokio::test]
 async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let config = EndpointConfig {
         timeout: Duration::from_millis(300),
         max_in_flight: 1,
@@ -113,7 +113,7 @@ async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
 
 #[tokio::test]
 async fn an_http2_endpoint_sends_every_call_over_http2_and_a_default_one_over_http1() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let h2 = Endpoint::new(
         &EndpointConfig {
             http2: true,
@@ -137,7 +137,7 @@ async fn an_http2_endpoint_sends_every_call_over_http2_and_a_default_one_over_ht
 
 #[tokio::test]
 async fn an_error_read_over_http2_is_classified_as_over_http1() {
-    let server = common::mock(usersim::config::MockConfig::default()).await;
+    let server = common::mock(sparring::config::MockConfig::default()).await;
     let config = EndpointConfig {
         http2: true,
         max_retries: 0,

@@ -3,7 +3,7 @@
 //! paths made absolute, its servers where the tests have them), exported in
 //! every format, and every string of every row searched for what would give
 //! the machine away: an absolute path, `/tmp/`, a session folder's process id
-//! (`usersim-mcp-<pid>`), the repository (data root), the working directory or
+//! (`sparring-mcp-<pid>`), the repository (data root), the working directory or
 //! the temporary folder.
 //!
 //! The examples' configs name `../prompts`, `../data`, …: here those become
@@ -13,8 +13,8 @@
 //!
 //! Which examples run: the mock-driven ones always; `mcp-memory` and
 //! `synthesize-mcp-memory` with the installed memory server
-//! (`USERSIM_MCP_MEMORY`); the NeMo Gym ones with their servers up
-//! (`USERSIM_NEMO_GYM_*_URL`, as `.ci/run` starts them). `local-smollm2` needs
+//! (`SPARRING_MCP_MEMORY`); the NeMo Gym ones with their servers up
+//! (`SPARRING_NEMO_GYM_*_URL`, as `.ci/run` starts them). `local-smollm2` needs
 //! the local model and is not run here (its rows have the quickstart's shape).
 
 use std::path::{Path, PathBuf};
@@ -54,7 +54,7 @@ fn memory_server(text: String) -> String {
     swap(
         text,
         "\"npx\", \"-y\", \"@modelcontextprotocol/server-memory@2026.8.31\"",
-        &format!("\"{}\"", env("USERSIM_MCP_MEMORY")),
+        &format!("\"{}\"", env("SPARRING_MCP_MEMORY")),
     )
 }
 
@@ -95,26 +95,26 @@ const EXAMPLES: &[Example] = &[
     },
     Example {
         file: "mcp-memory.toml",
-        needs: &["USERSIM_MCP_MEMORY"],
+        needs: &["SPARRING_MCP_MEMORY"],
         adapt: memory_server,
         formats: &[],
     },
     Example {
         file: "nemo-gym-workplace.toml",
-        needs: &["USERSIM_NEMO_GYM_WORKPLACE_ASSISTANT_URL"],
-        adapt: |t| nemo_gym(t, "18401", "USERSIM_NEMO_GYM_WORKPLACE_ASSISTANT_URL"),
+        needs: &["SPARRING_NEMO_GYM_WORKPLACE_ASSISTANT_URL"],
+        adapt: |t| nemo_gym(t, "18401", "SPARRING_NEMO_GYM_WORKPLACE_ASSISTANT_URL"),
         formats: &["nemo_gym"],
     },
     Example {
         file: "nemo-gym-mcqa.toml",
-        needs: &["USERSIM_NEMO_GYM_MCQA_URL"],
-        adapt: |t| nemo_gym(t, "18402", "USERSIM_NEMO_GYM_MCQA_URL"),
+        needs: &["SPARRING_NEMO_GYM_MCQA_URL"],
+        adapt: |t| nemo_gym(t, "18402", "SPARRING_NEMO_GYM_MCQA_URL"),
         formats: &["nemo_gym"],
     },
     Example {
         file: "nemo-gym-calendar.toml",
-        needs: &["USERSIM_NEMO_GYM_CALENDAR_URL"],
-        adapt: |t| nemo_gym(t, "18403", "USERSIM_NEMO_GYM_CALENDAR_URL"),
+        needs: &["SPARRING_NEMO_GYM_CALENDAR_URL"],
+        adapt: |t| nemo_gym(t, "18403", "SPARRING_NEMO_GYM_CALENDAR_URL"),
         formats: &["nemo_gym"],
     },
 ];
@@ -145,17 +145,17 @@ impl Place {
         }
     }
 
-    /// `usersim ARGS` in `work`, with `TMPDIR` = `tmp`; must succeed.
-    fn usersim(&self, args: &[&str]) -> String {
-        let out: Output = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    /// `sparring ARGS` in `work`, with `TMPDIR` = `tmp`; must succeed.
+    fn sparring(&self, args: &[&str]) -> String {
+        let out: Output = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
             .args(args)
             .current_dir(&self.work)
             .env("TMPDIR", &self.tmp)
-            .env_remove("USERSIM_DATABASE")
+            .env_remove("SPARRING_DATABASE")
             .output()
             .unwrap();
         let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-        assert!(out.status.success(), "usersim {args:?}:\n{said}");
+        assert!(out.status.success(), "sparring {args:?}:\n{said}");
         said
     }
 
@@ -175,7 +175,7 @@ impl Place {
         path
     }
 
-    /// Session folders (or anything else) usersim left in its `TMPDIR`.
+    /// Session folders (or anything else) sparring left in its `TMPDIR`.
     fn left_in_tmp(&self) -> Vec<String> {
         std::fs::read_dir(&self.tmp)
             .unwrap()
@@ -204,7 +204,7 @@ impl Place {
         // by name (`nemo_gym:mcqa`), never by URL.
         known.extend(
             std::env::vars()
-                .filter(|(k, _)| k.starts_with("USERSIM_NEMO_GYM_") && k.ends_with("_URL"))
+                .filter(|(k, _)| k.starts_with("SPARRING_NEMO_GYM_") && k.ends_with("_URL"))
                 .map(|(_, url)| url),
         );
         known.retain(|k| k.len() > 1);
@@ -222,7 +222,7 @@ fn absolute_path() -> Regex {
 }
 
 fn process_folder() -> Regex {
-    Regex::new(r"usersim-mcp-\d+").unwrap()
+    Regex::new(r"sparring-mcp-\d+").unwrap()
 }
 
 /// Each string (and key) of a JSON value, with where it is.
@@ -294,7 +294,7 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
     );
     let text = swap(
         text,
-        "database = \"sqlite://usersim.db\"",
+        "database = \"sqlite://sparring.db\"",
         &format!("database = \"{database}\""),
     );
     let a = place.config(&format!("{stem}.toml"), &text);
@@ -310,7 +310,7 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
     let b = place.config(&format!("{stem}-b.toml"), &b_text);
     let mut ids = Vec::new();
     for config in [&a, &b] {
-        let said = place.usersim(&["run", config.to_str().unwrap(), "--quiet"]);
+        let said = place.sparring(&["run", config.to_str().unwrap(), "--quiet"]);
         ids.push(common::job_id_from(&said).to_string());
     }
     let judges = place.work.join("pairwise.toml");
@@ -321,7 +321,7 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
         ),
     )
     .unwrap();
-    place.usersim(&[
+    place.sparring(&[
         "judge",
         judges.to_str().unwrap(),
         "--pairwise",
@@ -360,12 +360,12 @@ fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
             &database,
         ];
         args.extend(&words[1..]);
-        place.usersim(&args);
+        place.sparring(&args);
         files.push(out);
     }
     // A curated export: its manifest and dataset card are shared as they are.
     let curated = place.work.join("out").join(format!("{stem}.curated"));
-    place.usersim(&[
+    place.sparring(&[
         "export",
         "--job",
         &ids[0],
@@ -465,7 +465,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         "{ count = 3 }",
     );
     let synth = place.config("synthesize-retail.toml", &retail);
-    place.usersim(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
+    place.sparring(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
     let solve = Example {
         file: "solve-synthesized.toml",
         needs: &[],
@@ -474,8 +474,8 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
     };
     run_and_export(&place, &solve);
     ran.push("synthesize-retail.toml, solve-synthesized.toml".into());
-    if env("USERSIM_MCP_MEMORY").is_empty() {
-        println!("SKIPPED: examples/synthesize-mcp-memory.toml: USERSIM_MCP_MEMORY not set");
+    if env("SPARRING_MCP_MEMORY").is_empty() {
+        println!("SKIPPED: examples/synthesize-mcp-memory.toml: SPARRING_MCP_MEMORY not set");
     } else {
         let memory = swap(
             memory_server(
@@ -486,7 +486,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
             "target = 6",
         );
         let synth = place.config("synthesize-mcp-memory.toml", &memory);
-        place.usersim(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
+        place.sparring(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
         ran.push("synthesize-mcp-memory.toml".into());
     }
 
@@ -540,7 +540,7 @@ fn the_scan_finds_paths_temp_folders_and_process_ids_and_passes_urls_and_prose()
     let rows = [
         r#"{"m": "(environment: simulated:/home/ann/data/tools.json)"}"#,
         r#"{"m": "Error: cannot open /var/lib/x/memory.jsonl"}"#,
-        r#"{"m": "usersim-mcp-4242-3/memory.jsonl"}"#,
+        r#"{"m": "sparring-mcp-4242-3/memory.jsonl"}"#,
         r#"{"m": "see \"/srv/data\" and http://127.0.0.1:18401/verify/x, and/or km/h, 12/05/2024"}"#,
         r#"{"m": "./memory.jsonl is in the session folder"}"#,
     ];

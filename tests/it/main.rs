@@ -1,6 +1,6 @@
 //! The integration tests, in one binary: each module is one story, told through
-//! real interfaces (the `usersim` binary, HTTP to the mock model, SQLite files,
-//! Postgres when `USERSIM_TEST_POSTGRES` names it, headless Chromium, the local
+//! real interfaces (the `sparring` binary, HTTP to the mock model, SQLite files,
+//! Postgres when `SPARRING_TEST_POSTGRES` names it, headless Chromium, the local
 //! model). One binary links once, instead of once per file.
 //!
 //! Test code may panic and print: a panic is how a test fails (the crate's
@@ -21,6 +21,7 @@ mod postgres;
 mod agent_frameworks;
 mod bad_inputs;
 mod batch_judging;
+mod before_rename;
 mod black_box;
 mod black_box_a2a;
 mod black_box_http;

@@ -2,8 +2,8 @@
 //! `scripts/mcp-servers install` (npm, into `.mcp-servers/`): the MCP
 //! project's memory server over stdio, a fresh process per conversation, and
 //! its example "everything" server over streamable HTTP, a fresh MCP session
-//! per conversation. `.ci/run` exports `USERSIM_MCP_MEMORY` and
-//! `USERSIM_MCP_EVERYTHING` (the servers' programs); a test whose server is
+//! per conversation. `.ci/run` exports `SPARRING_MCP_MEMORY` and
+//! `SPARRING_MCP_EVERYTHING` (the servers' programs); a test whose server is
 //! not given is skipped, saying so.
 //!
 //! Jobs run through the library with the in-process mock models; the mock
@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use usersim::config::{McpConfig, McpTransport};
-use usersim::env::mcp::McpEnvironment;
-use usersim::env::{EnvError, Environment, InitialState, ToolCall};
-use usersim::jobs::{self, RunOptions, RunReport};
-use usersim::mock_llm::InProcessMock;
-use usersim::store::{self, Store, StoredConversation};
+use sparring::config::{McpConfig, McpTransport};
+use sparring::env::mcp::McpEnvironment;
+use sparring::env::{EnvError, Environment, InitialState, ToolCall};
+use sparring::jobs::{self, RunOptions, RunReport};
+use sparring::mock_llm::InProcessMock;
+use sparring::store::{self, Store, StoredConversation};
 
 pub(crate) fn server(var: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
@@ -85,7 +85,7 @@ personas_per_scenario = 1
 }
 
 async fn run(config: &Path) -> (Arc<dyn Store>, RunReport) {
-    let job = usersim::config::load(config).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(config).unwrap_or_else(|p| panic!("{p:?}"));
     let store = store::open(&job.database).await.unwrap();
     let ctx = jobs::Context::new(store.clone(), Some(Arc::new(InProcessMock)));
     let report = jobs::run(&ctx, &job, &RunOptions::default()).await.unwrap();
@@ -123,7 +123,7 @@ fn memory_environment(program: &str) -> String {
 #[tokio::test]
 async fn memory_server_over_stdio_is_scored_by_probes_of_what_the_agent_stored() {
     let test = "memory_server_over_stdio_is_scored_by_probes_of_what_the_agent_stored";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -238,7 +238,7 @@ fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
 #[tokio::test]
 async fn a_tool_error_goes_back_to_the_policy_and_sessions_are_capped_and_isolated() {
     let test = "a_tool_error_goes_back_to_the_policy_and_sessions_are_capped_and_isolated";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let env = McpEnvironment::start(&memory_config(&memory, 1))
@@ -316,7 +316,7 @@ fn dying_server(dir: &Path, memory: &str) -> String {
 #[tokio::test]
 async fn a_server_that_dies_mid_conversation_is_an_env_error_not_a_reward() {
     let test = "a_server_that_dies_mid_conversation_is_an_env_error_not_a_reward";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     // The server gets three messages (initialize, initialized, one call)
@@ -417,7 +417,7 @@ fn start_everything(program: &str) -> HttpServer {
 #[tokio::test]
 async fn everything_server_over_streamable_http_keeps_state_per_session_for_probes() {
     let test = "everything_server_over_streamable_http_keeps_state_per_session_for_probes";
-    let Some(everything) = server("USERSIM_MCP_EVERYTHING", test) else {
+    let Some(everything) = server("SPARRING_MCP_EVERYTHING", test) else {
         return;
     };
     let http = start_everything(&everything);
@@ -575,7 +575,7 @@ fn probed_scenario() -> serde_json::Value {
 #[tokio::test]
 async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
     let test = "probes_call_their_own_tools_and_match_the_texts_the_server_wrote";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -618,7 +618,7 @@ async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
         memory_environment(&memory)
     );
     let config = job(dir.path(), "typo", &environment, &scenarios, 1);
-    let job = usersim::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
     let problems = match jobs::generation::prepare(&job).await {
         Err(problems) => problems,
         Ok(_) => panic!("an unknown probe tool passed validate"),
@@ -631,14 +631,14 @@ async fn probes_call_their_own_tools_and_match_the_texts_the_server_wrote() {
     );
 }
 
-/// A server usersim starts gets only what the MCP SDKs pass a server (HOME,
+/// A server sparring starts gets only what the MCP SDKs pass a server (HOME,
 /// LOGNAME, PATH, SHELL, TERM, USER) and the config's `env`: none of the
-/// variables usersim itself runs with (API keys, `USERSIM_API_TOKEN`). The
+/// variables sparring itself runs with (API keys, `SPARRING_API_TOKEN`). The
 /// everything server's `get-env` tool returns its whole environment.
 #[tokio::test]
-async fn a_started_server_sees_none_of_usersims_environment_but_its_own_env() {
-    let test = "a_started_server_sees_none_of_usersims_environment_but_its_own_env";
-    let Some(everything) = server("USERSIM_MCP_EVERYTHING", test) else {
+async fn a_started_server_sees_none_of_sparrings_environment_but_its_own_env() {
+    let test = "a_started_server_sees_none_of_sparrings_environment_but_its_own_env";
+    let Some(everything) = server("SPARRING_MCP_EVERYTHING", test) else {
         return;
     };
     let config = McpConfig {
@@ -661,7 +661,7 @@ async fn a_started_server_sees_none_of_usersims_environment_but_its_own_env() {
     assert_eq!(seen.get("GIVEN_BY_CONFIG"), Some(&"yes".into()), "{seen:?}");
     assert!(seen.contains_key("PATH"), "{seen:?}");
     // Set for this test process by cargo and by the test environment.
-    for hidden in ["CARGO_MANIFEST_DIR", "USERSIM_MCP_EVERYTHING"] {
+    for hidden in ["CARGO_MANIFEST_DIR", "SPARRING_MCP_EVERYTHING"] {
         assert!(
             std::env::var_os(hidden).is_some(),
             "{hidden} is not set here"
@@ -679,6 +679,6 @@ async fn a_started_server_sees_none_of_usersims_environment_but_its_own_env() {
         .collect();
     assert!(
         unexpected.is_empty(),
-        "inherited from usersim: {unexpected:?}"
+        "inherited from sparring: {unexpected:?}"
     );
 }

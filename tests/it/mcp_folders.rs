@@ -2,7 +2,7 @@
 //! policy reads names them `.`, never by the machine's temporary folder and
 //! process id; they are gone when the conversation is, on every path
 //! (`validate`'s replays, a server that stops answering, the CLI exiting
-//! right after). Against the real memory server (`USERSIM_MCP_MEMORY`).
+//! right after). Against the real memory server (`SPARRING_MCP_MEMORY`).
 //!
 //! The binary runs with its own `TMPDIR`, so what it leaves behind is seen.
 
@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use crate::common::{self, repo, text};
 use crate::mcp::{memory_config, server};
 
-use usersim::config::McpTransport;
-use usersim::env::mcp::McpEnvironment;
-use usersim::env::{Environment, InitialState, ToolCall};
+use sparring::config::McpTransport;
+use sparring::env::mcp::McpEnvironment;
+use sparring::env::{Environment, InitialState, ToolCall};
 
 fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall {
@@ -28,14 +28,14 @@ fn session_folders(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("usersim-mcp-"))
+        .filter(|name| name.starts_with("sparring-mcp-"))
         .collect()
 }
 
 #[tokio::test]
 async fn a_servers_error_naming_its_file_reaches_the_policy_with_the_session_folder_as_dot() {
     let test = "a_servers_error_naming_its_file_reaches_the_policy_with_the_session_folder_as_dot";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     // The graph file in a folder that does not exist: a read finds no graph,
@@ -63,7 +63,7 @@ async fn a_servers_error_naming_its_file_reaches_the_policy_with_the_session_fol
         failed.content
     );
     let temp = std::env::temp_dir().display().to_string();
-    for machine in ["usersim-mcp-", temp.as_str(), "/tmp/"] {
+    for machine in ["sparring-mcp-", temp.as_str(), "/tmp/"] {
         assert!(
             !failed.content.contains(machine),
             "'{machine}' in what the policy reads: {}",
@@ -77,7 +77,7 @@ async fn a_servers_error_naming_its_file_reaches_the_policy_with_the_session_fol
 #[tokio::test]
 async fn a_server_may_run_in_its_session_folder() {
     let test = "a_server_may_run_in_its_session_folder";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -90,8 +90,8 @@ async fn a_server_may_run_in_its_session_folder() {
         ),
         1,
     );
-    let job = usersim::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
-    let usersim::config::EnvironmentConfig::Mcp(mcp) = &job.environment else {
+    let job = sparring::config::load(&config).unwrap_or_else(|p| panic!("{p:?}"));
+    let sparring::config::EnvironmentConfig::Mcp(mcp) = &job.environment else {
         panic!("not an MCP environment");
     };
     let env = McpEnvironment::start(mcp).await.unwrap();
@@ -141,13 +141,13 @@ fn job(dir: &Path, environment: &str, scenarios: usize) -> PathBuf {
     path
 }
 
-/// `usersim ARGS` in `dir` with `TMPDIR` = `tmp`.
-fn usersim(dir: &Path, tmp: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+/// `sparring ARGS` in `dir` with `TMPDIR` = `tmp`.
+fn sparring(dir: &Path, tmp: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(args)
         .current_dir(dir)
         .env("TMPDIR", tmp)
-        .env_remove("USERSIM_DATABASE")
+        .env_remove("SPARRING_DATABASE")
         .output()
         .unwrap();
     (
@@ -159,7 +159,7 @@ fn usersim(dir: &Path, tmp: &Path, args: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn validate_leaves_no_session_folder_behind() {
     let test = "validate_leaves_no_session_folder_behind";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -174,16 +174,16 @@ fn validate_leaves_no_session_folder_behind() {
         ),
         3,
     );
-    // Left by a usersim killed outright (its process is gone), and by one
+    // Left by a sparring killed outright (its process is gone), and by one
     // still running (this one): the first is swept, the second kept.
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     gone.wait().unwrap();
-    let stale = format!("usersim-mcp-{}-0", gone.id());
-    let alive = format!("usersim-mcp-{}-0", std::process::id());
+    let stale = format!("sparring-mcp-{}-0", gone.id());
+    let alive = format!("sparring-mcp-{}-0", std::process::id());
     for left in [&stale, &alive] {
         std::fs::create_dir_all(tmp.join(left).join("x")).unwrap();
     }
-    let (code, said) = usersim(dir.path(), &tmp, &["validate", config.to_str().unwrap()]);
+    let (code, said) = sparring(dir.path(), &tmp, &["validate", config.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{said}");
     assert_eq!(session_folders(&tmp), vec![alive], "{said}");
 }
@@ -206,7 +206,7 @@ fn hanging_server(dir: &Path, memory: &str) -> String {
 #[test]
 fn a_server_that_stops_answering_leaves_no_session_folder_behind() {
     let test = "a_server_that_stops_answering_leaves_no_session_folder_behind";
-    let Some(memory) = server("USERSIM_MCP_MEMORY", test) else {
+    let Some(memory) = server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -224,7 +224,7 @@ fn a_server_that_stops_answering_leaves_no_session_folder_behind() {
         ),
         1,
     );
-    let (_, said) = usersim(
+    let (_, said) = sparring(
         dir.path(),
         &tmp,
         &["run", config.to_str().unwrap(), "--quiet"],

@@ -1,4 +1,4 @@
-//! `usersim mine` through the binary on a SQLite file: real conversations
+//! `sparring mine` through the binary on a SQLite file: real conversations
 //! imported, mined by the mock into scenarios and personas that validate and
 //! run, the private values planted in them nowhere in the output, and every
 //! bad input refused with nothing written.
@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{job_id_from, repo, text, usersim};
-use usersim::store::{self, JobKind, NewJob};
+use crate::common::{job_id_from, repo, sparring, text};
+use sparring::store::{self, JobKind, NewJob};
 
 /// The fixture's planted private values.
 const PRIVATE: &[&str] = &[
@@ -27,7 +27,7 @@ const ENDPOINTS: &str = "[endpoints.miner]\nmock = true\nmodel = \"mock-miner\"\
     [endpoints.broken]\nmock = true\nmodel = \"mock-miner+malformed\"\nmax_retries = 0\n\n\
     [endpoints.limited]\nmock = true\nmodel = \"mock-miner+ratelimit-once\"\n";
 
-/// A folder with the fixture imported into `usersim.db`: (folder, job id).
+/// A folder with the fixture imported into `sparring.db`: (folder, job id).
 fn imported() -> (tempfile::TempDir, i64) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
@@ -36,7 +36,7 @@ fn imported() -> (tempfile::TempDir, i64) {
     )
     .unwrap();
     std::fs::write(dir.path().join("endpoints.toml"), ENDPOINTS).unwrap();
-    let out = usersim(
+    let out = sparring(
         dir.path(),
         &["import", "support.jsonl", "--name", "support"],
     );
@@ -57,7 +57,7 @@ fn mine(dir: &Path, job: i64, endpoint: &str, out: &str, extra: &[&str]) -> std:
         out,
     ];
     args.extend(extra);
-    usersim(dir, &args)
+    sparring(dir, &args)
 }
 
 fn all_text(dir: &Path) -> String {
@@ -160,10 +160,10 @@ async fn mined_scenarios_validate_and_run_and_no_private_value_reaches_them() {
         std::fs::read(mined.join("scenarios.jsonl")).unwrap()
     );
 
-    let valid = usersim(dir.path(), &["validate", "mined/job.toml"]);
+    let valid = sparring(dir.path(), &["validate", "mined/job.toml"]);
     assert!(valid.status.success(), "{}", text(&valid.stderr));
     assert!(text(&valid.stdout).contains("valid — 5 scenarios, 5 personas"));
-    let run = usersim(dir.path(), &["run", "mined/job.toml", "--quiet"]);
+    let run = sparring(dir.path(), &["run", "mined/job.toml", "--quiet"]);
     assert!(
         run.status.success(),
         "{}{}",
@@ -173,7 +173,7 @@ async fn mined_scenarios_validate_and_run_and_no_private_value_reaches_them() {
     let generated = job_id_from(&text(&run.stdout));
     let db = store::open(&format!(
         "sqlite://{}",
-        dir.path().join("usersim.db").display()
+        dir.path().join("sparring.db").display()
     ))
     .await
     .unwrap();
@@ -232,7 +232,7 @@ async fn calls_go_through_the_endpoint_its_retries_hold_and_a_failed_call_is_a_r
 async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
     let (dir, job) = imported();
     let d = dir.path();
-    let db = store::open(&format!("sqlite://{}", d.join("usersim.db").display()))
+    let db = store::open(&format!("sqlite://{}", d.join("sparring.db").display()))
         .await
         .unwrap();
     let empty = db
@@ -304,7 +304,7 @@ async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
             full.extend([*flag, *value]);
         }
         full.extend(rest);
-        let out = usersim(d, &full);
+        let out = sparring(d, &full);
         assert_eq!(
             out.status.code(),
             Some(code),
@@ -352,12 +352,12 @@ async fn recorded_tau2_and_nemo_gym_conversations_mine_without_their_emails_and_
     let d = dir.path();
     std::fs::write(d.join("endpoints.toml"), ENDPOINTS).unwrap();
     let mut files = vec![repo().join("tests/data/tau2/airline_real_run.json")];
-    match std::env::var("USERSIM_NEMO_GYM_DIR") {
+    match std::env::var("SPARRING_NEMO_GYM_DIR") {
         Ok(gym) => files.push(
             Path::new(&gym).join("../responses_api_agents/tau2/data/example_rollouts.jsonl"),
         ),
         Err(_) => println!(
-            "SKIPPED: mining NeMo Gym's shipped tau2 rollouts: USERSIM_NEMO_GYM_DIR is not set (scripts/nemo-gym dir); the tau2-bench results file is mined alone"
+            "SKIPPED: mining NeMo Gym's shipped tau2 rollouts: SPARRING_NEMO_GYM_DIR is not set (scripts/nemo-gym dir); the tau2-bench results file is mined alone"
         ),
     }
     let sources: String = files
@@ -370,7 +370,7 @@ async fn recorded_tau2_and_nemo_gym_conversations_mine_without_their_emails_and_
     args.extend(files.iter().map(|f| f.display().to_string()));
     args.extend(["--name".into(), "recorded".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let imported = usersim(d, &args);
+    let imported = sparring(d, &args);
     assert!(imported.status.success(), "{}", text(&imported.stderr));
     let job = job_id_from(&text(&imported.stdout));
 
@@ -391,6 +391,6 @@ async fn recorded_tau2_and_nemo_gym_conversations_mine_without_their_emails_and_
     for value in &planted {
         assert!(!everything.contains(value.as_str()), "{value} leaked");
     }
-    let valid = usersim(d, &["validate", "mined/job.toml"]);
+    let valid = sparring(d, &["validate", "mined/job.toml"]);
     assert!(valid.status.success(), "{}", text(&valid.stderr));
 }

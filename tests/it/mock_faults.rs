@@ -7,9 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::common;
 
 use common::{endpoint_config, hello};
-use usersim::config::{EndpointConfig, MockConfig, MockFault};
-use usersim::llm::{ChatModel, Endpoint};
-use usersim::mock_llm::{MockServer, MockStats};
+use sparring::config::{EndpointConfig, MockConfig, MockFault};
+use sparring::llm::{ChatModel, Endpoint};
+use sparring::mock_llm::{MockServer, MockStats};
 
 fn always(fault: MockFault) -> MockConfig {
     MockConfig {
@@ -340,9 +340,9 @@ async fn model_name_modifiers_still_apply_under_latency() {
 
 #[test]
 fn the_command_line_refuses_unknown_faults_and_lists_the_valid_ones() {
-    let usersim = env!("CARGO_BIN_EXE_usersim");
+    let sparring = env!("CARGO_BIN_EXE_sparring");
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(usersim)
+        let out = std::process::Command::new(sparring)
             .arg("mock-llm")
             .args(args)
             .output()

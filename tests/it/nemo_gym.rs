@@ -2,9 +2,9 @@
 //! the nemo-gym wheel (`scripts/nemo-gym start workplace_assistant mcqa
 //! example_multi_step calendar`), their shipped data, and NeMo Gym's own
 //! pydantic models. A test whose server is not given is skipped, saying so:
-//! `.ci/run` starts them and exports `USERSIM_NEMO_GYM_<SERVER>_URL`,
-//! `USERSIM_NEMO_GYM_DIR` (the installed resources_servers folder) and
-//! `USERSIM_NEMO_GYM_PYTHON` (the interpreter that has nemo_gym).
+//! `.ci/run` starts them and exports `SPARRING_NEMO_GYM_<SERVER>_URL`,
+//! `SPARRING_NEMO_GYM_DIR` (the installed resources_servers folder) and
+//! `SPARRING_NEMO_GYM_PYTHON` (the interpreter that has nemo_gym).
 //! The bad-input stories need no NeMo Gym.
 
 use crate::common;
@@ -12,7 +12,7 @@ use crate::common;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use common::{repo, text, usersim};
+use common::{repo, sparring, text};
 use serde_json::Value;
 
 /// A running resources server and its shipped data folder.
@@ -22,10 +22,10 @@ struct Server {
 }
 
 fn server(name: &str, test: &str) -> Option<Server> {
-    let var = format!("USERSIM_NEMO_GYM_{}_URL", name.to_uppercase());
-    let (Ok(url), Ok(dir)) = (std::env::var(&var), std::env::var("USERSIM_NEMO_GYM_DIR")) else {
+    let var = format!("SPARRING_NEMO_GYM_{}_URL", name.to_uppercase());
+    let (Ok(url), Ok(dir)) = (std::env::var(&var), std::env::var("SPARRING_NEMO_GYM_DIR")) else {
         println!(
-            "SKIPPED: {test}: {var} or USERSIM_NEMO_GYM_DIR is not set; start the server with \
+            "SKIPPED: {test}: {var} or SPARRING_NEMO_GYM_DIR is not set; start the server with \
              `scripts/nemo-gym start {name}` and export its URL and `scripts/nemo-gym dir`"
         );
         return None;
@@ -37,11 +37,11 @@ fn server(name: &str, test: &str) -> Option<Server> {
 }
 
 pub(crate) fn python(test: &str) -> Option<String> {
-    match std::env::var("USERSIM_NEMO_GYM_PYTHON") {
+    match std::env::var("SPARRING_NEMO_GYM_PYTHON") {
         Ok(p) if !p.is_empty() => Some(p),
         _ => {
             println!(
-                "SKIPPED: {test}: USERSIM_NEMO_GYM_PYTHON is not set (the Python of \
+                "SKIPPED: {test}: SPARRING_NEMO_GYM_PYTHON is not set (the Python of \
                  .nemo-gym/venv, which has nemo_gym)"
             );
             None
@@ -123,11 +123,11 @@ fn extra_value<'a>(extra: &'a str, key: &str) -> Option<&'a str> {
 }
 
 fn run_ok(dir: &Path, config: &Path) -> String {
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     let stdout = text(&out.stdout);
     assert!(
         out.status.success(),
-        "usersim run failed: {stdout}\n{}",
+        "sparring run failed: {stdout}\n{}",
         text(&out.stderr)
     );
     stdout
@@ -136,7 +136,7 @@ fn run_ok(dir: &Path, config: &Path) -> String {
 fn export(dir: &Path, config: &Path, job: i64, format: &str) -> Vec<Value> {
     let db = config.with_extension("db");
     let out_path = dir.join(format!("export-{job}-{format}.jsonl"));
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "export",
@@ -190,9 +190,9 @@ pub(crate) fn python_script(python: &str, script: &str, file: &Path, what: &str)
 }
 
 #[test]
-fn shipped_rows_run_through_usersim_are_scored_by_nemo_gym_and_exported_as_its_rollouts() {
+fn shipped_rows_run_through_sparring_are_scored_by_nemo_gym_and_exported_as_its_rollouts() {
     let test =
-        "shipped_rows_run_through_usersim_are_scored_by_nemo_gym_and_exported_as_its_rollouts";
+        "shipped_rows_run_through_sparring_are_scored_by_nemo_gym_and_exported_as_its_rollouts";
     let (Some(workplace), Some(mcqa), Some(multi_step), Some(python)) = (
         server("workplace_assistant", test),
         server("mcqa", test),
@@ -291,7 +291,7 @@ fn shipped_rows_run_through_usersim_are_scored_by_nemo_gym_and_exported_as_its_r
         );
 
         // Our own rollouts re-verify to the same rewards.
-        let out = usersim(
+        let out = sparring(
             d,
             &[
                 "verify",
@@ -385,7 +385,7 @@ fn shipped_rollouts_are_reverified_and_the_agreement_is_printed() {
     for (server, name, agree, differ, cannot) in expected {
         let config = job(d, name, &server.url, &server.data.join("example.jsonl"), "");
         let rollouts = server.data.join("example_rollouts.jsonl");
-        let out = usersim(
+        let out = sparring(
             d,
             &[
                 "verify",
@@ -468,9 +468,9 @@ fn a_multi_turn_calendar_run_with_the_simulated_user_is_stored() {
     }
 }
 
-/// `usersim verify` of `rollouts` against `config`: its report and exit code.
+/// `sparring verify` of `rollouts` against `config`: its report and exit code.
 fn reverify_report(dir: &Path, config: &Path, rollouts: &Path) -> (String, Option<i32>) {
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "verify",
@@ -486,7 +486,7 @@ fn reverify_report(dir: &Path, config: &Path, rollouts: &Path) -> (String, Optio
     )
 }
 
-/// A config with nothing but `[environment]`: what `usersim verify` needs
+/// A config with nothing but `[environment]`: what `sparring verify` needs
 /// when the rollouts carry every field their verifier reads.
 fn environment_only(dir: &Path, name: &str, base_url: &str) -> PathBuf {
     let path = dir.join(format!("{name}-environment.toml"));
@@ -559,8 +559,8 @@ fn shipped_rollouts_reverify_5_of_5_with_the_request_built_as_nemo_gym_builds_it
 }
 
 #[test]
-fn usersims_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them() {
-    let test = "usersims_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them";
+fn sparrings_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them() {
+    let test = "sparrings_own_nemo_gym_exports_reverify_to_the_rewards_nemo_gym_gave_them";
     let (Some(equivalence), Some(spartqa), Some(counter), Some(python)) = (
         server("equivalence_rule", test),
         server("spartqa", test),
@@ -720,7 +720,7 @@ impl Drop for ScriptRoot {
 fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and_by_validate() {
     let test =
         "the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and_by_validate";
-    let (Some(python), Ok(dir)) = (python(test), std::env::var("USERSIM_NEMO_GYM_DIR")) else {
+    let (Some(python), Ok(dir)) = (python(test), std::env::var("SPARRING_NEMO_GYM_DIR")) else {
         return;
     };
     let servers = Path::new(&dir);
@@ -795,7 +795,7 @@ fn the_start_script_passes_overrides_and_gymnasium_servers_are_refused_by_it_and
         &servers.join("blackjack/data/example.jsonl"),
         "",
     );
-    let out = usersim(d, &["validate", config.to_str().unwrap()]);
+    let out = sparring(d, &["validate", config.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -821,7 +821,7 @@ fn a_row_without_responses_create_params_is_refused_naming_its_line() {
     )
     .unwrap();
     let config = job(dir.path(), "bad-row", "http://127.0.0.1:9", &rows, "");
-    let out = usersim(dir.path(), &["validate", config.to_str().unwrap()]);
+    let out = sparring(dir.path(), &["validate", config.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -841,7 +841,7 @@ fn an_unknown_on_missing_tool_is_refused_naming_the_field_and_the_choices() {
         &rows,
         "env:on_missing_tool = \"sometimes\"",
     );
-    let out = usersim(dir.path(), &["validate", config.to_str().unwrap()]);
+    let out = sparring(dir.path(), &["validate", config.to_str().unwrap()]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -882,7 +882,7 @@ async fn item_error(db: &Path) -> String {
 /// Run a one-row job: it must fail its item as an environment error saying
 /// `expected`, and store no conversation (so no reward at all).
 async fn fails_as_env_error(dir: &Path, config: &Path, why: &str, expected: &str) {
-    let out = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let out = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     assert!(
@@ -898,7 +898,7 @@ async fn fails_as_env_error(dir: &Path, config: &Path, why: &str, expected: &str
         "{why}: the failure is classified: {error}"
     );
     assert!(error.contains(expected), "{why}: {error}");
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "export",

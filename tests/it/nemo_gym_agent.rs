@@ -1,12 +1,12 @@
-//! usersim as a NeMo Gym agent server (`usersim agent`, the built binary over
+//! sparring as a NeMo Gym agent server (`sparring agent`, the built binary over
 //! real HTTP), driven by NeMo Gym's own rollout collection from the venv
 //! (`ng_collect_rollouts`, through NeMo Gym's head server and its
 //! `legacy_agent` environment server: `scripts/nemo_gym_collect.py`), and
 //! every rollout it wrote validated with NeMo Gym's pydantic models and
-//! held against what usersim stored. Skipped, saying so, without the venv
-//! (`USERSIM_NEMO_GYM_PYTHON`) or, for the `example_multi_step` rows, its
-//! resources server (`USERSIM_NEMO_GYM_EXAMPLE_MULTI_STEP_URL`,
-//! `USERSIM_NEMO_GYM_DIR`).
+//! held against what sparring stored. Skipped, saying so, without the venv
+//! (`SPARRING_NEMO_GYM_PYTHON`) or, for the `example_multi_step` rows, its
+//! resources server (`SPARRING_NEMO_GYM_EXAMPLE_MULTI_STEP_URL`,
+//! `SPARRING_NEMO_GYM_DIR`).
 //!
 //! The example_multi_step story's policy speaks the Responses API with the
 //! mock's token information (`+tokens`): every generation's
@@ -23,7 +23,7 @@ use super::nemo_gym::{python, python_script};
 use common::{repo, text};
 use serde_json::Value;
 
-/// A running `usersim agent`, stopped (SIGTERM) by `stop` or when dropped.
+/// A running `sparring agent`, stopped (SIGTERM) by `stop` or when dropped.
 struct AgentProcess {
     child: Child,
     url: String,
@@ -31,11 +31,11 @@ struct AgentProcess {
 
 impl AgentProcess {
     fn start(dir: &Path, config: &Path) -> AgentProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_usersim"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sparring"))
             .args(["agent", "--config", config.to_str().unwrap()])
             .args(["--bind", "127.0.0.1:0"])
             .current_dir(dir)
-            .env_remove("USERSIM_DATABASE")
+            .env_remove("SPARRING_DATABASE")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -47,7 +47,7 @@ impl AgentProcess {
         if !line.starts_with("http://") {
             let mut stderr = String::new();
             std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-            panic!("usersim agent did not print its address: {line:?} {stderr}");
+            panic!("sparring agent did not print its address: {line:?} {stderr}");
         }
         AgentProcess {
             child,
@@ -102,7 +102,7 @@ fn collect(python: &str, agent: &AgentProcess, rows: &Path, out: &Path, repeats:
 
 /// Every rollout validated by NeMo Gym's models (`BaseVerifyResponse`, and
 /// its `response` as `NeMoGymResponse`), then what the test compares: per
-/// rollout its indices, reward, usersim's conversation id, and the output
+/// rollout its indices, reward, sparring's conversation id, and the output
 /// items' (type, role).
 fn validated(python: &str, rollouts: &Path) -> Vec<Value> {
     let script = r#"
@@ -117,8 +117,8 @@ for line in open(sys.argv[1]):
         "task": row.get("_ng_task_index"),
         "repeat": row.get("_ng_rollout_index"),
         "reward": row["reward"],
-        "conversation_id": row["usersim"]["conversation_id"],
-        "job_id": row["usersim"]["job_id"],
+        "conversation_id": row["sparring"]["conversation_id"],
+        "job_id": row["sparring"]["job_id"],
         "input": len(row["responses_create_params"]["input"]),
         "items": [[o.get("type"), o.get("role")] for o in row["response"]["output"]],
         "tokens": [
@@ -147,8 +147,8 @@ fn items_of(rollout: &Value, kind: &str, role: Option<&str>) -> usize {
 async fn held_against_the_store(
     database: &str,
     rollouts: &[Value],
-) -> Vec<usersim::store::StoredConversation> {
-    let store = usersim::store::open(database).await.unwrap();
+) -> Vec<sparring::store::StoredConversation> {
+    let store = sparring::store::open(database).await.unwrap();
     let job = rollouts[0]["job_id"].as_i64().unwrap();
     let mut stored = Vec::new();
     for r in rollouts {
@@ -191,7 +191,7 @@ async fn held_against_the_store(
 /// output item (the policy's, never a user's), the lists the store holds for
 /// that conversation, untouched.
 async fn tokens_held_against_the_store(database: &str, rollouts: &[Value]) {
-    let store = usersim::store::open(database).await.unwrap();
+    let store = sparring::store::open(database).await.unwrap();
     for r in rollouts {
         let carried = r["tokens"].as_array().unwrap();
         assert!(
@@ -246,16 +246,16 @@ fn mean_reward_in_metrics(rollouts: &Path) -> f64 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn nemo_gyms_collection_of_example_multi_step_rows_through_usersims_agent_gets_its_verified_stored_rollouts(
+async fn nemo_gyms_collection_of_example_multi_step_rows_through_sparrings_agent_gets_its_verified_stored_rollouts(
 ) {
-    let test = "nemo_gyms_collection_of_example_multi_step_rows_through_usersims_agent_gets_its_verified_stored_rollouts";
+    let test = "nemo_gyms_collection_of_example_multi_step_rows_through_sparrings_agent_gets_its_verified_stored_rollouts";
     let Some(python) = python(test) else { return };
     let (Ok(url), Ok(servers)) = (
-        std::env::var("USERSIM_NEMO_GYM_EXAMPLE_MULTI_STEP_URL"),
-        std::env::var("USERSIM_NEMO_GYM_DIR"),
+        std::env::var("SPARRING_NEMO_GYM_EXAMPLE_MULTI_STEP_URL"),
+        std::env::var("SPARRING_NEMO_GYM_DIR"),
     ) else {
         println!(
-            "SKIPPED: {test}: USERSIM_NEMO_GYM_EXAMPLE_MULTI_STEP_URL or USERSIM_NEMO_GYM_DIR is \
+            "SKIPPED: {test}: SPARRING_NEMO_GYM_EXAMPLE_MULTI_STEP_URL or SPARRING_NEMO_GYM_DIR is \
              not set; `scripts/nemo-gym start example_multi_step` starts the server"
         );
         return;
@@ -392,13 +392,13 @@ replay = "{replay}"
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users_turns_as_user_messages(
+async fn nemo_gyms_collection_of_a_sparring_scenario_set_gets_the_simulated_users_turns_as_user_messages(
 ) {
     let test =
-        "nemo_gyms_collection_of_a_usersim_scenario_set_gets_the_simulated_users_turns_as_user_messages";
+        "nemo_gyms_collection_of_a_sparring_scenario_set_gets_the_simulated_users_turns_as_user_messages";
     let Some(python) = python(test) else { return };
     let dir = tempfile::tempdir().unwrap();
-    // On SQLite, and on Postgres when USERSIM_TEST_POSTGRES names a server.
+    // On SQLite, and on Postgres when SPARRING_TEST_POSTGRES names a server.
     for database in common::databases(dir.path(), test) {
         let d = dir.path().join(if database.is_some() {
             "postgres"
@@ -417,7 +417,7 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
         ..Default::default()
     };
     let (config, database) = common::write_job(d, &spec);
-    // Rows that name usersim scenarios; the policy's input is usersim's.
+    // Rows that name sparring scenarios; the policy's input is sparring's.
     let ids: Vec<String> = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl"))
         .unwrap()
         .lines()
@@ -510,9 +510,9 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
     row["_ng_task_index"] = 0.into();
     row["_ng_rollout_index"] = 0.into();
     let rollout = json_of(client.post(format!("{}/run", again.url)).json(&row)).await;
-    let key = rollout["usersim"]["item_key"].as_str().unwrap();
+    let key = rollout["sparring"]["item_key"].as_str().unwrap();
     assert!(key.ends_with("/t0.r0#2"), "{key}");
-    assert_eq!(rollout["usersim"]["job_id"], job);
+    assert_eq!(rollout["sparring"]["job_id"], job);
     again.stop();
 }
 

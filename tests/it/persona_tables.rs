@@ -3,7 +3,7 @@
 //! samples that keep the table's shares, a panel that two jobs share for
 //! matched pairs, and knobs weighted by OCEAN traits as documented. Tables
 //! are made by `scripts/persona-table.py` (Parquet through pyarrow, from
-//! `USERSIM_EXPORT_CONSUMERS_PYTHON`).
+//! `SPARRING_EXPORT_CONSUMERS_PYTHON`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,17 +11,17 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{first_scenarios, repo, text, usersim};
+use crate::common::{first_scenarios, repo, sparring, text};
 
 /// A generated table of `rows` people at `out` (its format by extension);
 /// `None` (and a SKIPPED line) for Parquet without pyarrow.
 fn generate(rows: usize, out: &Path) -> Option<PathBuf> {
     let parquet = out.extension().is_some_and(|e| e == "parquet");
-    let python = match std::env::var("USERSIM_EXPORT_CONSUMERS_PYTHON") {
+    let python = match std::env::var("SPARRING_EXPORT_CONSUMERS_PYTHON") {
         Ok(python) => python,
         Err(_) if parquet => {
             println!(
-                "SKIPPED: the Parquet table: USERSIM_EXPORT_CONSUMERS_PYTHON is not set \
+                "SKIPPED: the Parquet table: SPARRING_EXPORT_CONSUMERS_PYTHON is not set \
                  (scripts/export-consumers prints it)"
             );
             return None;
@@ -66,7 +66,7 @@ id = "uuid"
 [persona_table.fields]
 background = "{{{{ age }}}}-year-old {{{{ occupation }}}} in {{{{ city }}}}. {{{{ persona }}}}"
 "#,
-        db = dir.join("usersim.db").display(),
+        db = dir.join("sparring.db").display(),
         scenarios = scenarios.display(),
         personas = personas.display(),
     );
@@ -74,9 +74,9 @@ background = "{{{{ age }}}}-year-old {{{{ occupation }}}} in {{{{ city }}}}. {{{
     path
 }
 
-/// `usersim personas sample CONFIG --out OUT`, which must succeed; the panel's rows.
+/// `sparring personas sample CONFIG --out OUT`, which must succeed; the panel's rows.
 fn sample(dir: &Path, config: &Path, out: &Path) -> Vec<serde_json::Map<String, Value>> {
-    let run = usersim(
+    let run = sparring(
         dir,
         &[
             "personas",
@@ -234,14 +234,14 @@ async fn two_jobs_over_one_panel_pair_the_same_people_with_the_same_scenarios() 
     let mut keys = Vec::new();
     for name in ["first", "second"] {
         let config = job(dir.path(), name, &scenarios, &panel, "");
-        let run = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+        let run = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
         assert!(
             run.status.success(),
             "{}{}",
             text(&run.stdout),
             text(&run.stderr)
         );
-        keys.push(item_keys(&dir.path().join("usersim.db"), keys.len() as i64 + 1).await);
+        keys.push(item_keys(&dir.path().join("sparring.db"), keys.len() as i64 + 1).await);
     }
     assert_eq!(keys[0].len(), 18, "3 scenarios × the panel's 6 personas");
     assert_eq!(
@@ -269,8 +269,8 @@ fn low_agreeableness_personas_draw_low_patience_far_more_often() {
     let scenarios = first_scenarios(dir.path(), 1);
     let population = repo().join("data/personas/population.csv");
     let config = job(dir.path(), "traits", &scenarios, &population, "");
-    let job = usersim::config::load(&config).unwrap();
-    let personas = usersim::persona::dataset::load_job_personas(&job, 1).unwrap();
+    let job = sparring::config::load(&config).unwrap();
+    let personas = sparring::persona::dataset::load_job_personas(&job, 1).unwrap();
     assert_eq!(personas.len(), 300);
     let share_low = |wanted: &dyn Fn(f64) -> bool| {
         let (mut low, mut draws) = (0u32, 0u32);
@@ -280,7 +280,7 @@ fn low_agreeableness_personas_draw_low_patience_far_more_often() {
                 continue;
             }
             for seed in 0..200 {
-                let drawn = usersim::persona::knobs::resolve(persona, seed);
+                let drawn = sparring::persona::knobs::resolve(persona, seed);
                 low += u32::from(drawn.resolved_knobs["patience"] == "low");
                 draws += 1;
             }

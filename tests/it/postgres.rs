@@ -1,5 +1,5 @@
 //! The Postgres database the integration tests use: a fresh one per test process,
-//! created on the server `USERSIM_TEST_POSTGRES` names.
+//! created on the server `SPARRING_TEST_POSTGRES` names.
 //!
 //! A long-lived database outlives the code that wrote it: a branch that added a
 //! migration leaves it applied there, and then every other checkout's migrator
@@ -12,20 +12,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 /// Prefix of every scratch database; the rest is `<unix seconds>_<pid>`.
-const PREFIX: &str = "usersim_it_";
+const PREFIX: &str = "sparring_it_";
 
 /// Scratch databases older than this are an earlier run's and are dropped.
 const STALE_AFTER_SECS: u64 = 24 * 3600;
 
-/// The server `USERSIM_TEST_POSTGRES` names, or `None` after saying that `test` is
+/// The server `SPARRING_TEST_POSTGRES` names, or `None` after saying that `test` is
 /// skipped and why.
 pub fn server(test: &str) -> Option<String> {
-    let url = std::env::var("USERSIM_TEST_POSTGRES")
+    let url = std::env::var("SPARRING_TEST_POSTGRES")
         .ok()
         .filter(|url| !url.is_empty());
     if url.is_none() {
         println!(
-            "SKIPPED: {test} on Postgres: USERSIM_TEST_POSTGRES is not set (set it to a \
+            "SKIPPED: {test} on Postgres: SPARRING_TEST_POSTGRES is not set (set it to a \
              postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/test)"
         );
     }
@@ -57,7 +57,7 @@ pub fn with_database(url: &str, database: &str) -> String {
     format!("{scheme}://{authority}/{database}{query}")
 }
 
-/// Creates `usersim_it_<now>_<pid><suffix>` on `server`, after dropping stale ones.
+/// Creates `sparring_it_<now>_<pid><suffix>` on `server`, after dropping stale ones.
 /// Runs on a thread of its own so it can be called from inside any test's runtime.
 fn create_own(server: &str, suffix: &str) -> String {
     let server = server.to_string();
@@ -89,11 +89,12 @@ fn create_own(server: &str, suffix: &str) -> String {
 }
 
 async fn drop_stale(admin: &mut PgConnection, now: u64) {
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'usersim\\_it\\_%'")
-            .fetch_all(&mut *admin)
-            .await
-            .unwrap();
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'sparring\\_it\\_%'",
+    )
+    .fetch_all(&mut *admin)
+    .await
+    .unwrap();
     for name in names {
         let created = name[PREFIX.len()..]
             .split('_')

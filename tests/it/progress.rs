@@ -1,6 +1,6 @@
-//! What `usersim run` shows on stderr off a terminal (CI logs, files) while a
+//! What `sparring run` shows on stderr off a terminal (CI logs, files) while a
 //! job is slow: the issue 12 §8 job against a one-slot local model looked
-//! frozen, with no line for minutes and its retries only under USERSIM_LOG.
+//! frozen, with no line for minutes and its retries only under SPARRING_LOG.
 
 use std::process::Command;
 use std::time::Instant;
@@ -22,11 +22,11 @@ fn off_a_terminal_progress_is_a_line_every_10_s_with_calls_in_flight_retries_and
     };
     let (path, _) = write_job(dir.path(), &spec);
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_usersim"))
+    let out = Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(["run", path.to_str().unwrap()])
         .current_dir(dir.path())
-        .env_remove("USERSIM_DATABASE")
-        .env_remove("USERSIM_LOG")
+        .env_remove("SPARRING_DATABASE")
+        .env_remove("SPARRING_LOG")
         .env_remove("RUST_LOG")
         .output()
         .unwrap();
@@ -71,7 +71,7 @@ fn off_a_terminal_progress_is_a_line_every_10_s_with_calls_in_flight_retries_and
         "{} lines in {took:?}:\n{stderr}",
         lines.len()
     );
-    // The first retry is logged without USERSIM_LOG, once; the later ones are not.
+    // The first retry is logged without SPARRING_LOG, once; the later ones are not.
     let first_retry: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("first retry of a model call on endpoint"))

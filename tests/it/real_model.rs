@@ -1,6 +1,6 @@
 //! End to end against a real model: llama.cpp serving SmolLM2-135M-Instruct
 //! (`scripts/local-llm start`). Asserts structure, never wording. Skipped, saying
-//! so, when no server answers at `USERSIM_LOCAL_LLM_URL` (default
+//! so, when no server answers at `SPARRING_LOCAL_LLM_URL` (default
 //! `http://127.0.0.1:8088/v1`).
 
 use crate::common;
@@ -9,11 +9,11 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use common::{repo, text, usersim};
+use common::{repo, sparring, text};
 use serde_json::Value;
 
 fn base_url() -> String {
-    std::env::var("USERSIM_LOCAL_LLM_URL").unwrap_or_else(|_| "http://127.0.0.1:8088/v1".into())
+    std::env::var("SPARRING_LOCAL_LLM_URL").unwrap_or_else(|_| "http://127.0.0.1:8088/v1".into())
 }
 
 /// `GET /health` answered 200, over a plain socket (no client setup needed).
@@ -44,7 +44,7 @@ async fn a_small_job_against_a_real_llama_cpp_server_is_stored_whole() {
     if !server_is_healthy(&url) {
         eprintln!(
             "SKIPPED a_small_job_against_a_real_llama_cpp_server_is_stored_whole: no llama.cpp server \
-             answers {url} (/health). Start one with `scripts/local-llm start`, or set USERSIM_LOCAL_LLM_URL."
+             answers {url} (/health). Start one with `scripts/local-llm start`, or set SPARRING_LOCAL_LLM_URL."
         );
         return;
     }
@@ -93,7 +93,7 @@ personas_per_scenario = 1
     let path = dir.path().join("job.toml");
     std::fs::write(&path, config).unwrap();
 
-    let run = usersim(dir.path(), &["run", path.to_str().unwrap()]);
+    let run = sparring(dir.path(), &["run", path.to_str().unwrap()]);
     assert!(
         run.status.success(),
         "{}\n{}",
@@ -102,7 +102,7 @@ personas_per_scenario = 1
     );
 
     let db = format!("sqlite://{}/real.db", dir.path().display());
-    let store = usersim::store::open(&db).await.unwrap();
+    let store = sparring::store::open(&db).await.unwrap();
     let counts = store.item_counts(1).await.unwrap();
     assert_eq!(
         (counts.done, counts.failed),
@@ -161,7 +161,7 @@ personas_per_scenario = 1
         "the policy model answered"
     );
 
-    let export = usersim(
+    let export = sparring(
         dir.path(),
         &[
             "export",
@@ -184,7 +184,7 @@ personas_per_scenario = 1
             n + 1
         );
     }
-    let show = usersim(
+    let show = sparring(
         dir.path(),
         &[
             "show",
@@ -258,7 +258,7 @@ async fn synthesis_with_a_real_model_reports_every_rejection_and_failure_and_acc
         eprintln!(
             "SKIPPED synthesis_with_a_real_model_reports_every_rejection_and_failure_and_accepts_only_what_passes: \
              no llama.cpp server answers {url} (/health). Start one with `scripts/local-llm start`, \
-             or set USERSIM_LOCAL_LLM_URL."
+             or set SPARRING_LOCAL_LLM_URL."
         );
         return;
     }
@@ -306,7 +306,7 @@ builtin = "blueprint_review"
     );
     let path = dir.path().join("synth.toml");
     std::fs::write(&path, config).unwrap();
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", path.to_str().unwrap(), "--quiet"],
     );
@@ -320,7 +320,7 @@ builtin = "blueprint_review"
     );
     assert!(stdout.contains("accepted "), "{stdout}");
 
-    let store = usersim::store::open(&format!("sqlite://{}/synth.db", dir.path().display()))
+    let store = sparring::store::open(&format!("sqlite://{}/synth.db", dir.path().display()))
         .await
         .unwrap();
     let job = store
@@ -339,7 +339,7 @@ builtin = "blueprint_review"
     if counts.failed > 0 {
         assert!(stdout.contains("Failed proposals"), "{stdout}");
     }
-    let environment = usersim::env::builtin::retail::RetailEnvironment::new().unwrap();
+    let environment = sparring::env::builtin::retail::RetailEnvironment::new().unwrap();
     for row in &proposals {
         let p = &row.proposal;
         let attempts = p.attempts.as_array().unwrap();
@@ -347,17 +347,17 @@ builtin = "blueprint_review"
         match p.status {
             // Whatever the small model wrote that was kept runs on a fresh
             // store as the checks require: nothing is accepted unchecked.
-            usersim::store::ProposalStatus::Valid => {
-                let scenario: usersim::persona::Scenario =
+            sparring::store::ProposalStatus::Valid => {
+                let scenario: sparring::persona::Scenario =
                     serde_json::from_value(p.scenario.clone().unwrap()).unwrap();
                 let brief = serde_json::from_value(p.brief.clone()).unwrap();
-                usersim::synth::execute::validate(&environment, &scenario, &brief)
+                sparring::synth::execute::validate(&environment, &scenario, &brief)
                     .await
                     .unwrap();
             }
             // A rejection names its stage and the exact reason, as the
             // report lists it.
-            usersim::store::ProposalStatus::Rejected => {
+            sparring::store::ProposalStatus::Rejected => {
                 let stage = p.stage.as_deref().unwrap();
                 assert!(!p.reason.as_deref().unwrap_or("").is_empty(), "{p:?}");
                 assert!(stdout.contains(&format!("  {stage} ")), "{stage}: {stdout}");

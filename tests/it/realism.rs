@@ -1,4 +1,4 @@
-//! `usersim compare-users SIM REAL --realism`: a mock job's simulated users
+//! `sparring compare-users SIM REAL --realism`: a mock job's simulated users
 //! held against real ones, NeMo Gym's shipped rollouts with a simulated user
 //! imported as the real job; a job against itself; the service's route.
 
@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{first_scenarios, job_id_from, text, usersim, write_job, JobSpec};
+use crate::common::{first_scenarios, job_id_from, sparring, text, write_job, JobSpec};
 
 /// The measures every report holds, in its order.
 const MEASURES: [&str; 15] = [
@@ -42,14 +42,14 @@ fn mock_job(dir: &Path, scenarios: usize) -> (i64, String) {
         ..JobSpec::default()
     };
     let (config, database) = write_job(dir, &spec);
-    let run = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     (job_id_from(&text(&run.stdout)), database)
 }
 
 fn realism(dir: &Path, sim: i64, real: i64, database: &str) -> Value {
     let (sim, real) = (sim.to_string(), real.to_string());
-    let out = usersim(
+    let out = sparring(
         dir,
         &[
             "compare-users",
@@ -137,7 +137,7 @@ async fn a_mock_job_against_itself_shows_no_gap_and_a_missing_job_is_not_found()
     assert_eq!(report["sim"]["user_models"][0], "mock-user");
 
     let id = job.to_string();
-    let missing = usersim(
+    let missing = sparring(
         dir.path(),
         &[
             "compare-users",
@@ -156,16 +156,16 @@ async fn a_mock_job_against_itself_shows_no_gap_and_a_missing_job_is_not_found()
     );
 }
 
-/// The wheel's site-packages, from `USERSIM_NEMO_GYM_DIR` (its `resources_servers`).
+/// The wheel's site-packages, from `SPARRING_NEMO_GYM_DIR` (its `resources_servers`).
 fn site_packages() -> Option<PathBuf> {
-    let dir = std::env::var("USERSIM_NEMO_GYM_DIR").ok()?;
+    let dir = std::env::var("SPARRING_NEMO_GYM_DIR").ok()?;
     Some(Path::new(&dir).join(".."))
 }
 
 #[tokio::test]
 async fn the_mock_user_is_measured_far_from_nemo_gym_s_recorded_simulated_users() {
     let Some(site) = site_packages() else {
-        println!("SKIPPED: realism against NeMo Gym's shipped rollouts: USERSIM_NEMO_GYM_DIR is not set (scripts/nemo-gym dir)");
+        println!("SKIPPED: realism against NeMo Gym's shipped rollouts: SPARRING_NEMO_GYM_DIR is not set (scripts/nemo-gym dir)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -175,7 +175,7 @@ async fn the_mock_user_is_measured_far_from_nemo_gym_s_recorded_simulated_users(
     args.extend(ROLLOUTS.iter().map(|f| site.join(f).display().to_string()));
     args.extend(["--name", "real", "--database", &database].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let imported = usersim(dir, &args);
+    let imported = sparring(dir, &args);
     assert!(imported.status.success(), "{}", text(&imported.stderr));
     let real = job_id_from(&text(&imported.stdout));
 
@@ -212,7 +212,7 @@ async fn the_mock_user_is_measured_far_from_nemo_gym_s_recorded_simulated_users(
     );
 
     let (s, r) = (sim.to_string(), real.to_string());
-    let shown = usersim(
+    let shown = sparring(
         dir,
         &[
             "compare-users",

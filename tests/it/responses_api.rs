@@ -6,18 +6,18 @@
 use std::sync::Arc;
 
 use axum::response::IntoResponse;
-use usersim::config::{Api, EndpointConfig, MockConfig};
-use usersim::jobs::{self, RunOptions};
-use usersim::llm::message::Message;
-use usersim::llm::{ChatModel, ChatRequest, Endpoint};
-use usersim::mock_llm::{tokens, InProcessMock};
-use usersim::store::{self, StoredConversation};
+use sparring::config::{Api, EndpointConfig, MockConfig};
+use sparring::jobs::{self, RunOptions};
+use sparring::llm::message::Message;
+use sparring::llm::{ChatModel, ChatRequest, Endpoint};
+use sparring::mock_llm::{tokens, InProcessMock};
+use sparring::store::{self, StoredConversation};
 
 use crate::common::{self, endpoint_config, first_scenarios, hello, job_toml, JobSpec};
 
 /// The variable naming NeMo Gym's `vllm_model` server, started by `.ci/run`
-/// over a usersim mock that plays `data/retail/scenarios.jsonl`.
-const VLLM_MODEL_VAR: &str = "USERSIM_NEMO_GYM_VLLM_MODEL_URL";
+/// over a sparring mock that plays `data/retail/scenarios.jsonl`.
+const VLLM_MODEL_VAR: &str = "SPARRING_NEMO_GYM_VLLM_MODEL_URL";
 
 fn responses_endpoint(base_url: &str, model: &str) -> EndpointConfig {
     EndpointConfig {
@@ -46,7 +46,7 @@ async fn run_job(
     toml.replace_range(start..end, &format!("[endpoints.policy]\n{policy}\n\n"));
     let path = dir.join("job.toml");
     std::fs::write(&path, toml).unwrap();
-    let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
     let store = store::open(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
@@ -238,7 +238,7 @@ fn vllm_model_url(test: &str) -> Option<String> {
         _ => {
             eprintln!(
                 "SKIPPED: {test}: {VLLM_MODEL_VAR} is not set; start NeMo Gym's vllm_model over \
-                 usersim's mock as .ci/run does (usersim mock-llm --port 18430 --scenarios \
+                 sparring's mock as .ci/run does (sparring mock-llm --port 18430 --scenarios \
                  data/retail/scenarios.jsonl; scripts/nemo-gym start --model vllm_model \
                  base_url=http://127.0.0.1:18430/v1 api_key=none model=mock-policy \
                  return_token_id_information=true uses_reasoning_parser=false)"
@@ -274,9 +274,10 @@ async fn an_endpoint_call_through_vllm_model_returns_the_generations_token_ids_u
     };
     let base = format!("{url}/v1");
     let endpoint = Endpoint::new(&responses_endpoint(&base, "mock-policy"), &base).unwrap();
-    let scenarios =
-        usersim::persona::load::load_scenarios(&common::repo().join("data/retail/scenarios.jsonl"))
-            .unwrap();
+    let scenarios = sparring::persona::load::load_scenarios(
+        &common::repo().join("data/retail/scenarios.jsonl"),
+    )
+    .unwrap();
     let request = ChatRequest {
         messages: vec![
             Message::system("You are a retail support agent."),
@@ -305,8 +306,8 @@ async fn an_endpoint_call_through_vllm_model_returns_the_generations_token_ids_u
 
 #[test]
 fn the_policys_reasoning_goes_back_to_the_policy_and_never_to_the_simulated_user() {
-    use usersim::llm::reasoning::Reasoning;
-    use usersim::sim::{Author, Transcript};
+    use sparring::llm::reasoning::Reasoning;
+    use sparring::sim::{Author, Transcript};
     let item = serde_json::value::RawValue::from_string(
         r#"{"type":"reasoning","id":"rs_1","summary":[]}"#.to_string(),
     )

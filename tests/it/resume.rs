@@ -2,15 +2,15 @@
 //! id, a process killed with SIGKILL at random points loses and duplicates
 //! nothing, SIGTERM and a cancel in the service stop processes cleanly, and
 //! several worker processes share one job. Each runs on SQLite and,
-//! when `USERSIM_TEST_POSTGRES` is set, on Postgres.
+//! when `SPARRING_TEST_POSTGRES` is set, on Postgres.
 
 use crate::common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{databases, job_id_from, text, unique_name, usersim, write_job, JobSpec, Service};
-use usersim::store::{self, Store};
+use common::{databases, job_id_from, sparring, text, unique_name, write_job, JobSpec, Service};
+use sparring::store::{self, Store};
 
 /// Slow enough to be interrupted mid-job, short leases so dead owners' items
 /// come back fast.
@@ -25,10 +25,10 @@ fn slow_job(name: &str, database: Option<String>) -> JobSpec {
 }
 
 fn spawn(dir: &std::path::Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_usersim"))
+    Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(args)
         .current_dir(dir)
-        .env_remove("USERSIM_DATABASE")
+        .env_remove("SPARRING_DATABASE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -64,7 +64,7 @@ async fn a_changed_config_is_refused_unless_new_job_is_given() {
     };
     let (path, _) = write_job(dir.path(), &spec);
     let config = path.to_str().unwrap();
-    assert!(usersim(dir.path(), &["run", config, "--quiet"])
+    assert!(sparring(dir.path(), &["run", config, "--quiet"])
         .status
         .success());
 
@@ -72,7 +72,7 @@ async fn a_changed_config_is_refused_unless_new_job_is_given() {
         .unwrap()
         .replace("max_turns = 12", "max_turns = 6");
     std::fs::write(&path, changed).unwrap();
-    let refused = usersim(dir.path(), &["run", config, "--quiet"]);
+    let refused = sparring(dir.path(), &["run", config, "--quiet"]);
     let err = text(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{err}");
     assert!(
@@ -84,7 +84,7 @@ async fn a_changed_config_is_refused_unless_new_job_is_given() {
         "{err}"
     );
 
-    let fresh = usersim(dir.path(), &["run", config, "--quiet", "--new-job"]);
+    let fresh = sparring(dir.path(), &["run", config, "--quiet", "--new-job"]);
     assert!(fresh.status.success(), "{}", text(&fresh.stderr));
     assert_eq!(job_id_from(&text(&fresh.stdout)), 2);
 }
@@ -97,13 +97,13 @@ async fn a_submitted_job_resumes_by_id_from_its_stored_config_anywhere() {
         ..JobSpec::default()
     };
     let (path, db) = write_job(dir.path(), &spec);
-    let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
+    let submitted = sparring(dir.path(), &["submit", path.to_str().unwrap()]);
     assert!(submitted.status.success(), "{}", text(&submitted.stderr));
     let id = job_id_from(&text(&submitted.stdout));
     // The config file is gone and we run from elsewhere: the stored snapshot suffices.
     std::fs::remove_file(&path).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
-    let resumed = usersim(
+    let resumed = sparring(
         elsewhere.path(),
         &[
             "run",
@@ -164,7 +164,7 @@ async fn sigkill_at_random_points_then_resume_stores_every_item_exactly_once() {
         );
 
         let started = Instant::now();
-        let last = usersim(dir.path(), &["run", &config, "--quiet"]);
+        let last = sparring(dir.path(), &["run", &config, "--quiet"]);
         assert!(last.status.success(), "{}", text(&last.stderr));
         assert!(started.elapsed() < Duration::from_secs(60));
         let done = assert_done_exactly_once(store.as_ref(), job.id).await;
@@ -178,7 +178,7 @@ async fn three_workers_share_a_job_and_a_killed_workers_items_are_redone() {
     for database in databases(dir.path(), "three workers") {
         let name = unique_name("workers");
         let (path, db) = write_job(dir.path(), &slow_job(&name, database));
-        let submitted = usersim(dir.path(), &["submit", path.to_str().unwrap()]);
+        let submitted = sparring(dir.path(), &["submit", path.to_str().unwrap()]);
         assert!(submitted.status.success(), "{}", text(&submitted.stderr));
         let id = job_id_from(&text(&submitted.stdout)).to_string();
         let args = [
@@ -215,14 +215,14 @@ async fn three_workers_share_a_job_and_a_killed_workers_items_are_redone() {
     }
 }
 
-/// `usersim submit` a slow job; its id, database URL and store.
+/// `sparring submit` a slow job; its id, database URL and store.
 async fn submit_slow_job(
     dir: &std::path::Path,
     name: &str,
     database: Option<String>,
 ) -> (i64, String, std::sync::Arc<dyn Store>) {
     let (path, db) = write_job(dir, &slow_job(name, database));
-    let submitted = usersim(dir, &["submit", path.to_str().unwrap()]);
+    let submitted = sparring(dir, &["submit", path.to_str().unwrap()]);
     assert!(submitted.status.success(), "{}", text(&submitted.stderr));
     let id = job_id_from(&text(&submitted.stdout));
     let store = store::open(&db).await.unwrap();
@@ -285,7 +285,7 @@ async fn sigterm_stops_run_gracefully_and_the_job_resumes_to_every_conversation(
         let job = store.find_job_by_name(&name).await.unwrap().unwrap();
         assert_stopped_mid_job(store.as_ref(), job.id).await;
 
-        let last = usersim(dir.path(), &["run", &config, "--quiet"]);
+        let last = sparring(dir.path(), &["run", &config, "--quiet"]);
         assert!(last.status.success(), "{}", text(&last.stderr));
         assert_eq!(assert_done_exactly_once(store.as_ref(), job.id).await, 54);
     }
@@ -314,7 +314,7 @@ async fn sigterm_stops_a_worker_gracefully_and_the_job_resumes_to_every_conversa
         assert!(said.contains("again to resume"), "{said}");
         assert_stopped_mid_job(store.as_ref(), id).await;
 
-        let last = usersim(
+        let last = sparring(
             dir.path(),
             &["run", "--resume", &id_arg, "--database", &db, "--quiet"],
         );

@@ -1,4 +1,4 @@
-//! Rule and judge rewards on single-step tasks, through the `usersim` binary
+//! Rule and judge rewards on single-step tasks, through the `sparring` binary
 //! and the mock model over HTTP: the shipped mcqa-style and math-with-judge
 //! datasets run as their examples are written and earn both rewards; a judge
 //! reward whose output cannot be read fails its item, and `--retry-failed`
@@ -8,15 +8,15 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{job_id_from, text, usersim};
-use usersim::config::MockConfig;
-use usersim::store::{self, StoredConversation};
+use common::{job_id_from, sparring, text};
+use sparring::config::MockConfig;
+use sparring::store::{self, StoredConversation};
 
 /// Run `args` in `dir`; stdout and stderr, after asserting success.
 fn run(dir: &Path, args: &[&str]) -> String {
-    let out = usersim(dir, args);
+    let out = sparring(dir, args);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "usersim {args:?} failed:\n{all}");
+    assert!(out.status.success(), "sparring {args:?} failed:\n{all}");
     all
 }
 
@@ -49,13 +49,14 @@ async fn the_mcqa_example_sends_each_opening_verbatim_and_grades_the_picked_lett
     let example = common::repo().join("examples/qa-mcqa.toml");
     let out = run(dir.path(), &["run", example.to_str().unwrap(), "--quiet"]);
     let job = job_id_from(&out);
-    let database = format!("sqlite://{}", dir.path().join("usersim.db").display());
+    let database = format!("sqlite://{}", dir.path().join("sparring.db").display());
     let all = conversations(&database, job).await;
     assert_eq!(all.len(), 64, "32 questions x 2 samples");
     assert_both_rewards(&rewards(&all));
 
     let scenarios =
-        usersim::persona::load::load_scenarios(&common::repo().join("data/qa/mcqa.jsonl")).unwrap();
+        sparring::persona::load::load_scenarios(&common::repo().join("data/qa/mcqa.jsonl"))
+            .unwrap();
     for c in &all {
         let row = &c.conversation;
         assert_eq!(row.termination, "policy_answered", "{}", row.item_key);
@@ -107,10 +108,10 @@ async fn the_math_example_is_rewarded_by_its_judge_inline_and_judging_it_later_m
     let example = common::repo().join("examples/qa-math-judge.toml");
     let out = run(dir.path(), &["run", example.to_str().unwrap(), "--quiet"]);
     let job = job_id_from(&out);
-    // `usersim run` judges the job with its [[judges]] when it is done: every
+    // `sparring run` judges the job with its [[judges]] when it is done: every
     // call is already in the cache, made when the episodes ended.
     assert!(out.contains("; 0 model calls made"), "{out}");
-    let database = format!("sqlite://{}", dir.path().join("usersim.db").display());
+    let database = format!("sqlite://{}", dir.path().join("sparring.db").display());
     let all = conversations(&database, job).await;
     assert_eq!(all.len(), 36, "12 questions x 3 samples");
     assert_both_rewards(&rewards(&all));
@@ -185,8 +186,9 @@ fn math_job(dir: &Path, mock: &str, judge_model: &str) -> std::path::PathBuf {
 async fn a_garbled_reward_judgment_fails_its_item_and_retry_failed_completes_it() {
     let dir = tempfile::tempdir().unwrap();
     let scenarios =
-        usersim::persona::load::load_scenarios(&common::repo().join("data/qa/math.jsonl")).unwrap();
-    let mock = usersim::mock_llm::MockServer::start(
+        sparring::persona::load::load_scenarios(&common::repo().join("data/qa/math.jsonl"))
+            .unwrap();
+    let mock = sparring::mock_llm::MockServer::start(
         ([127, 0, 0, 1], 0).into(),
         scenarios,
         MockConfig::default(),
@@ -198,7 +200,7 @@ async fn a_garbled_reward_judgment_fails_its_item_and_retry_failed_completes_it(
     let database = format!("sqlite://{}", dir.path().join("test.db").display());
 
     // A job left with failed items exits 1, though most of it was done.
-    let out = usersim(dir.path(), &["run", config, "--quiet"]);
+    let out = sparring(dir.path(), &["run", config, "--quiet"]);
     let first = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{first}");
     let job = job_id_from(&first);

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use common::Service;
 use serde_json::{json, Value};
-use usersim::config::{Boundary, EgressAllowlist, MockConfig, OperatorEndpoints};
-use usersim::mock_llm::MockServer;
+use sparring::config::{Boundary, EgressAllowlist, MockConfig, OperatorEndpoints};
+use sparring::mock_llm::MockServer;
 
 const TOKEN: &str = "rollouts-token-1";
 
@@ -59,9 +59,10 @@ async fn service(token: Option<&str>, allow: &[&str]) -> Service {
 
 /// The policy's model server: the mock, knowing the retail scenarios.
 async fn policy_server(latency_ms: u64) -> MockServer {
-    let scenarios =
-        usersim::persona::load::load_scenarios(&common::repo().join("data/retail/scenarios.jsonl"))
-            .unwrap();
+    let scenarios = sparring::persona::load::load_scenarios(
+        &common::repo().join("data/retail/scenarios.jsonl"),
+    )
+    .unwrap();
     let config = MockConfig {
         latency: Duration::from_millis(latency_ms),
         ..MockConfig::default()

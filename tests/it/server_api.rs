@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{JobSpec, Service};
 use serde_json::Value;
-use usersim::server;
+use sparring::server;
 
 const TOKEN: &str = "test-token-123";
 
@@ -251,12 +251,12 @@ async fn a_submitted_job_runs_to_the_end_and_every_view_of_it_agrees() {
     let metrics = service.text("/metrics").await;
     assert!(
         metrics.contains(&format!(
-            "usersim_items{{job=\"{id}\",name=\"served\",status=\"done\"}} 5"
+            "sparring_items{{job=\"{id}\",name=\"served\",status=\"done\"}} 5"
         )),
         "{metrics}"
     );
     assert!(metrics.contains(&format!(
-        "usersim_queue_depth{{job=\"{id}\",name=\"served\"}} 0"
+        "sparring_queue_depth{{job=\"{id}\",name=\"served\"}} 0"
     )));
 
     // The same config again is the same job.
@@ -350,7 +350,7 @@ async fn the_openapi_document_describes_every_route() {
 #[test]
 fn serve_refuses_a_non_loopback_address_without_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args([
             "serve",
             "--database",
@@ -359,7 +359,7 @@ fn serve_refuses_a_non_loopback_address_without_a_token() {
             "0.0.0.0:0",
         ])
         .current_dir(dir.path())
-        .env_remove("USERSIM_API_TOKEN")
+        .env_remove("SPARRING_API_TOKEN")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -551,7 +551,7 @@ async fn a_judging_job_sent_over_http_scores_a_job_and_its_scores_filter_convers
 }
 
 #[tokio::test]
-async fn bad_judges_are_a_422_with_the_field_paths_usersim_judge_reports() {
+async fn bad_judges_are_a_422_with_the_field_paths_sparring_judge_reports() {
     let service = start_service(Some(TOKEN)).await;
     let generated = service.submit("judged-badly", 1).await;
     service.wait_until_done(generated).await;
@@ -569,14 +569,14 @@ async fn bad_judges_are_a_422_with_the_field_paths_usersim_judge_reports() {
         .iter()
         .all(|e| e["file"] == "judges"));
 
-    // `usersim judge` says the same of the same TOML in a file.
+    // `sparring judge` says the same of the same TOML in a file.
     let file = service.dir.path().join("bad-judges.toml");
     std::fs::write(&file, &bad).unwrap();
     let database = format!(
         "sqlite://{}",
         service.dir.path().join("service.db").display()
     );
-    let out = common::usersim(
+    let out = common::sparring(
         service.dir.path(),
         &[
             "judge",

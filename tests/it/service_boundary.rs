@@ -1,6 +1,6 @@
-//! The service boundary as a token holder meets it, through the `usersim`
-//! binary and real HTTP: a template reads nothing but the variables usersim
-//! passes (the server's `USERSIM_API_TOKEN` least of all), the egress
+//! The service boundary as a token holder meets it, through the `sparring`
+//! binary and real HTTP: a template reads nothing but the variables sparring
+//! passes (the server's `SPARRING_API_TOKEN` least of all), the egress
 //! allowlist (`serve --allow-url`) holds for every URL a submitted config
 //! names, redirects lead nowhere past it, the data root's path is never shown,
 //! `Authorization: bearer` is Bearer, and a blank query value is a 400
@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use sparring::config::MockConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use usersim::config::MockConfig;
 
 use crate::common::{self, copy_into, repo, Service};
 
@@ -23,7 +23,7 @@ const SECRET: &str = "s3cret-token-of-the-operator-7f3a9c";
 
 /// A user-simulator template that reads the server's token (line 2, column 16).
 const LEAKY_USER: &str = "You are {{ persona.name }}. End with {{ stop_token }}.\n\
-                          Your key is {{ get_env(name=\"USERSIM_API_TOKEN\") }}.\n";
+                          Your key is {{ get_env(name=\"SPARRING_API_TOKEN\") }}.\n";
 
 /// An HTTP server that records every request it gets and answers each with
 /// `reply` (a whole HTTP/1.1 response), then closes the connection.
@@ -115,7 +115,7 @@ fn data_root() -> tempfile::TempDir {
     std::fs::write(dir.path().join("prompts/leaky_user.tera"), LEAKY_USER).unwrap();
     std::fs::write(
         dir.path().join("prompts/leaky_judge.tera"),
-        "Same answer? {{ get_env(name=\"USERSIM_API_TOKEN\") }} Reply [[A=B]] or [[A!=B]].\n",
+        "Same answer? {{ get_env(name=\"SPARRING_API_TOKEN\") }} Reply [[A=B]] or [[A!=B]].\n",
     )
     .unwrap();
     dir
@@ -161,8 +161,8 @@ personas = "personas"
     )
 }
 
-/// `usersim serve` (the binary) over `root` with the token in
-/// `USERSIM_API_TOKEN` and `args`; killed when dropped.
+/// `sparring serve` (the binary) over `root` with the token in
+/// `SPARRING_API_TOKEN` and `args`; killed when dropped.
 struct Served {
     child: Child,
     url: String,
@@ -188,7 +188,7 @@ impl Served {
         let url = loop {
             let line = said
                 .recv_timeout(Duration::from_secs(30))
-                .expect("usersim serve said nothing");
+                .expect("sparring serve said nothing");
             if line.contains("serving on") {
                 break line
                     .split_whitespace()
@@ -260,7 +260,7 @@ impl Drop for Served {
 }
 
 fn serve_command(root: &Path, args: &[String]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_usersim"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sparring"));
     command
         .args(["serve", "--bind", "127.0.0.1:0", "--database"])
         .arg(format!("sqlite://{}", root.join("service.db").display()))
@@ -268,8 +268,8 @@ fn serve_command(root: &Path, args: &[String]) -> Command {
         .arg(root)
         .args(args)
         .current_dir(root)
-        .env("USERSIM_API_TOKEN", SECRET)
-        .env_remove("USERSIM_DATABASE");
+        .env("SPARRING_API_TOKEN", SECRET)
+        .env_remove("SPARRING_DATABASE");
     command
 }
 
@@ -323,11 +323,11 @@ async fn a_template_that_reads_the_environment_is_refused_by_validate_and_run_at
         let out = tokio::task::spawn_blocking({
             let dir = root.path().to_path_buf();
             move || {
-                Command::new(env!("CARGO_BIN_EXE_usersim"))
+                Command::new(env!("CARGO_BIN_EXE_sparring"))
                     .args([command, "job.toml"])
                     .current_dir(&dir)
-                    .env("USERSIM_API_TOKEN", SECRET)
-                    .env_remove("USERSIM_DATABASE")
+                    .env("SPARRING_API_TOKEN", SECRET)
+                    .env_remove("SPARRING_DATABASE")
                     .output()
                     .unwrap()
             }
@@ -861,7 +861,7 @@ async fn a_blank_or_unreadable_query_value_is_a_400_across_the_api() {
 
 /// An internal page a token holder names as a job's model server or NeMo Gym
 /// server: its reply is never kept in what the service stores or shows (the
-/// items' errors, which a synthesis job's stats and page list and `usersim
+/// items' errors, which a synthesis job's stats and page list and `sparring
 /// show` prints; the job, its stats, its page), only its status.
 #[tokio::test]
 async fn an_error_reply_of_a_server_a_job_names_is_shown_by_its_status_only() {

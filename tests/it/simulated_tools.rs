@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use crate::common::repo;
-use usersim::jobs::{self, RunOptions, RunReport};
-use usersim::mock_llm::InProcessMock;
-use usersim::store::{self, Store, StoredConversation};
+use sparring::jobs::{self, RunOptions, RunReport};
+use sparring::mock_llm::InProcessMock;
+use sparring::store::{self, Store, StoredConversation};
 
 /// Only `sim-002-double-check` (the agent reads the same order twice), in `dir`.
 fn double_check(dir: &std::path::Path) -> std::path::PathBuf {
@@ -65,7 +65,7 @@ samples_per_scenario = 10
     );
     let path = dir.path().join("job.toml");
     std::fs::write(&path, text).unwrap();
-    let job = usersim::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
+    let job = sparring::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
     let store = store::open(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();

@@ -1,6 +1,6 @@
-//! `usersim stats` and the judge-aware exports, over a store filled by hand
+//! `sparring stats` and the judge-aware exports, over a store filled by hand
 //! through the `Store` trait (SQLite always; Postgres when
-//! `USERSIM_TEST_POSTGRES` names a server), checked against numbers worked
+//! `SPARRING_TEST_POSTGRES` names a server), checked against numbers worked
 //! out by hand below.
 //!
 //! The fixture: job A ("policy one") and job B ("policy two") with the same
@@ -21,14 +21,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use usersim::judge::aggregate::win_rate;
-use usersim::judge::Preference;
-use usersim::report::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
-use usersim::store::{
+use sparring::judge::aggregate::win_rate;
+use sparring::judge::Preference;
+use sparring::report::{BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use sparring::store::{
     self, ItemRow, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage, Store,
 };
 
-use common::{databases, text, unique_name, usersim};
+use common::{databases, sparring, text, unique_name};
 
 struct Fixture {
     url: String,
@@ -200,7 +200,7 @@ fn stats_report_matches_hand_computed_values(dir: &Path, f: &Fixture) {
     let pass = &fidelity["pointwise"]["pass_rate"];
     assert_eq!((&pass["passed"], &pass["judged"]), (&json!(2), &json!(3)));
     assert_close(&pass["rate"], 2.0 / 3.0);
-    let (lo, hi) = usersim::report::interval::wilson(2, 3).unwrap();
+    let (lo, hi) = sparring::report::interval::wilson(2, 3).unwrap();
     assert_close(&pass["ci95"][0], lo);
     assert_close(&pass["ci95"][1], hi);
     assert!((lo - 0.2077).abs() < 1e-3 && (hi - 0.9385).abs() < 1e-3);
@@ -621,10 +621,10 @@ fn split_export(f: &Fixture, folder: &Path, old: bool, abort_after: Option<usize
     if old {
         args.extend(["--min-reward", "1"]);
     }
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_usersim"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"));
     command.args(&args).current_dir(folder);
     if let Some(n) = abort_after {
-        command.env("USERSIM_TEST_ABORT_AFTER_RENAMES", n.to_string());
+        command.env("SPARRING_TEST_ABORT_AFTER_RENAMES", n.to_string());
     }
     command.output().unwrap().status.success()
 }
@@ -809,7 +809,7 @@ async fn fill(url: &str) -> Fixture {
     let gym_job = store
         .create_job(&NewJob {
             name: "gym".into(),
-            kind: usersim::store::JobKind::Generation,
+            kind: sparring::store::JobKind::Generation,
             config_snapshot:
                 "[environment]\nkind = \"nemo_gym\"\nbase_url = \"http://127.0.0.1:9\"\n".into(),
             config_hash: unique_name("gym"),
@@ -838,7 +838,7 @@ async fn job(
     let job = store
         .create_job(&NewJob {
             name: name.into(),
-            kind: usersim::store::JobKind::Generation,
+            kind: sparring::store::JobKind::Generation,
             config_snapshot: String::new(),
             config_hash: unique_name(name),
         })
@@ -984,7 +984,7 @@ fn call(order: &str, parsed: Option<Preference>) -> NewJudgeCall {
 fn cli(dir: &Path, args: &[&str], url: &str) -> std::process::Output {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--database", url]);
-    usersim(dir, &all)
+    sparring(dir, &all)
 }
 
 fn run_json(dir: &Path, args: &[&str], url: &str) -> Value {

@@ -1,6 +1,6 @@
 //! The store's story, told the same way to every backend (after atuin's
 //! `db_story`): SQLite always, on a fresh file; Postgres when
-//! `USERSIM_TEST_POSTGRES` names a server (e.g.
+//! `SPARRING_TEST_POSTGRES` names a server (e.g.
 //! `postgres://postgres@127.0.0.1:5432/test`). Each chapter works in jobs of
 //! its own, under config hashes unique to the run, so the chapters share one
 //! database without seeing each other, and so does any number of runs, at the
@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use usersim::store::postgres::PostgresStore;
-use usersim::store::{
+use sparring::store::postgres::PostgresStore;
+use sparring::store::{
     self, now_ms, BatchAnswer, BatchUpdate, ConversationKey, ItemCounts, ItemRow, ItemStatus,
     JobPersona, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow, LatencyHistogram,
     NewBatchRequest, NewConversation, NewItem, NewJob, NewJudgeCall, NewJudgment, NewMessage,
     Store, StoreError, StoredConversation, UsageRow,
 };
-use usersim::token_ids::TokenIds;
+use sparring::token_ids::TokenIds;
 
 // ---------------------------------------------------------------- backends
 
@@ -208,7 +208,7 @@ async fn jobs_are_created_read_back_found_by_config_hash_and_change_status(
     let after = now_ms();
 
     assert_eq!(first.name, "first");
-    assert_eq!(first.kind, usersim::store::JobKind::Generation);
+    assert_eq!(first.kind, sparring::store::JobKind::Generation);
     assert_eq!(first.config_snapshot, "name = \"first\"\n");
     assert_eq!(first.config_hash, hash);
     assert_eq!(first.status, JobStatus::Pending);
@@ -1847,7 +1847,7 @@ async fn sqlite_memory_url_opens_a_working_store() {
 #[tokio::test]
 async fn sqlite_open_creates_missing_folders_and_a_wal_database() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("nested").join("deeper").join("usersim.db");
+    let path = dir.path().join("nested").join("deeper").join("sparring.db");
     let url = format!("sqlite://{}", path.display());
     let store = store::open(&url).await.unwrap();
     store.create_job(&new_job("wal", "wal")).await.unwrap();
@@ -1863,9 +1863,9 @@ async fn sqlite_open_creates_missing_folders_and_a_wal_database() {
 
 #[tokio::test]
 async fn unsupported_database_urls_are_refused() {
-    let refused = store::open("mysql://localhost/usersim").await;
+    let refused = store::open("mysql://localhost/sparring").await;
     assert!(
-        matches!(refused, Err(StoreError::UnsupportedUrl(url)) if url == "mysql://localhost/usersim")
+        matches!(refused, Err(StoreError::UnsupportedUrl(url)) if url == "mysql://localhost/sparring")
     );
 }
 
@@ -1972,7 +1972,7 @@ async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
     let Some(url) = crate::postgres::server("postgres concurrent migration") else {
         return;
     };
-    let name = format!("usersim_test_migrate_{}_{}", std::process::id(), now_ms());
+    let name = format!("sparring_test_migrate_{}_{}", std::process::id(), now_ms());
     let mut admin = PgConnection::connect(&url).await.unwrap();
     let created = sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .execute(&mut admin)
@@ -2044,10 +2044,10 @@ async fn postgres_workers_opening_a_fresh_database_at_once_migrate_it_once() {
 #[tokio::test]
 async fn an_unreachable_postgres_server_is_named_without_its_password() {
     // Nothing listens on port 1: the connection is refused at once.
-    let refused = store::open("postgres://usersim:hunter2@127.0.0.1:1/usersim").await;
+    let refused = store::open("postgres://sparring:hunter2@127.0.0.1:1/sparring").await;
     match refused {
         Err(StoreError::Open { url, .. }) => {
-            assert_eq!(url, "postgres://usersim:***@127.0.0.1:1/usersim");
+            assert_eq!(url, "postgres://sparring:***@127.0.0.1:1/sparring");
         }
         Err(other) => panic!("expected StoreError::Open, got {other}"),
         Ok(_) => panic!("opened a store on a closed port"),
@@ -2085,7 +2085,7 @@ impl Snapshot {
 pub(crate) fn new_job(name: &str, hash: &str) -> NewJob {
     NewJob {
         name: name.to_string(),
-        kind: usersim::store::JobKind::Generation,
+        kind: sparring::store::JobKind::Generation,
         config_snapshot: format!("name = \"{name}\"\n"),
         config_hash: hash.to_string(),
     }

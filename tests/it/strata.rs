@@ -1,4 +1,4 @@
-//! `usersim stats --by ATTR`: a mock job over a JSONL persona file whose
+//! `sparring stats --by ATTR`: a mock job over a JSONL persona file whose
 //! personas carry attributes (country, age), broken down by them through the
 //! real binary, the service's API and the job's web page, all over one
 //! SQLite file. Expected cells are computed here from the stored
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{first_scenarios, job_toml, repo, text, usersim, JobSpec, Service};
+use crate::common::{first_scenarios, job_toml, repo, sparring, text, JobSpec, Service};
 
 /// (id, country, age): 24 scenarios, one persona each in turn, two samples:
 /// 8 conversations per persona, so 16 for the US and DE, 8 for FR and JP.
@@ -47,10 +47,10 @@ fn run_job(dir: &Path) -> String {
     ) + "samples_per_scenario = 2\n";
     let config = dir.join("job.toml");
     std::fs::write(&config, toml).unwrap();
-    let out = usersim(dir, &["run", config.to_str().unwrap()]);
+    let out = sparring(dir, &["run", config.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Run again: the job resumes and stores its personas again, changing nothing.
-    let again = usersim(dir, &["run", config.to_str().unwrap()]);
+    let again = sparring(dir, &["run", config.to_str().unwrap()]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     format!("sqlite://{}", db.display())
 }
@@ -75,7 +75,7 @@ async fn stored(database: &str) -> (Vec<(String, Option<f64>)>, Vec<(String, Str
 fn stats(dir: &Path, database: &str, args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["stats", "--job", "1", "--database", database];
     all.extend(args);
-    let out = usersim(dir, &all);
+    let out = sparring(dir, &all);
     (
         out.status.code().unwrap(),
         text(&out.stdout),
@@ -136,7 +136,7 @@ async fn stats_by_a_persona_attribute_counts_cells_with_intervals_marks_small_on
         // The mock's rewards are 0 or 1 here: a Wilson interval of the passes.
         assert!(rewards.iter().all(|r| *r == 0.0 || *r == 1.0));
         let passed = rewards.iter().filter(|r| **r == 1.0).count() as u64;
-        let (lo, hi) = usersim::interval::wilson(passed, rewards.len() as u64).unwrap();
+        let (lo, hi) = sparring::interval::wilson(passed, rewards.len() as u64).unwrap();
         let reward = &cell["reward"];
         assert_eq!(reward["ci_method"], "wilson");
         assert!(close(reward["ci95"][0].as_f64().unwrap(), lo), "{value}");

@@ -1,6 +1,6 @@
 //! Synthesis as a stored job, told through real interfaces: `mock-synth`
-//! over HTTP, a real SQLite file (and Postgres when `USERSIM_TEST_POSTGRES`
-//! names a server), the `usersim` binary killed with SIGKILL mid-job. The
+//! over HTTP, a real SQLite file (and Postgres when `SPARRING_TEST_POSTGRES`
+//! names a server), the `sparring` binary killed with SIGKILL mid-job. The
 //! accepted scenarios are a function of the stored proposals, decided in
 //! proposal order: the same config gives the same file however the work was
 //! split, interrupted or resumed.
@@ -10,16 +10,16 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use usersim::config::synth::load_synth;
-use usersim::jobs::synthesis::{prepare, submit_synthesis, synthesize, SynthesisReport};
-use usersim::jobs::{Context, RunOptions, WorkEnd};
-use usersim::mock_llm::InProcessMock;
-use usersim::store::{self, JobKind, ProposalStatus};
-use usersim::synth::accept::Decision;
-use usersim::synth::tally::tally;
-use usersim::synth::Stage;
+use sparring::config::synth::load_synth;
+use sparring::jobs::synthesis::{prepare, submit_synthesis, synthesize, SynthesisReport};
+use sparring::jobs::{Context, RunOptions, WorkEnd};
+use sparring::mock_llm::InProcessMock;
+use sparring::store::{self, JobKind, ProposalStatus};
+use sparring::synth::accept::Decision;
+use sparring::synth::tally::tally;
+use sparring::synth::Stage;
 
-use crate::common::{databases, repo, text, unique_name, usersim, Service};
+use crate::common::{databases, repo, sparring, text, unique_name, Service};
 
 /// A SYNTH.toml in `dir` named `name`, storing in `database`, proposing with
 /// `model`; `extra` goes at the end of its head (before the tables).
@@ -189,10 +189,10 @@ async fn a_failed_generator_call_fails_its_item_not_the_proposal_and_a_dead_gene
 }
 
 fn spawn_synthesize(dir: &Path, config: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_usersim"))
+    Command::new(env!("CARGO_BIN_EXE_sparring"))
         .args(["synthesize", config.to_str().unwrap(), "--quiet"])
         .current_dir(dir)
-        .env_remove("USERSIM_DATABASE")
+        .env_remove("SPARRING_DATABASE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -231,7 +231,7 @@ async fn synthesis_killed_with_sigkill_resumes_without_redoing_a_proposal_and_wr
         let partial = store.item_counts(job.id).await.unwrap();
         assert!(partial.pending + partial.leased > 0, "{partial:?}");
 
-        let resumed = usersim(
+        let resumed = sparring(
             dir.path(),
             &["synthesize", path.to_str().unwrap(), "--quiet"],
         );
@@ -351,7 +351,7 @@ async fn a_synthesis_job_sent_over_http_runs_in_the_service_which_serves_its_sce
     assert_eq!(done["counts"]["failed"], 0, "{done}");
 
     let lines = service.text(&format!("/v1/jobs/{id}/scenarios")).await;
-    let rows: Vec<usersim::persona::Scenario> = lines
+    let rows: Vec<sparring::persona::Scenario> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

@@ -1,26 +1,30 @@
 //! Scenario synthesis told through real interfaces: the `mock-synth` model
 //! over HTTP proposes scenarios from retail's real records, the retail
-//! environment executes their gold actions, and `usersim run` plays what was
+//! environment executes their gold actions, and `sparring run` plays what was
 //! written.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use usersim::config::MockConfig;
-use usersim::env::builtin::retail::RetailEnvironment;
-use usersim::env::Environment;
-use usersim::llm::Endpoint;
-use usersim::persona::Scenario;
-use usersim::synth::propose::{Proposal, Proposer};
-use usersim::synth::{prompt, ProposalBrief, Stage};
+use sparring::config::MockConfig;
+use sparring::env::builtin::retail::RetailEnvironment;
+use sparring::env::Environment;
+use sparring::llm::Endpoint;
+use sparring::persona::Scenario;
+use sparring::synth::propose::{Proposal, Proposer};
+use sparring::synth::{prompt, ProposalBrief, Stage};
 
-use crate::common::{endpoint_config, mock, repo, text, usersim, write_job, JobSpec};
+use crate::common::{endpoint_config, mock, repo, sparring, text, write_job, JobSpec};
 
-async fn proposer(server: &usersim::mock_llm::MockServer, max_attempts: u32) -> Proposer {
+async fn proposer(server: &sparring::mock_llm::MockServer, max_attempts: u32) -> Proposer {
     proposer_of(server, "mock-synth", max_attempts)
 }
 
-fn proposer_of(server: &usersim::mock_llm::MockServer, model: &str, max_attempts: u32) -> Proposer {
+fn proposer_of(
+    server: &sparring::mock_llm::MockServer,
+    model: &str,
+    max_attempts: u32,
+) -> Proposer {
     let config = endpoint_config("generator", &server.base_url(), model);
     let environment = Arc::new(RetailEnvironment::new().unwrap());
     Proposer {
@@ -111,7 +115,7 @@ async fn every_rejection_the_executor_owns_is_reached_and_fixed_by_the_feedback_
             &fixed.user.task_instructions,
         ] {
             assert!(
-                !usersim::verify::communicate::says_fact(field, fact),
+                !sparring::verify::communicate::says_fact(field, fact),
                 "{fact:?} in {field:?}"
             );
         }
@@ -181,7 +185,7 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
         ),
     )
     .unwrap();
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -208,7 +212,7 @@ fn synthesize_writes_distinct_scenarios_that_validate_and_run_with_rewards_of_on
     // The same config is the same job: a second run finds it done, proposes
     // nothing and writes the same file.
     let first = std::fs::read(&out).unwrap();
-    assert!(usersim(
+    assert!(sparring(
         dir.path(),
         &[
             "synthesize",
@@ -234,7 +238,7 @@ fn read_scenarios(path: &std::path::Path) -> Vec<Scenario> {
         .collect()
 }
 
-/// `usersim validate` accepts a job over `scenarios`, and `usersim run` with
+/// `sparring validate` accepts a job over `scenarios`, and `sparring run` with
 /// the mock policy stores conversations with rewards of both 1 and 0.
 fn validate_and_run_with_both_rewards(dir: &std::path::Path, scenarios: &std::path::Path) {
     let spec = JobSpec {
@@ -242,9 +246,9 @@ fn validate_and_run_with_both_rewards(dir: &std::path::Path, scenarios: &std::pa
         ..Default::default()
     };
     let (job, _db) = write_job(dir, &spec);
-    let validate = usersim(dir, &["validate", job.to_str().unwrap()]);
+    let validate = sparring(dir, &["validate", job.to_str().unwrap()]);
     assert!(validate.status.success(), "{}", text(&validate.stderr));
-    let run = usersim(dir, &["run", job.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["run", job.to_str().unwrap(), "--quiet"]);
     let stdout = text(&run.stdout);
     assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
     let mean: f64 = stdout
@@ -259,14 +263,14 @@ fn validate_and_run_with_both_rewards(dir: &std::path::Path, scenarios: &std::pa
 
 /// A committee of `n` `blueprint_review` reviewers on the mock model `model`.
 fn mock_committee(
-    server: &usersim::mock_llm::MockServer,
+    server: &sparring::mock_llm::MockServer,
     model: &str,
     n: usize,
-) -> Arc<usersim::synth::committee::Committee> {
-    use usersim::config::synth::committee::{CommitteeRule, VoteRule};
-    use usersim::judge::{Builtin, Judge};
+) -> Arc<sparring::synth::committee::Committee> {
+    use sparring::config::synth::committee::{CommitteeRule, VoteRule};
+    use sparring::judge::{Builtin, Judge};
     let config = endpoint_config("reviewer", &server.base_url(), model);
-    let endpoint: Arc<dyn usersim::llm::ChatModel> =
+    let endpoint: Arc<dyn sparring::llm::ChatModel> =
         Arc::new(Endpoint::new(&config, &server.base_url()).unwrap());
     let models = std::collections::HashMap::from([("reviewer".to_string(), endpoint)]);
     let judges = (0..n)
@@ -280,7 +284,7 @@ fn mock_committee(
         min_mean: 4.0,
         quorum: n / 2 + 1,
     };
-    Arc::new(usersim::synth::committee::Committee::new(judges, &models, rule).unwrap())
+    Arc::new(sparring::synth::committee::Committee::new(judges, &models, rule).unwrap())
 }
 
 #[tokio::test]
@@ -357,7 +361,7 @@ async fn the_committee_rejects_a_user_who_cannot_be_identified_keeps_its_reasons
     assert!(p.usage.prompt_tokens > 0 && p.usage.prompt_tokens != p.review_usage.prompt_tokens);
     // What the job stores reads back with the reviewers' reasons.
     let json = serde_json::to_string(&p.attempts).unwrap();
-    let back: Vec<usersim::synth::propose::Attempt> = serde_json::from_str(&json).unwrap();
+    let back: Vec<sparring::synth::propose::Attempt> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, p.attempts);
     // A blueprint without the flaw passes the committee at once.
     let clean = reviewed
@@ -384,7 +388,7 @@ async fn a_reviewer_endpoint_that_fails_fails_the_proposal_rather_than_rejecting
             .await
             .unwrap_err();
         assert!(
-            matches!(err, usersim::synth::propose::ProposeError::Review(_)),
+            matches!(err, sparring::synth::propose::ProposeError::Review(_)),
             "{model}: {err}"
         );
         assert!(err.is_model_failure(), "{model}: {err}");
@@ -408,7 +412,7 @@ fn synthesize_with_a_committee_reports_its_rejections_and_writes_only_reviewed_s
          [[reviewers]]\nname = \"r2\"\nbuiltin = \"blueprint_review\"\n",
     )
     .unwrap();
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -425,7 +429,7 @@ fn synthesize_with_a_committee_reports_its_rejections_and_writes_only_reviewed_s
         .unwrap()
         .replace("name = \"r2\"", "name = \"r2\"\nsample = 2");
     std::fs::write(&config, broken).unwrap();
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -447,8 +451,8 @@ fn calls(s: &Scenario, tool: &str) -> bool {
 
 #[tokio::test]
 async fn each_kind_of_brief_is_proposed_by_the_mock_checked_by_execution_and_accepted() {
-    use usersim::synth::brief_check::write_tools;
-    use usersim::synth::Outcome;
+    use sparring::synth::brief_check::write_tools;
+    use sparring::synth::Outcome;
     let server = mock(MockConfig::default()).await;
     let proposer = proposer(&server, 3).await;
     let env = RetailEnvironment::new().unwrap();
@@ -514,7 +518,7 @@ async fn each_kind_of_brief_is_proposed_by_the_mock_checked_by_execution_and_acc
 #[tokio::test]
 async fn a_first_attempt_that_forgets_its_brief_is_rejected_at_the_brief_stage_and_fixed_by_feedback(
 ) {
-    use usersim::synth::Outcome;
+    use sparring::synth::Outcome;
     let server = mock(MockConfig::default()).await;
     let proposer = proposer(&server, 3).await;
     // mock-synth forgets part of the brief on numbers 3 mod 7 that no other
@@ -575,7 +579,7 @@ fn synthesize_with_diversity_targets_prints_their_coverage_and_rejects_an_unknow
         .unwrap();
     };
     write("modify_pending_order_address = { count = 4 }");
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -600,7 +604,7 @@ fn synthesize_with_diversity_targets_prints_their_coverage_and_rejects_an_unknow
     assert!(rows.iter().any(|s| tagged(s, "multi-intent")));
 
     write("modify_order_address = 0.1");
-    let bad = usersim(
+    let bad = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -643,7 +647,7 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
     );
     let config = dir.path().join("synthesize-retail.toml");
     std::fs::write(&config, example).unwrap();
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -693,7 +697,7 @@ fn the_shipped_retail_example_writes_200_distinct_scenarios_that_validate_replay
         .unwrap();
     for scenario in &rows {
         let calls = runtime
-            .block_on(usersim::synth::execute::validate(
+            .block_on(sparring::synth::execute::validate(
                 &environment,
                 scenario,
                 &ProposalBrief::default(),
@@ -752,7 +756,7 @@ fn synthesize_refuses_a_device_or_a_directory_as_output_before_any_work_and_leav
     ] {
         let config = small_synth_config(dir.path(), output);
         let before = file_names(dir.path());
-        let run = usersim(
+        let run = sparring(
             dir.path(),
             &["synthesize", config.to_str().unwrap(), "--quiet"],
         );
@@ -774,7 +778,7 @@ fn synthesize_refuses_a_device_or_a_directory_as_output_before_any_work_and_leav
     assert!(file_names(&folder).is_empty());
     // The device of the report, as root replaced by a regular file before.
     let config = small_synth_config(dir.path(), "/dev/full");
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );
@@ -794,7 +798,7 @@ fn synthesize_replaces_a_symlinked_partial_file_without_writing_through_it() {
     std::fs::write(&outside, "not yours\n").unwrap();
     std::os::unix::fs::symlink(&outside, dir.path().join("synth.jsonl.partial")).unwrap();
     let config = small_synth_config(dir.path(), "synth.jsonl");
-    let run = usersim(
+    let run = sparring(
         dir.path(),
         &["synthesize", config.to_str().unwrap(), "--quiet"],
     );

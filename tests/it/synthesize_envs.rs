@@ -2,10 +2,10 @@
 //! actions, with hand-written scenario rows: the built-in phone desk (dual
 //! control), tool specs played by the mock tools model (`simulated`: no
 //! world state, so the checks that apply are named), the MCP memory server with `seed_calls` and `state_probes`
-//! (installed by `scripts/mcp-servers`; `USERSIM_MCP_MEMORY`), NeMo Gym's
+//! (installed by `scripts/mcp-servers`; `SPARRING_MCP_MEMORY`), NeMo Gym's
 //! `example_session_state_mgmt`, whose `get_counter_value` reads a session's
 //! state (`scripts/nemo-gym start example_session_state_mgmt`;
-//! `USERSIM_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL`), and what each
+//! `SPARRING_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL`), and what each
 //! kind that cannot be sampled says instead. For each: an accepted row, a
 //! gold action that errors, a write task that changes nothing, a read-only
 //! task that writes, and an ID the seed data does not have.
@@ -15,17 +15,17 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use usersim::config::state_calls::StateCall;
-use usersim::config::{McpConfig, MockConfig, NemoGymConfig};
-use usersim::env::builtin::open_builtin;
-use usersim::env::mcp::McpEnvironment;
-use usersim::env::nemo_gym::NemoGymEnvironment;
-use usersim::env::simulated::SimulatedEnvironment;
-use usersim::env::{EnvError, Environment};
-use usersim::llm::{ChatModel, Endpoint};
-use usersim::persona::Scenario;
-use usersim::synth::execute::validate;
-use usersim::synth::{ProposalBrief, Stage};
+use sparring::config::state_calls::StateCall;
+use sparring::config::{McpConfig, MockConfig, NemoGymConfig};
+use sparring::env::builtin::open_builtin;
+use sparring::env::mcp::McpEnvironment;
+use sparring::env::nemo_gym::NemoGymEnvironment;
+use sparring::env::simulated::SimulatedEnvironment;
+use sparring::env::{EnvError, Environment};
+use sparring::llm::{ChatModel, Endpoint};
+use sparring::persona::Scenario;
+use sparring::synth::execute::validate;
+use sparring::synth::{ProposalBrief, Stage};
 
 fn row(v: Value) -> Scenario {
     serde_json::from_value(v).unwrap()
@@ -265,7 +265,7 @@ fn memory_move() -> Value {
 #[tokio::test]
 async fn synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read() {
     let test = "synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_probes_read";
-    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let env = McpEnvironment::start(&memory(&program, true))
@@ -295,7 +295,7 @@ async fn synthesize_over_mcp_memory_checks_gold_actions_against_what_the_state_p
 #[tokio::test]
 async fn synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session() {
     let test = "synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_session";
-    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let env = McpEnvironment::start(&memory(&program, true))
@@ -329,7 +329,7 @@ async fn synthesize_samples_mcp_records_from_the_probes_of_a_freshly_seeded_sess
 #[tokio::test]
 async fn synthesize_refuses_an_mcp_state_probe_the_server_does_not_list() {
     let test = "synthesize_refuses_an_mcp_state_probe_the_server_does_not_list";
-    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let mut config = memory(&program, true);
@@ -346,7 +346,7 @@ async fn synthesize_refuses_an_mcp_state_probe_the_server_does_not_list() {
 
 // simulated: tool specs played by the mock tools model over HTTP ----------
 
-async fn simulated_orders(server: &usersim::mock_llm::MockServer) -> SimulatedEnvironment {
+async fn simulated_orders(server: &sparring::mock_llm::MockServer) -> SimulatedEnvironment {
     let config = crate::common::endpoint_config("tools", &server.base_url(), "mock-tools");
     let model: Arc<dyn ChatModel> = Arc::new(Endpoint::new(&config, &server.base_url()).unwrap());
     SimulatedEnvironment::load(
@@ -431,7 +431,7 @@ async fn synthesize_over_simulated_tools_checks_schemas_writes_and_facts_not_a_w
 // session's whole state ------------------------------------------------------
 
 fn counter_url(test: &str) -> Option<String> {
-    let var = "USERSIM_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL";
+    let var = "SPARRING_NEMO_GYM_EXAMPLE_SESSION_STATE_MGMT_URL";
     match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -610,12 +610,12 @@ fn run_config(dir: &std::path::Path, synth: &std::path::Path) -> std::path::Path
 async fn synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero() {
     let test =
         "synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards_of_one_and_zero";
-    let Some(program) = crate::mcp::server("USERSIM_MCP_MEMORY", test) else {
+    let Some(program) = crate::mcp::server("SPARRING_MCP_MEMORY", test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let synth = synth_config(dir.path(), &program, 8);
-    let out = crate::common::usersim(dir.path(), &["synthesize", synth.to_str().unwrap()]);
+    let out = crate::common::sparring(dir.path(), &["synthesize", synth.to_str().unwrap()]);
     let said = crate::common::text(&out.stdout);
     assert!(
         out.status.success(),
@@ -640,14 +640,14 @@ async fn synthesize_over_mcp_memory_writes_scenarios_that_run_plays_with_rewards
     assert!(writes > 0 && writes < 8, "{writes} writes of 8");
 
     let job = run_config(dir.path(), &synth);
-    let out = crate::common::usersim(dir.path(), &["run", job.to_str().unwrap()]);
+    let out = crate::common::sparring(dir.path(), &["run", job.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}{}",
         crate::common::text(&out.stdout),
         crate::common::text(&out.stderr)
     );
-    let store = usersim::store::open(&format!("sqlite://{}", dir.path().join("run.db").display()))
+    let store = sparring::store::open(&format!("sqlite://{}", dir.path().join("run.db").display()))
         .await
         .unwrap();
     let job_id = store
@@ -681,7 +681,7 @@ async fn a_tools_model_that_fails_during_validation_fails_the_proposal_and_rejec
         .unwrap_err();
     // The environment's failure, kept apart from what the generator is told.
     assert!(invalid.rejection().is_none(), "{invalid:?}");
-    let usersim::synth::execute::Invalid::Environment(error) = invalid else {
+    let sparring::synth::execute::Invalid::Environment(error) = invalid else {
         panic!("{invalid:?}");
     };
     assert!(

@@ -1,8 +1,8 @@
-//! Telemetry, through the `usersim` binary as a user runs it: `/metrics` of a
-//! `usersim serve` that ran the quickstart counts every model call by role as
+//! Telemetry, through the `sparring` binary as a user runs it: `/metrics` of a
+//! `sparring serve` that ran the quickstart counts every model call by role as
 //! the store does, in valid Prometheus text, and SIGTERM stops the server,
 //! mid-job too, releasing its items for the job to resume.
-//! (SIGTERM to `usersim run` and `usersim worker` is in resume.rs.)
+//! (SIGTERM to `sparring run` and `sparring worker` is in resume.rs.)
 
 use crate::common;
 
@@ -11,10 +11,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{job_toml, repo, text, usersim, JobSpec};
+use common::{job_toml, repo, sparring, text, JobSpec};
 use serde_json::Value;
 
-/// `usersim serve` started from `examples/` (so the quickstart's relative
+/// `sparring serve` started from `examples/` (so the quickstart's relative
 /// paths resolve) on a free loopback port; killed if the test fails.
 struct Served {
     child: Child,
@@ -24,12 +24,12 @@ struct Served {
 
 impl Served {
     fn start(database: &str) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_usersim"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sparring"))
             .args(["serve", "--database", database, "--bind", "127.0.0.1:0"])
             // Submitted configs may use the repository's files (the data root).
             .args(["--data-root".as_ref(), repo().as_os_str()])
             .current_dir(repo().join("examples"))
-            .env_remove("USERSIM_API_TOKEN")
+            .env_remove("SPARRING_API_TOKEN")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -248,19 +248,19 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
         assert!(calls > 0.0);
         let ok = [("role", role), ("outcome", "ok")];
         assert_eq!(
-            total(&samples, "usersim_model_calls_total", &ok),
+            total(&samples, "sparring_model_calls_total", &ok),
             calls,
             "{role} calls"
         );
         assert_eq!(
-            total(&samples, "usersim_model_calls_total", &[("role", role)]),
+            total(&samples, "sparring_model_calls_total", &[("role", role)]),
             calls,
             "no {role} call failed"
         );
         assert_eq!(
             total(
                 &samples,
-                "usersim_model_latency_seconds_count",
+                "sparring_model_latency_seconds_count",
                 &[("role", role)]
             ),
             calls,
@@ -273,7 +273,7 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
             assert_eq!(
                 total(
                     &samples,
-                    "usersim_model_tokens_total",
+                    "sparring_model_tokens_total",
                     &[("role", role), ("kind", kind)]
                 ),
                 stored[field].as_f64().unwrap(),
@@ -283,7 +283,7 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
     }
 
     // Each quickstart judge makes one call per conversation.
-    let stats = usersim(
+    let stats = sparring(
         dir.path(),
         &[
             "stats",
@@ -305,22 +305,25 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
     assert_eq!(judged, 54.0 * 3.0);
     let judge_ok = [("role", "judge"), ("outcome", "ok")];
     assert_eq!(
-        total(&samples, "usersim_model_calls_total", &judge_ok),
+        total(&samples, "sparring_model_calls_total", &judge_ok),
         judged
     );
 
     let done = [("outcome", "completed")];
-    assert_eq!(total(&samples, "usersim_conversations_total", &done), 54.0);
-    assert_eq!(total(&samples, "usersim_judging_items_total", &done), 162.0);
+    assert_eq!(total(&samples, "sparring_conversations_total", &done), 54.0);
     assert_eq!(
-        total(&samples, "usersim_model_requests_in_flight", &[]),
+        total(&samples, "sparring_judging_items_total", &done),
+        162.0
+    );
+    assert_eq!(
+        total(&samples, "sparring_model_requests_in_flight", &[]),
         0.0
     );
-    assert_eq!(total(&samples, "usersim_retries_total", &[]), 0.0);
+    assert_eq!(total(&samples, "sparring_retries_total", &[]), 0.0);
     assert_eq!(
         total(
             &samples,
-            "usersim_items",
+            "sparring_items",
             &[("name", "quickstart"), ("status", "done")]
         ),
         54.0
@@ -328,12 +331,16 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
     // Histogram buckets are cumulative and end at the count.
     let buckets: Vec<f64> = samples
         .iter()
-        .filter(|s| s.name == "usersim_model_latency_seconds_bucket")
+        .filter(|s| s.name == "sparring_model_latency_seconds_bucket")
         .filter(|s| s.labels["role"] == "policy")
         .map(|s| s.value)
         .collect();
     assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
-    let policy_calls = total(&samples, "usersim_model_calls_total", &[("role", "policy")]);
+    let policy_calls = total(
+        &samples,
+        "sparring_model_calls_total",
+        &[("role", "policy")],
+    );
     assert_eq!(buckets.last(), Some(&policy_calls));
     assert!(
         page.contains("this server process"),
@@ -355,7 +362,7 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
         std::iter::from_fn(|| served.stderr.recv_timeout(Duration::from_secs(10)).ok()).collect();
     assert!(
         said.iter()
-            .any(|l| l.contains("usersim stopped") && l.contains("resume")),
+            .any(|l| l.contains("sparring stopped") && l.contains("resume")),
         "{said:?}"
     );
 }
@@ -383,7 +390,7 @@ async fn sigterm_stops_serve_mid_job_releasing_its_items_and_the_job_resumes() {
     let id = serde_json::from_str::<Value>(&created.text().await.unwrap()).unwrap()["id"]
         .as_i64()
         .unwrap();
-    let store = usersim::store::open(&database).await.unwrap();
+    let store = sparring::store::open(&database).await.unwrap();
     let started = Instant::now();
     while store.item_counts(id).await.unwrap().done == 0 {
         assert!(started.elapsed() < Duration::from_secs(60), "no progress");
@@ -403,10 +410,10 @@ async fn sigterm_stops_serve_mid_job_releasing_its_items_and_the_job_resumes() {
         "stopped mid-job: {partial:?}"
     );
     let job = store.get_job(id).await.unwrap().unwrap();
-    assert_eq!(job.status, usersim::store::JobStatus::Cancelled);
+    assert_eq!(job.status, sparring::store::JobStatus::Cancelled);
 
     let id_arg = id.to_string();
-    let resumed = usersim(
+    let resumed = sparring(
         dir.path(),
         &[
             "run",

@@ -17,8 +17,8 @@ use tokio::net::TcpListener;
 use crate::common;
 
 use common::{endpoint_config, hello};
-use usersim::config::{AzureDeployment, EndpointConfig};
-use usersim::llm::{ChatModel, ChatRequest, Endpoint};
+use sparring::config::{AzureDeployment, EndpointConfig};
+use sparring::llm::{ChatModel, ChatRequest, Endpoint};
 
 /// Which client a case runs on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -354,7 +354,7 @@ async fn a_request_is_a_well_formed_post_and_the_connection_carries_the_next_one
         "{head}"
     );
     assert!(
-        head.contains("\r\nx-usersim-scenario: retail_001\r\n"),
+        head.contains("\r\nx-sparring-scenario: retail_001\r\n"),
         "{head}"
     );
     assert!(
@@ -512,7 +512,7 @@ async fn an_error_status_is_read_with_its_body_and_retry_after(path: Path) {
     // Of the body, only OpenAI's error code: never its text.
     assert!(error.to_string().ends_with("(HTTP 429): x"), "{error}");
     assert!(!error.to_string().contains("slow down"), "{error}");
-    let usersim::llm::LlmError::RateLimited { retry_after, .. } = &error else {
+    let sparring::llm::LlmError::RateLimited { retry_after, .. } = &error else {
         panic!("{error:?}");
     };
     assert_eq!(*retry_after, Some(Duration::ZERO), "Retry-After is read");
@@ -524,7 +524,7 @@ async fn an_error_status_is_read_with_its_body_and_retry_after(path: Path) {
 async fn a_body_larger_than_the_cap_is_refused_unread(path: Path) {
     let too_large = format!(
         "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{{",
-        usersim::llm::MAX_BODY_BYTES + 1
+        sparring::llm::MAX_BODY_BYTES + 1
     );
     let server = Scripted::start(path, vec![Answer::Bytes(too_large.into_bytes())]).await;
     let error = server.endpoint(0).complete(hello()).await.unwrap_err();
@@ -631,7 +631,7 @@ async fn a_responses_api_endpoint_posts_to_responses_and_reads_its_reply(path: P
     );
     let server = Scripted::start(path, vec![Answer::Bytes(answer.into_bytes())]).await;
     let config = EndpointConfig {
-        api: usersim::config::Api::Responses,
+        api: sparring::config::Api::Responses,
         api_key: Some("sk-test".into()),
         ..endpoint_config("scripted", &server.url, "m")
     };
@@ -650,5 +650,5 @@ async fn a_responses_api_endpoint_posts_to_responses_and_reads_its_reply(path: P
     let body: serde_json::Value = serde_json::from_str(&received[0].body).unwrap();
     assert_eq!(body["instructions"], "s");
     assert_eq!(body["input"][0]["content"], "hello");
-    assert_eq!(body["metadata"]["usersim_scenario"], "retail_001");
+    assert_eq!(body["metadata"]["sparring_scenario"], "retail_001");
 }

@@ -104,7 +104,7 @@ async fn a_synthesis_job_page_lists_accepted_and_rejected_proposals_and_filters_
         page.contains(&format!("href=\"/v1/jobs/{job}/scenarios\"")),
         "{page}"
     );
-    // The coverage of the accepted scenarios, as `usersim stats` prints it.
+    // The coverage of the accepted scenarios, as `sparring stats` prints it.
     assert!(
         page.contains("coverage of 12 accepted scenarios (no [diversity] targets)"),
         "{page}"

@@ -1,7 +1,7 @@
 //! Closing the loop on synthesized scenarios (issue 18 §6), told through real
-//! interfaces: `usersim synthesize` (mock-synth over HTTP) writes retail
-//! scenarios, `usersim run` plays each k = 3 times with the mock policy into
-//! a real SQLite file (and Postgres when `USERSIM_TEST_POSTGRES` names one),
+//! interfaces: `sparring synthesize` (mock-synth over HTTP) writes retail
+//! scenarios, `sparring run` plays each k = 3 times with the mock policy into
+//! a real SQLite file (and Postgres when `SPARRING_TEST_POSTGRES` names one),
 //! and `stats`, `export`, `conversations` and the HTTP API tell the unsolved
 //! ones apart.
 //!
@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use usersim::store::{self, ScenarioAttempts, Store};
+use sparring::store::{self, ScenarioAttempts, Store};
 
 use crate::common::{
-    databases, job_id_from, job_toml, repo, text, unique_name, usersim, JobSpec, Service,
+    databases, job_id_from, job_toml, repo, sparring, text, unique_name, JobSpec, Service,
 };
 use crate::store_story::{new_conversation, new_items, new_job};
 
@@ -27,7 +27,7 @@ const UNPASSABLE: &str = "synth-unpassable";
 const HAND_WRITTEN: &str = "hand-unpassable";
 const K: usize = 3;
 
-/// `usersim synthesize` of `target` retail scenarios into `dir`, plus the
+/// `sparring synthesize` of `target` retail scenarios into `dir`, plus the
 /// two unpassable ones; returns the scenarios file.
 fn synthesized_scenarios(dir: &Path, target: u32) -> PathBuf {
     let config = dir.join("SYNTH.toml");
@@ -42,7 +42,7 @@ fn synthesized_scenarios(dir: &Path, target: u32) -> PathBuf {
         ),
     )
     .unwrap();
-    let run = usersim(dir, &["synthesize", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["synthesize", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let out = dir.join("synth.jsonl");
     let mut rows: Vec<Value> = std::fs::read_to_string(&out)
@@ -100,19 +100,19 @@ fn job_over(dir: &Path, scenarios: &Path, database: Option<String>) -> (PathBuf,
     (path, url)
 }
 
-/// Run `usersim` in `dir`, asserting it succeeds; its stdout.
+/// Run `sparring` in `dir`, asserting it succeeds; its stdout.
 pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = usersim(dir, args);
+    let out = sparring(dir, args);
     assert!(
         out.status.success(),
-        "usersim {args:?}:\n{}\n{}",
+        "sparring {args:?}:\n{}\n{}",
         text(&out.stdout),
         text(&out.stderr)
     );
     text(&out.stdout)
 }
 
-/// `usersim stats --json` of `job`.
+/// `sparring stats --json` of `job`.
 pub(crate) fn stats(dir: &Path, job: i64, url: &str) -> Value {
     let job = job.to_string();
     let out = ok(dir, &["stats", "--job", &job, "--json", "--database", url]);
@@ -263,7 +263,7 @@ async fn unsolved_story(dir: &Path, scenarios: &Path, database: Option<String>) 
     let lines = std::fs::read_to_string(&openai).unwrap().lines().count();
     assert_eq!(lines, 14 * K - dropped);
 
-    // `usersim conversations` too.
+    // `sparring conversations` too.
     let listed = ok(
         dir,
         &["conversations", "--job", &job_text, "--database", &url],
@@ -381,7 +381,7 @@ async fn a_synthesized_scenario_with_a_failed_item_is_undecided_until_its_retry_
 
     let job_text = job.to_string();
     // The job ends with its failed item: exit 1.
-    let resumed = usersim(
+    let resumed = sparring(
         dir.path(),
         &["run", "--resume", &job_text, "--database", &url, "--quiet"],
     );
@@ -474,7 +474,7 @@ async fn attempts_story(store: &dyn Store) {
     store.release_items(job, "w").await.unwrap();
 
     let counted = store
-        .scenario_attempts(job, usersim::verify::solved::SUCCESS_REWARD)
+        .scenario_attempts(job, sparring::verify::solved::SUCCESS_REWARD)
         .await
         .unwrap();
     let row = |id: &str, waiting, failed, unscored, scored, passed| ScenarioAttempts {
@@ -494,7 +494,7 @@ async fn attempts_story(store: &dyn Store) {
             row("c", 0, 0, 0, 4, 0),
         ]
     );
-    use usersim::verify::solved::{outcome, ScenarioOutcome::*};
+    use sparring::verify::solved::{outcome, ScenarioOutcome::*};
     let outcomes: Vec<_> = counted.iter().map(outcome).collect();
     assert_eq!(outcomes, [Solved, Undecided, Unsolved]);
     assert_eq!(

@@ -6,15 +6,15 @@
 use std::path::Path;
 
 use serde_json::Value;
-use usersim::mock_llm::user::{first_person, ASSISTANTISH, PREMATURE_STOP};
-use usersim::store::StoredConversation;
-use usersim::user_checks::{UserChecks, UserFlag};
+use sparring::mock_llm::user::{first_person, ASSISTANTISH, PREMATURE_STOP};
+use sparring::store::StoredConversation;
+use sparring::user_checks::{UserChecks, UserFlag};
 
-use crate::common::{repo, text, usersim, write_job, JobSpec};
+use crate::common::{repo, sparring, text, write_job, JobSpec};
 
 /// Every conversation of job `job` in `database`, in id order.
 async fn conversations(database: &str, job: i64) -> Vec<StoredConversation> {
-    let store = usersim::store::open(database).await.unwrap();
+    let store = sparring::store::open(database).await.unwrap();
     let page = store.conversations_page(job, 0, 1000).await.unwrap();
     store.close().await;
     page
@@ -44,7 +44,7 @@ fn run_job(dir: &Path, user_model: &str) -> (String, i64) {
         ..JobSpec::default()
     };
     let (config, database) = write_job(dir, &spec);
-    let run = usersim(dir, &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir, &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(
         run.status.success(),
         "{}{}",
@@ -101,13 +101,13 @@ async fn caught_exactly(
 async fn the_clean_mock_user_is_never_flagged_over_the_quickstarts_54_conversations() {
     let cwd = tempfile::tempdir().unwrap();
     let quickstart = repo().join("examples/quickstart.toml");
-    let run = usersim(
+    let run = sparring(
         cwd.path(),
         &["run", quickstart.to_str().unwrap(), "--quiet"],
     );
     assert!(run.status.success(), "{}", text(&run.stderr));
     let job = crate::common::job_id_from(&text(&run.stdout)).to_string();
-    let stats = usersim(cwd.path(), &["stats", "--job", &job, "--json"]);
+    let stats = sparring(cwd.path(), &["stats", "--job", &job, "--json"]);
     assert!(stats.status.success(), "{}", text(&stats.stderr));
     let report: Value = serde_json::from_slice(&stats.stdout).unwrap();
     let users = &report["simulated_user"];
@@ -146,7 +146,7 @@ async fn the_clean_mock_user_is_never_flagged_over_the_quickstarts_54_conversati
     assert_eq!(agreement["neither"], 54);
     assert_eq!(agreement["agreement"]["mean"], 1.0);
 
-    let plain = usersim(cwd.path(), &["stats", "--job", &job]);
+    let plain = sparring(cwd.path(), &["stats", "--job", &job]);
     let plain = text(&plain.stdout);
     assert!(
         plain.contains("Simulated user (deterministic checks)"),
@@ -166,7 +166,7 @@ async fn premature_stop_catches_the_user_who_leaves_before_the_agent_acts() {
         let said_it = user_texts(c).last() == Some(&stop);
         // Scenarios with only reads and nothing to say cannot be checked.
         said_it
-            && checks(c).outcome(UserFlag::PrematureStop) != usersim::user_checks::Outcome::Unknown
+            && checks(c).outcome(UserFlag::PrematureStop) != sparring::user_checks::Outcome::Unknown
     };
     caught_exactly("mock-user+premature", UserFlag::PrematureStop, fired).await;
 }
@@ -179,7 +179,7 @@ async fn role_confusion_catches_the_user_who_speaks_the_agents_lines() {
 
 #[tokio::test]
 async fn instruction_leak_catches_the_user_who_says_its_instructions() {
-    let scenarios: Vec<usersim::persona::Scenario> =
+    let scenarios: Vec<sparring::persona::Scenario> =
         std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl"))
             .unwrap()
             .lines()
@@ -241,7 +241,7 @@ async fn compare_users_shows_the_premature_stops_and_the_pass_rate_they_cost() {
             ..JobSpec::default()
         };
         let (config, _) = write_job(folder, &spec);
-        let run = usersim(folder, &["run", config.to_str().unwrap(), "--quiet"]);
+        let run = sparring(folder, &["run", config.to_str().unwrap(), "--quiet"]);
         assert!(run.status.success(), "{}", text(&run.stderr));
         ids.push(crate::common::job_id_from(&text(&run.stdout)).to_string());
     }
@@ -254,7 +254,7 @@ async fn compare_users_shows_the_premature_stops_and_the_pass_rate_they_cost() {
         }
         a
     };
-    let out = usersim(dir.path(), &args(true));
+    let out = sparring(dir.path(), &args(true));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c["matched"], 54, "{c:#}");
@@ -284,7 +284,7 @@ async fn compare_users_shows_the_premature_stops_and_the_pass_rate_they_cost() {
     );
     assert!(pass1["difference"].as_f64().unwrap() < 0.0);
 
-    let plain = text(&usersim(dir.path(), &args(false)).stdout);
+    let plain = text(&sparring(dir.path(), &args(false)).stdout);
     assert!(
         plain.contains("Simulated users compared (B − A)"),
         "{plain}"
@@ -303,7 +303,7 @@ async fn compare_users_shows_the_premature_stops_and_the_pass_rate_they_cost() {
         "premature_stop",
     ];
     export.extend(db);
-    let out = usersim(dir.path(), &export);
+    let out = sparring(dir.path(), &export);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
@@ -339,7 +339,7 @@ async fn a_jobs_drop_flagged_checks_leave_exports_unless_kept() {
         "[user_simulator]\ndrop_flagged = [\"role_confusion\"]\n",
     );
     std::fs::write(&config, toml).unwrap();
-    let run = usersim(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    let run = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let job = crate::common::job_id_from(&text(&run.stdout));
     let all = conversations(&database, job).await;
@@ -364,7 +364,7 @@ async fn a_jobs_drop_flagged_checks_leave_exports_unless_kept() {
             database.as_str(),
         ];
         args.extend(extra);
-        let out = usersim(dir.path(), &args);
+        let out = sparring(dir.path(), &args);
         assert!(out.status.success(), "{}", text(&out.stderr));
         (
             std::fs::read_to_string(dir.path().join("x.jsonl"))
@@ -397,12 +397,12 @@ async fn checks_are_stored_with_the_conversation_on_every_backend() {
             ..JobSpec::default()
         };
         let (config, url) = write_job(case.path(), &spec);
-        let run = usersim(case.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+        let run = sparring(case.path(), &["run", config.to_str().unwrap(), "--quiet"]);
         assert!(run.status.success(), "{}", text(&run.stderr));
         let job = crate::common::job_id_from(&text(&run.stdout));
         let page = conversations(&url, job).await;
         assert_eq!(page.len(), 4);
-        let store = usersim::store::open(&url).await.unwrap();
+        let store = sparring::store::open(&url).await.unwrap();
         for c in &page {
             let one = store
                 .get_conversation(c.conversation.id)

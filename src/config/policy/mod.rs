@@ -1,5 +1,5 @@
 //! `[policy] kind`: what plays the policy. `model` (the default) is a model
-//! with tools whose calls usersim runs; the other kinds are a deployed agent
+//! with tools whose calls sparring runs; the other kinds are a deployed agent
 //! reached through the `[roles] policy` endpoint (its `base_url` is the
 //! agent's address, its limits, timeout and retries are the agent's): a
 //! Responses-API agent, an A2A server, or any HTTP chat endpoint. Each kind's

@@ -19,7 +19,7 @@ pub struct ResponsesAgentKeys {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Whether each call offers the environment's tools (default true): the
-    /// agent may then ask usersim to run them with unpaired `function_call`s.
+    /// agent may then ask sparring to run them with unpaired `function_call`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offer_tools: Option<bool>,
     /// Whether the job's rendered policy prompt is sent as `instructions`

@@ -49,7 +49,7 @@ pub(super) struct SynthHead {
     /// A file with the policy text; default: the environment's.
     #[serde(default)]
     pub(super) policy: Option<PathBuf>,
-    /// Where `usersim synthesize` writes the accepted scenarios; default
+    /// Where `sparring synthesize` writes the accepted scenarios; default
     /// `NAME.jsonl` beside the config. (The service writes no file: its
     /// `GET /v1/jobs/{id}/scenarios` serves them.)
     #[serde(default)]

@@ -2,9 +2,9 @@
 //! fresh session over streamable HTTP; `initialize` answered within the
 //! startup timeout. What a process wrote on stderr is kept (its end), so a
 //! server that exits at start says why. A server at a `url` is described in
-//! usersim's own words only ([`super::remote_error`]): never its reply.
+//! sparring's own words only ([`super::remote_error`]): never its reply.
 //!
-//! Over stdio, usersim spawns the process itself and hands rmcp its stdout
+//! Over stdio, sparring spawns the process itself and hands rmcp its stdout
 //! and stdin, so that the process and its folder belong to the session
 //! ([`ServerProcess`]) and end with it on every path.
 //!
@@ -33,7 +33,7 @@ use super::process::ServerProcess;
 use super::remote_error::initialize_failure;
 use super::session_dir::SessionDir;
 
-/// What a server usersim starts inherits of usersim's environment, as the
+/// What a server sparring starts inherits of sparring's environment, as the
 /// MCP SDKs' stdio clients do on Unix (`get_default_environment`).
 pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
@@ -133,7 +133,7 @@ impl StderrTail {
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
-        Implementation::new("usersim", env!("CARGO_PKG_VERSION")),
+        Implementation::new("sparring", env!("CARGO_PKG_VERSION")),
     )
 }
 
@@ -162,7 +162,7 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
                 .kill_on_drop(true);
             // As the MCP SDKs start a server: only the few variables a
             // program needs to run, then the config's `env`. Never the rest of
-            // usersim's environment (API keys, USERSIM_API_TOKEN): the server
+            // sparring's environment (API keys, SPARRING_API_TOKEN): the server
             // is often a package fetched from a registry.
             cmd.env_clear();
             for key in INHERITED_ENV {

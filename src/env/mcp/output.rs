@@ -1,4 +1,4 @@
-//! MCP values as usersim's: a server's tool as a [`ToolSpec`], a
+//! MCP values as sparring's: a server's tool as a [`ToolSpec`], a
 //! `tools/call` result as a [`ToolOutput`] (what the policy reads) or a
 //! [`ProbeOutput`] (what a probe checks).
 

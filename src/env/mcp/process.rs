@@ -1,4 +1,4 @@
-//! A server process usersim started (stdio) and the conversation's folder it
+//! A server process sparring started (stdio) and the conversation's folder it
 //! was given: ended together, always. [`ServerProcess::end`] lets the server
 //! finish (its input closed, a moment to exit) before it is killed; dropping
 //! it without that, on any path (a conversation that failed, a server that

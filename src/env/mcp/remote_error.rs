@@ -1,11 +1,11 @@
 //! What a failure of an MCP server reached over HTTP may say: a short status
-//! line of usersim's own words (`answered HTTP 404`, `its reply is not an
+//! line of sparring's own words (`answered HTTP 404`, `its reply is not an
 //! MCP message`), never what the server sent. A `url` in a submitted job can
 //! name any HTTP service the server can reach; rmcp's messages quote a body
 //! that is not JSON-RPC (`unrecognized JSON-RPC message: {…}`), so the
 //! service would read that body back to whoever submitted the job.
 //!
-//! A server usersim started itself (stdio) is the operator's own program, so
+//! A server sparring started itself (stdio) is the operator's own program, so
 //! its errors are shown in full: this module is for `url` servers only.
 
 use std::error::Error;
@@ -28,7 +28,7 @@ pub fn initialize_failure(e: &ClientInitializeError) -> String {
             "closed the connection before answering `initialize`".to_string()
         }
         ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
-            "speaks no MCP protocol version usersim speaks".to_string()
+            "speaks no MCP protocol version sparring speaks".to_string()
         }
         _ => "did not answer `initialize` as an MCP server does".to_string(),
     }

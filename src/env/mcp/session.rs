@@ -52,7 +52,7 @@ pub struct McpSession {
     /// Names the server in errors.
     label: String,
     timeout: Duration,
-    /// Reached at a `url`: its failures are told in usersim's words only.
+    /// Reached at a `url`: its failures are told in sparring's words only.
     remote: bool,
     usage: EnvUsage,
 }

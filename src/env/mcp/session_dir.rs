@@ -17,7 +17,7 @@ use crate::config::mcp::SESSION_DIR;
 static MADE: AtomicU64 = AtomicU64::new(0);
 
 /// What every session folder's name starts with, before `PID-N`.
-const PREFIX: &str = "usersim-mcp-";
+const PREFIX: &str = "sparring-mcp-";
 
 /// A folder under the system's temporary folder, removed on drop.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ impl SessionDir {
     }
 }
 
-/// Remove the session folders of usersim processes that no longer run. A
+/// Remove the session folders of sparring processes that no longer run. A
 /// session's folder goes with its session on every path but one: a process
 /// killed outright (SIGKILL, a crash) leaves its folders, and only a later
 /// process can remove them. Once per process; Linux only (a process runs
@@ -85,7 +85,7 @@ pub fn sweep_stale() {
     });
 }
 
-/// The process id in a session folder's name (`usersim-mcp-PID-N`).
+/// The process id in a session folder's name (`sparring-mcp-PID-N`).
 fn owner(name: &str) -> Option<u32> {
     let (pid, n) = name.strip_prefix(PREFIX)?.split_once('-')?;
     n.parse::<u64>().ok()?;
@@ -106,11 +106,11 @@ mod tests {
 
     #[test]
     fn a_folder_names_its_process() {
-        assert_eq!(owner("usersim-mcp-4242-7"), Some(4242));
+        assert_eq!(owner("sparring-mcp-4242-7"), Some(4242));
         for other in [
-            "usersim-mcp-4242",
-            "usersim-mcp-x-1",
-            "usersim-mcp-1-x",
+            "sparring-mcp-4242",
+            "sparring-mcp-x-1",
+            "sparring-mcp-1-x",
             "other-1-2",
         ] {
             assert_eq!(owner(other), None, "{other}");

@@ -17,7 +17,7 @@
 //!
 //! Opening the environment reads the server's OpenAPI document: a server that
 //! speaks NeMo Gym's Gymnasium protocol (`/reset`, `/step`; blackjack, wordle,
-//! ...) is refused, since usersim does not drive it; and a row's fields that
+//! ...) is refused, since sparring does not drive it; and a row's fields that
 //! the server's verify reply model declares (a recorded rollout used as a row
 //! carries `reward`, `equivalence_score`, ...) are never sent to it.
 //!
@@ -100,7 +100,7 @@ impl NemoGymEnvironment {
                 "speaks NeMo Gym's Gymnasium protocol (POST /reset and /step, no \
                  /seed_session or /verify: blackjack, wordle, grl_sokoban, grl_tetris, \
                  indian_banking, openair_congestion, tales, example_multi_turn_gymnasium), \
-                 which usersim does not drive; kind = \"nemo_gym\" needs a resources server \
+                 which sparring does not drive; kind = \"nemo_gym\" needs a resources server \
                  (/seed_session, a route per tool, /verify)",
             ));
         }
@@ -199,7 +199,7 @@ impl NemoGymEnvironment {
                 .collect(),
             probes: self.probes.clone(),
             on_missing_tool: self.on_missing_tool,
-            id: format!("usersim-{}-{n}", init.seed),
+            id: format!("sparring-{}-{n}", init.seed),
             usage: EnvUsage::default(),
         };
         session.seed().await?;
@@ -347,7 +347,7 @@ impl Session for NemoGymSession {
         messages: &[Message],
         _criteria: &Criteria,
     ) -> Result<Verification, EnvError> {
-        let body = rollout::verify_request(&self.row, messages, "usersim-policy");
+        let body = rollout::verify_request(&self.row, messages, "sparring-policy");
         let result = self.post("/verify", &body).await;
         self.close().await;
         let reply = result.map_err(|e| failed(&self.server, "POST /verify", e))?;

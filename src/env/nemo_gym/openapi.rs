@@ -19,7 +19,7 @@ use super::server::ResourcesServer;
 /// The protocol a server's paths say it speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
-    /// `/seed_session`, tools, `/verify`: what usersim drives.
+    /// `/seed_session`, tools, `/verify`: what sparring drives.
     Resources,
     /// `/reset` and `/step` (NeMo Gym's `GymnasiumServer`), no `/verify`.
     Gymnasium,

@@ -254,7 +254,7 @@ async fn send(
     request.insert("response".into(), response);
     let request = Value::Object(request);
     let result = server.post("/verify", &request, &mut cookies).await;
-    let close = json!({"resources_session_id": "usersim-reverify", "episode_id": {"rollout_id": "usersim-reverify"}});
+    let close = json!({"resources_session_id": "sparring-reverify", "episode_id": {"rollout_id": "sparring-reverify"}});
     if let Err(e) = server.post("/close_session", &close, &mut cookies).await {
         tracing::debug!("POST /close_session failed: {e}");
     }

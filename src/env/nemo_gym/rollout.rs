@@ -54,7 +54,7 @@ pub fn verify_request(row: &Map<String, Value>, messages: &[Message], model: &st
         output_items.extend(output_items_of(message, i));
     }
     let response = json!({
-        "id": format!("resp_usersim_{}", messages.len()),
+        "id": format!("resp_sparring_{}", messages.len()),
         "object": "response",
         "created_at": std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

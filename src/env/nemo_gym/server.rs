@@ -37,7 +37,7 @@ impl Reply {
     }
 
     /// The body as text, cut short for the command line's own reports
-    /// (`usersim verify`) and the log: an error of an environment says only
+    /// (`sparring verify`) and the log: an error of an environment says only
     /// [`Reply::status_line`], because a submitted job may name any URL.
     pub fn excerpt(&self) -> String {
         self.excerpt_of(300)
@@ -56,7 +56,7 @@ impl Reply {
 }
 
 impl Reply {
-    /// What an error may say of this reply: its status, in usersim's words,
+    /// What an error may say of this reply: its status, in sparring's words,
     /// the body logged at debug level for the operator.
     pub fn status_line(&self, what: &str) -> String {
         tracing::debug!(status = self.status, reply = %self.excerpt(), "{what}");
@@ -65,7 +65,7 @@ impl Reply {
 }
 
 /// Where an error that names only a reply's status sends the reader.
-pub const LOGGED: &str = "the reply is logged at debug level: USERSIM_LOG=usersim=debug";
+pub const LOGGED: &str = "the reply is logged at debug level: SPARRING_LOG=sparring=debug";
 
 impl Reply {}
 

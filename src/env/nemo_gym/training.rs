@@ -95,7 +95,7 @@ fn empty_output_message(index: usize) -> Value {
 pub struct Mismatch(String);
 
 /// Put each policy generation's token information on the items of
-/// `rollout` it produced: a rollout usersim wrote for `/verify`
+/// `rollout` it produced: a rollout sparring wrote for `/verify`
 /// ([`super::rollout::verify_request`], stored with the verifier's reply)
 /// from `turns` (the conversation's messages in the policy's view, the
 /// row's `prelude` of input items first). The policy's turns before the last

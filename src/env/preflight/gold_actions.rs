@@ -26,7 +26,7 @@ pub async fn check_gold_actions(
     let policy_tools = names(environment.tools());
     let user_tools = names(environment.user_tools());
     // A scenario with its own tools (a NeMo Gym row) is verified by its own
-    // resources server, which knows its gold calls better than usersim does.
+    // resources server, which knows its gold calls better than sparring does.
     for scenario in scenarios.iter().filter(|s| s.tools.is_none()) {
         let at = |i: usize| {
             let line = lines

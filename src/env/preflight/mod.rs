@@ -1,5 +1,5 @@
 //! Checks of scenarios against an environment before anything runs: their
-//! gold actions (`gold_actions`) and their state probes (`probes`). `usersim
+//! gold actions (`gold_actions`) and their state probes (`probes`). `sparring
 //! validate`, every job's setup and the synthesis of scenarios report the
 //! same problems from here.
 

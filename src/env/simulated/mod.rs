@@ -57,7 +57,7 @@ pub struct SimulatedEnvironment {
 
 impl SimulatedEnvironment {
     /// Read and check the tool specs at `path`, named by the file's stem;
-    /// `model` plays the tools (none to only check them, as `usersim
+    /// `model` plays the tools (none to only check them, as `sparring
     /// validate` does).
     pub fn load(path: &Path, model: Option<Arc<dyn ChatModel>>) -> Result<Self, EnvError> {
         let config = SimulatedConfig {

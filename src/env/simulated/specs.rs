@@ -257,7 +257,7 @@ fn compile(
     schemas: &mut boon::Schemas,
 ) -> Result<boon::SchemaIndex, String> {
     let location = format!(
-        "urn:usersim:tools:{}:{field}",
+        "urn:sparring:tools:{}:{field}",
         at.replace([' ', '\'', '[', ']'], "_")
     );
     let invalid =

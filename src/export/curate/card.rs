@@ -4,7 +4,7 @@
 //! `size_categories`, a license placeholder) and a body that says how the
 //! data was made: the models, the environments, the gates and their counts,
 //! the simulated-user flag rates with 95% Wilson intervals
-//! ([`crate::interval`], as `usersim stats` gives them). `datasets.load_dataset(FOLDER)`
+//! ([`crate::interval`], as `sparring stats` gives them). `datasets.load_dataset(FOLDER)`
 //! reads the header. Names only, no path.
 
 use std::fmt::Write as _;
@@ -40,9 +40,9 @@ pub fn render(
     info.insert("splits".into(), Value::Array(splits));
     let header = json!({
         "license": "other",
-        "pretty_name": format!("usersim {} ({})", curated.facts.job_name, format),
+        "pretty_name": format!("sparring {} ({})", curated.facts.job_name, format),
         "task_categories": ["text-generation"],
-        "tags": ["synthetic", "usersim", "multi-turn", "conversational"],
+        "tags": ["synthetic", "sparring", "multi-turn", "conversational"],
         "size_categories": [size_category(rows)],
         "configs": [{"config_name": "default", "data_files": data_files}],
         "dataset_info": info,
@@ -56,10 +56,10 @@ pub fn render(
     out
 }
 
-/// The line that tells a card usersim wrote from another `README.md`: a
+/// The line that tells a card sparring wrote from another `README.md`: a
 /// curated export replaces only its own.
 pub const MARK: &str =
-    "<!-- usersim dataset card: rewritten by every curated export to this folder -->";
+    "<!-- sparring dataset card: rewritten by every curated export to this folder -->";
 
 /// Whether the file at `path` may be replaced by a curated export: missing,
 /// or written by one (`README.md` with [`MARK`], `manifest.json` with its
@@ -98,11 +98,11 @@ fn list_or_none(items: impl IntoIterator<Item = String>) -> String {
 fn body(curated: &Curated, format: &str, files: &[DataFile], out: &mut String) {
     let f = &curated.facts;
     let c = &curated.curation;
-    let _ = writeln!(out, "# usersim {} ({format})\n", f.job_name);
+    let _ = writeln!(out, "# sparring {} ({format})\n", f.job_name);
     let _ = writeln!(
         out,
         "Multi-turn conversations between a policy model and an LLM-simulated user, \
-         stored by usersim job {} ({} job \"{}\"), curated with the \
+         stored by sparring job {} ({} job \"{}\"), curated with the \
          `{}` profile and exported as `{format}`.\n",
         f.job, f.job_kind, f.job_name, c.label
     );

@@ -1,4 +1,4 @@
-//! Curation (`usersim export --profile strict|generous|FILE.toml`, the
+//! Curation (`sparring export --profile strict|generous|FILE.toml`, the
 //! service's `profile=`): quality gates applied in order to a job's stored
 //! conversations ([`gates`]), with the settings of a [`profile`] combined
 //! with the export's own flags ([`combine`]); a first pass over the store

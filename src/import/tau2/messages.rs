@@ -1,8 +1,8 @@
-//! tau2-bench messages as usersim messages. Roles system, user, assistant
+//! tau2-bench messages as sparring messages. Roles system, user, assistant
 //! and tool; a user's or assistant's `tool_calls` (`id`, `name`,
 //! `arguments` object, `requestor`) stay on the message that made them, so
 //! a user's calls in a dual-control domain (telecom: the user acts on their
-//! own phone) are a user message with tool calls, as usersim keeps its own
+//! own phone) are a user message with tool calls, as sparring keeps its own
 //! simulated user's calls; each tool message (`id` of the call it answers,
 //! `requestor`, `error`) is a tool result, and a `MultiToolMessage`
 //! (`tool_messages`) one result per message in it. A call without an id

@@ -5,7 +5,7 @@
 //! `trial`, `seed`, costs, reviews ...) in metadata beside the run's `info`
 //! (`run`), the task's persona, description and ticket (`task`) and the ids
 //! of calls whose result was an error (`tool_errors`). The user's control
-//! tokens are cut from its text as usersim cuts its own user's, what it
+//! tokens are cut from its text as sparring cuts its own user's, what it
 //! wrote kept in `user_outputs` (see `import::control_tokens`).
 
 use std::collections::HashMap;

@@ -86,7 +86,7 @@ fn each_simulation_is_a_conversation_with_its_tasks_scenario_reward_and_origin()
         .get("policy")
         .is_none());
     assert!(c.metadata.get("messages").is_none());
-    // The user's stop token is cut as usersim cuts its own user's, and kept.
+    // The user's stop token is cut as sparring cuts its own user's, and kept.
     assert_eq!(c.messages[4].content.as_ref(), "Thanks");
     assert_eq!(c.metadata["user_outputs"][1]["raw"], "Thanks ###STOP###");
     assert_eq!(c.metadata["user_outputs"][1]["message"], 4);

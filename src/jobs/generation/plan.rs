@@ -47,7 +47,7 @@ pub fn item_count(
 /// The last `tail` items (the caller passes twice the job's concurrency) are
 /// instead sorted longest first: a finite job then ends on its shortest
 /// conversations, and the slots that empty while the last ones finish empty
-/// sooner (the "drain" in `usersim bench`). Which persona a scenario gets
+/// sooner (the "drain" in `sparring bench`). Which persona a scenario gets
 /// does not depend on the order.
 pub fn plan_items(
     job_seed: u64,

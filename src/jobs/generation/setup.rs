@@ -1,6 +1,6 @@
 //! Everything a job needs before its first conversation: dataset, personas,
 //! environment, templates and models, loaded and checked together so that
-//! `usersim validate` and `usersim run` report the same problems.
+//! `sparring validate` and `sparring run` report the same problems.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -288,7 +288,7 @@ pub async fn with_tools_model(
 
 /// The scenarios as far as their gold actions run on the environment: all of
 /// them, unless the policy is an agent that may run tools of its own without
-/// their calls being replayed on usersim's session (`replay_agent_tools`).
+/// their calls being replayed on sparring's session (`replay_agent_tools`).
 /// Its gold calls of tools the environment lacks are then the agent's own,
 /// checked against its trace (`actions`) only; its gold calls of the
 /// environment's tools, and the user's (dual control), are checked as ever.
@@ -450,7 +450,7 @@ mod tests {
         if let Err(problems) = prepare(&job).await {
             panic!("{problems:?}");
         }
-        // Replayed on usersim's session, the agent's calls must be its tools.
+        // Replayed on sparring's session, the agent's calls must be its tools.
         job.policy.replay_agent_tools = true;
         let problems = match prepare(&job).await {
             Err(problems) => problems,

@@ -1,5 +1,5 @@
 //! Submitting a generation job: storing it with its items, or finding the
-//! one with the same config (to resume); `usersim submit` and the service's
+//! one with the same config (to resume); `sparring submit` and the service's
 //! `POST /v1/jobs` check its inputs first. And reading a stored one again.
 
 use std::collections::HashSet;
@@ -73,7 +73,7 @@ pub fn job_persona(persona: &Persona) -> JobPersona {
     }
 }
 
-/// Check a loaded job's inputs and [`submit`] it to `store`: `usersim submit`
+/// Check a loaded job's inputs and [`submit`] it to `store`: `sparring submit`
 /// and the service's `POST /v1/jobs`.
 pub async fn check_and_submit(
     store: &dyn Store,

@@ -1,4 +1,4 @@
-//! `import` jobs: conversations usersim did not generate, stored as the
+//! `import` jobs: conversations sparring did not generate, stored as the
 //! items of a job of their own so that judging, the user checks, stats, the
 //! UI and every export take them as they take generated ones.
 //!
@@ -291,7 +291,7 @@ async fn import_job(
 
 /// An import job is known by its name: every import of that name adds to it.
 fn import_hash(name: &str) -> String {
-    Sha256::digest(format!("usersim import\n{name}").as_bytes())
+    Sha256::digest(format!("sparring import\n{name}").as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -330,7 +330,7 @@ fn snapshot(request: &ImportRequest, formats: &[(Format, bool)]) -> String {
     ]);
     let doc = toml::map::Map::from_iter([("import".to_string(), toml::Value::Table(import))]);
     format!(
-        "# usersim import: conversations read from these sources\n{}",
+        "# sparring import: conversations read from these sources\n{}",
         toml::to_string(&toml::Value::Table(doc)).unwrap_or_default()
     )
 }

@@ -89,7 +89,7 @@ fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
 
 /// The system prompt first, then the rest, each with who wrote it: the
 /// user, the agent (`policy`), a tool (`env`), or, for a result of the
-/// user's own call (dual control), the user's tool (`user_tool`), as usersim
+/// user's own call (dual control), the user's tool (`user_tool`), as sparring
 /// stores its own conversations.
 fn messages(c: &ImportedConversation) -> Vec<NewMessage> {
     let system = c

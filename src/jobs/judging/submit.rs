@@ -77,7 +77,7 @@ pub fn job_name(target: &JudgingTarget) -> String {
     }
 }
 
-/// `usersim run`: judge a generation job with its own `[[judges]]`.
+/// `sparring run`: judge a generation job with its own `[[judges]]`.
 pub async fn judge_generation_job(
     ctx: &Context,
     job_id: i64,

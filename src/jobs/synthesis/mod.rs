@@ -1,4 +1,4 @@
-//! Synthesis jobs (`usersim synthesize`): one item per proposal number,
+//! Synthesis jobs (`sparring synthesize`): one item per proposal number,
 //! worked like any job (leases, heartbeats, limits, the circuit breaker,
 //! resume, workers, progress), each storing its proposal with the item. Items
 //! are planned in waves (`waves.rs`) until `target` scenarios are accepted or
@@ -55,7 +55,7 @@ fn settings(config: &SynthConfig) -> WorkSettings {
     }
 }
 
-/// `usersim synthesize SYNTH.toml`: submit (or find) the job and work it
+/// `sparring synthesize SYNTH.toml`: submit (or find) the job and work it
 /// here until `target` scenarios are accepted or proposals run out.
 /// `inputs` are [`prepare`]'s, read before the store is opened so that bad
 /// input leaves nothing behind.

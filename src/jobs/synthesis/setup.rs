@@ -97,7 +97,7 @@ fn read_examples(file: &Path, shown: usize) -> Result<(Vec<Scenario>, String), R
                 return Err(RunError::Invalid(vec![Problem::at_line(
                     file,
                     i + 1,
-                    format!("not a scenario row: {e}; the examples are scenario rows as `usersim run` reads them"),
+                    format!("not a scenario row: {e}; the examples are scenario rows as `sparring run` reads them"),
                 )]))
             }
         }

@@ -25,7 +25,7 @@ fn judge_in(dir: &Path, text: &str) -> Result<Judge, Vec<Problem>> {
 }
 
 fn from_toml(toml_text: &str) -> Result<Judge, Vec<Problem>> {
-    let dir = std::env::temp_dir().join(format!("usersim-judge-def-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("sparring-judge-def-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.tera"), "Judge {{ conversation }}").unwrap();
     judge_in(&dir, toml_text)

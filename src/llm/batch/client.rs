@@ -15,7 +15,7 @@ use crate::llm::transport::http_client::client_for;
 const STEP_TIMEOUT: Duration = Duration::from_secs(600);
 /// The multipart boundary: a JSONL file holds no `\r`, so `\r\n--` and this
 /// never occur inside it.
-const BOUNDARY: &str = "usersim-batch-file-boundary-7f3a9c";
+const BOUNDARY: &str = "sparring-batch-file-boundary-7f3a9c";
 
 /// A client of one endpoint's Batch API.
 #[derive(Clone)]
@@ -144,7 +144,7 @@ impl BatchClient {
                 "input_file_id": input_file_id,
                 "endpoint": "/v1/chat/completions",
                 "completion_window": "24h",
-                "metadata": {"made_by": "usersim"},
+                "metadata": {"made_by": "sparring"},
             }));
         let answer = Self::send("create the batch", builder).await?;
         Self::read("create the batch", &answer)

@@ -70,7 +70,7 @@ pub struct RequestCounts {
     pub failed: u64,
 }
 
-/// The fields of a batch object usersim reads.
+/// The fields of a batch object sparring reads.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct BatchObject {
     pub id: String,

@@ -4,7 +4,7 @@
 //! `reasoning` items are kept aside to be sent back (see
 //! `llm::reasoning`), and the one item carrying token fields gives the
 //! generation's tokens. An item of another type (a hosted tool's call,
-//! which usersim never offers) is a malformed response.
+//! which sparring never offers) is a malformed response.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -95,7 +95,7 @@ pub fn from_reply(reply: WireReply, call_id_prefix: &str) -> Result<Converted, L
             Some("reasoning") => reasoning.push(kept(raw, index)?),
             other => {
                 return Err(LlmError::Malformed(format!(
-                    "output item {index} has type {:?}; usersim offers only function tools and \
+                    "output item {index} has type {:?}; sparring offers only function tools and \
                      reads message, function_call and reasoning items",
                     other.unwrap_or("(none)")
                 )))
@@ -120,7 +120,7 @@ pub fn from_reply(reply: WireReply, call_id_prefix: &str) -> Result<Converted, L
         ),
         Some(other) => {
             return Err(LlmError::Malformed(format!(
-                "the response's status is {other:?}; usersim sends no background requests and \
+                "the response's status is {other:?}; sparring sends no background requests and \
                  reads completed or incomplete ones"
             )))
         }

@@ -12,7 +12,7 @@
 //!   schemas that do not list every property as required).
 //! - No `seed`: the Responses API has none, and OpenAI and NeMo Gym refuse
 //!   unknown fields. The scenario id, sent to the mock in a header, also goes
-//!   in `metadata.usersim_scenario`, the one place a proxy such as NeMo Gym's
+//!   in `metadata.sparring_scenario`, the one place a proxy such as NeMo Gym's
 //!   `vllm_model` passes on to the server behind it.
 
 use serde::Serialize;
@@ -23,7 +23,7 @@ use crate::llm::message::{Message, Role, ToolSpec};
 use crate::llm::wire::Sampling;
 
 /// The metadata key holding the scenario id.
-pub const SCENARIO_METADATA_KEY: &str = "usersim_scenario";
+pub const SCENARIO_METADATA_KEY: &str = "sparring_scenario";
 
 /// OpenAI's limit on a metadata value; a longer scenario id is not sent there.
 const METADATA_VALUE_MAX: usize = 512;
@@ -51,7 +51,7 @@ pub struct ResponsesRequest<'a> {
 
 #[derive(Debug, Serialize)]
 struct Metadata<'a> {
-    usersim_scenario: &'a str,
+    sparring_scenario: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -116,7 +116,7 @@ pub fn to_request<'a>(
             .scenario
             .as_deref()
             .filter(|s| s.len() <= METADATA_VALUE_MAX)
-            .map(|usersim_scenario| Metadata { usersim_scenario }),
+            .map(|sparring_scenario| Metadata { sparring_scenario }),
     }
 }
 
@@ -233,7 +233,7 @@ mod tests {
                 "temperature": 0.5,
                 "max_output_tokens": 64,
                 "parallel_tool_calls": false,
-                "metadata": {"usersim_scenario": "retail_001"}
+                "metadata": {"sparring_scenario": "retail_001"}
             })
         );
     }

@@ -1,5 +1,5 @@
 //! A row to a [`Persona`]: each field is a column, or a template over the row
-//! (Tera, sandboxed as every usersim template is: it reaches only the row)
+//! (Tera, sandboxed as every sparring template is: it reaches only the row)
 //! when its text holds `{{` or `{%`. `[persona_table.derived]` templates add
 //! attributes (e.g. `age_band`) that the fields' templates may use too.
 //! Every column and every derived attribute is kept in `attributes`.

@@ -2,7 +2,7 @@
 //! Parquet) read row by row, filtered by a `where` expression, sampled with a
 //! seed (stratified or not), and each chosen row made a [`Persona`] by the
 //! `[persona_table]` mapping, its knobs weighted from numeric columns. No
-//! store and no printing: `persona::dataset` and `usersim personas sample`
+//! store and no printing: `persona::dataset` and `sparring personas sample`
 //! call it.
 
 pub mod filter;

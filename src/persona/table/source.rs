@@ -165,7 +165,7 @@ fn read_parquet(
             path,
             None,
             format!(
-                "is not a Parquet file usersim can read ({e}); write it with Snappy or no \
+                "is not a Parquet file sparring can read ({e}); write it with Snappy or no \
                  compression, e.g. pyarrow's default"
             ),
         )

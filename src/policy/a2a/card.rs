@@ -1,11 +1,11 @@
 //! The agent card (`/.well-known/agent-card.json` below the endpoint's
 //! base_url): read once per job, before the first conversation, to check that
-//! the agent speaks what usersim sends (JSON-RPC `message/send`) and to name
+//! the agent speaks what sparring sends (JSON-RPC `message/send`) and to name
 //! the policy after it.
 //!
 //! The card's own `url` (and its interfaces' urls) are not followed: every
 //! call stays below the endpoint's base_url, the address the service's egress
-//! rules and endpoint pinning check, so a card cannot send usersim's calls
+//! rules and endpoint pinning check, so a card cannot send sparring's calls
 //! (and the endpoint's api_key) to another host.
 
 use serde_json::Value;
@@ -13,7 +13,7 @@ use serde_json::Value;
 /// Where the card is, below the base_url.
 pub const PATH: &str = "/.well-known/agent-card.json";
 
-/// What usersim takes from a card.
+/// What sparring takes from a card.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Card {
     /// The policy's name as stored with each conversation: `a2a:` and the

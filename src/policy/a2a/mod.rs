@@ -8,7 +8,7 @@
 //! in its open task while the agent waits for the user (`input-required`).
 //! The answer ([`response`]) is a Task or a Message: its text is the policy's
 //! reply; the tool calls the agent reports in data parts ([`trace`]) are kept
-//! as the policy's calls with `agent_tool` results (and replayed on usersim's
+//! as the policy's calls with `agent_tool` results (and replayed on sparring's
 //! session with `replay_agent_tools`); a task the agent leaves `submitted` or
 //! `working` is asked after (`tasks/get`) up to `max_steps_per_turn` times.
 //! What each task state means is [`state`]'s. An agent that fails (a failed,
@@ -24,7 +24,7 @@
 //! a2a-rs, a2a-rust): each brings its own HTTP client, so its calls would
 //! bypass the endpoint's raw calls ([`crate::llm::ChatModel::call_raw`]) and
 //! with them the endpoint's limits, retry policy, error classes, telemetry and
-//! the egress check on its base_url; and usersim needs two methods of the
+//! the egress check on its base_url; and sparring needs two methods of the
 //! protocol, read leniently, not its types for servers, streaming or gRPC.
 //! Every call goes below the endpoint's base_url: the card's `url` is never
 //! followed.

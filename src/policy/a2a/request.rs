@@ -1,4 +1,4 @@
-//! The JSON-RPC 2.0 requests usersim sends an A2A server: `message/send`
+//! The JSON-RPC 2.0 requests sparring sends an A2A server: `message/send`
 //! (A2A 0.3) with the user's newest words, and `tasks/get` for a task the
 //! agent left `submitted` or `working`.
 

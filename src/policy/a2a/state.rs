@@ -89,7 +89,7 @@ impl TaskState {
             TaskState::Canceled => "the agent's task was canceled",
             TaskState::Rejected => "the agent rejected the task",
             TaskState::AuthRequired => {
-                "the agent asks for authentication (auth-required), which usersim cannot \
+                "the agent asks for authentication (auth-required), which sparring cannot \
                  give in the middle of a task; give the endpoint an api_key the agent \
                  accepts (sent as Authorization: Bearer)"
             }

@@ -46,7 +46,7 @@ pub struct HttpAgent {
 }
 
 /// Every problem of `config`'s templates (read from `file`): for a job's
-/// setup, so that `usersim validate` and `run` report them before anything
+/// setup, so that `sparring validate` and `run` report them before anything
 /// is stored.
 pub fn template_problems(file: &Path, config: &HttpConfig) -> Vec<Problem> {
     HttpTemplates::load(file, config).err().unwrap_or_default()
@@ -55,7 +55,7 @@ pub fn template_problems(file: &Path, config: &HttpConfig) -> Vec<Problem> {
 impl HttpAgent {
     /// The agent behind `model`'s endpoint, as `config` (read from `file`)
     /// describes it; with `replay`, its reported tool calls are also made on
-    /// usersim's own session ([`record_agent_tools`]).
+    /// sparring's own session ([`record_agent_tools`]).
     pub fn new(
         config: HttpConfig,
         file: &Path,

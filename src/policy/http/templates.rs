@@ -1,5 +1,5 @@
 //! The `path` and `body` templates of `[policy.http]`: parsed with the
-//! sandboxed Tera every usersim template gets (no environment, files, clock
+//! sandboxed Tera every sparring template gets (no environment, files, clock
 //! or randomness; issue 25), checked when the job is loaded by rendering them
 //! over sample variables, and rendered once per policy turn. A body must
 //! render to JSON and a path to a path below the endpoint's base URL.
@@ -182,7 +182,7 @@ mod tests {
         )
         .unwrap();
         let session = PolicySession {
-            id: "usersim-00000000000000aa".into(),
+            id: "sparring-00000000000000aa".into(),
             ..PolicySession::default()
         };
         let mut transcript = crate::sim::Transcript::default();

@@ -1,7 +1,7 @@
 //! The variables the `path` and `body` templates of `[policy.http]` see, read
 //! from the conversation so far and the conversation's policy session:
 //!
-//! - `session`: the conversation's id (`usersim-` and 16 hex digits);
+//! - `session`: the conversation's id (`sparring-` and 16 hex digits);
 //! - `uuid`: the same id as a UUID, for agents that want one (a LangGraph
 //!   thread id);
 //! - `last_user`: the text of the user's latest message (`""` before any);
@@ -86,7 +86,7 @@ impl Variables {
     /// break and non-ASCII letters).
     pub fn samples() -> [Variables; 2] {
         let session = PolicySession {
-            id: "usersim-0123456789abcdef".into(),
+            id: "sparring-0123456789abcdef".into(),
             ..PolicySession::default()
         };
         let line = |role: &'static str, content: &str| DialogueLine {
@@ -162,7 +162,7 @@ mod tests {
         t.push(Message::tool_result("c1", "ok"), Author::UserTool);
         t.push(Message::user("thanks"), Author::User);
         let session = PolicySession {
-            id: "usersim-00000000000000ff".into(),
+            id: "sparring-00000000000000ff".into(),
             turns: 1,
             ..PolicySession::default()
         };
@@ -170,7 +170,7 @@ mod tests {
         assert_eq!(v.system, "rules");
         assert_eq!(v.last_user, "thanks");
         assert_eq!(v.turn, 1);
-        assert_eq!(v.session, "usersim-00000000000000ff");
+        assert_eq!(v.session, "sparring-00000000000000ff");
         assert_eq!(v.uuid, session.uuid());
         let roles: Vec<(&str, &str)> = v
             .messages

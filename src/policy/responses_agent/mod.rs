@@ -3,7 +3,7 @@
 //! whole conversation so far (`input`, the job's policy prompt as
 //! `instructions` unless `send_instructions = false`) and, unless
 //! `offer_tools = false`, the environment's tools, which the agent may ask
-//! usersim to run with unpaired `function_call`s ([`step`]). usersim runs
+//! sparring to run with unpaired `function_call`s ([`step`]). sparring runs
 //! them on the conversation's session and calls again, until the agent
 //! answers with an assistant message and no unpaired call, or the turn runs
 //! out of `max_steps_per_turn` calls. The agent's own tool records are kept

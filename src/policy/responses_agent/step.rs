@@ -1,7 +1,7 @@
 //! One reply of a Responses-API agent, read as NeMo Gym's `remote_agent`
 //! contract reads it: a `function_call` with a `function_call_output` of the
 //! same `call_id` in the same response is the agent's own tool record; a
-//! `function_call` without one asks the caller (usersim) to run that tool;
+//! `function_call` without one asks the caller (sparring) to run that tool;
 //! an assistant `message` with no unpaired call ends the turn. Anything that
 //! is not a Responses object (not a JSON object, no `output` list, an item
 //! without its `type`, a call without `name` or `call_id`) is invalid, which
@@ -21,7 +21,7 @@ use crate::sim::policy::AgentToolRecord;
 pub struct Step {
     /// The agent's own tool use, in order.
     pub records: Vec<AgentToolRecord>,
-    /// Tools the agent asks usersim to run, in order.
+    /// Tools the agent asks sparring to run, in order.
     pub asks: Vec<ToolCall>,
     /// The assistant messages' text, joined by blank lines (empty: none).
     pub text: String,

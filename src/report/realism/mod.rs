@@ -1,4 +1,4 @@
-//! `usersim compare-users SIM REAL --realism`: how close a job's simulated
+//! `sparring compare-users SIM REAL --realism`: how close a job's simulated
 //! users are to real ones (an imported job), on the user side only. Pure
 //! measures, one concept a file: the words of a turn ([`words`]), what a turn
 //! does ([`lexicon`]), typos ([`typos`]), the order facts are disclosed in

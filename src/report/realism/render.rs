@@ -1,4 +1,4 @@
-//! The plain-text report `usersim compare-users SIM REAL --realism` prints.
+//! The plain-text report `sparring compare-users SIM REAL --realism` prints.
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! Scenarios given in a `/v1/rollouts` request itself: written as the job's
 //! scenarios file (one JSON object a line, as a scenarios or rows file holds
-//! them) under `.usersim/rollouts/` in the data root, named by the hash of
+//! them) under `.sparring/rollouts/` in the data root, named by the hash of
 //! its content, so that the stored job's config names a file that stays (its
 //! resume, stats and exports read it) and the same scenarios share one file.
 //! Their problems are said at `scenarios[i]` of the request.
@@ -19,7 +19,7 @@ use super::super::ApiError;
 use super::request::BODY;
 
 /// The folder of the data root the files go in.
-pub const FOLDER: &str = ".usersim/rollouts";
+pub const FOLDER: &str = ".sparring/rollouts";
 
 /// The request's scenario objects as JSONL, or the problems of each that is not one.
 pub fn jsonl(items: Vec<Value>) -> Result<String, Vec<Problem>> {
@@ -53,7 +53,7 @@ pub fn jsonl(items: Vec<Value>) -> Result<String, Vec<Problem>> {
 }
 
 /// Write `jsonl` into the data root `root` (once per content); its path.
-/// The file is written as every file usersim writes
+/// The file is written as every file sparring writes
 /// ([`crate::export::file_set::write_file`]: the target must be missing or a
 /// regular file, `.partial` then a rename, no symlink followed). Requests of
 /// this process with the same scenarios take turns (one lock of 16, picked by

@@ -58,7 +58,7 @@ const AXIS: u32 = 20;
 const LABEL_CHARS: usize = 20;
 pub const MAX_BARS: usize = 40;
 /// A trial succeeds with full reward, give or take rounding (the rule of
-/// `usersim stats`).
+/// `sparring stats`).
 pub const SUCCESS_REWARD: f64 = 1.0 - 1e-9;
 
 /// One bar to draw: its label, value, and how to say and colour it.

@@ -74,7 +74,7 @@ struct Field {
 }
 
 /// An attempt as stored. Read field by field, so that an attempt stored by
-/// an older or newer usersim still shows what it has.
+/// an older or newer sparring still shows what it has.
 #[derive(Deserialize)]
 struct StoredAttempt {
     #[serde(default)]

@@ -1,5 +1,5 @@
 //! `/jobs/{id}` of a synthesis job: its progress, its counts against the
-//! target (as `usersim stats` reports them), the rejected attempts per stage
+//! target (as `sparring stats` reports them), the rejected attempts per stage
 //! with their commonest reasons, the download of its accepted scenarios, and
 //! its proposals with their fates, filtered by fate and stage.
 

@@ -36,7 +36,7 @@ pub(super) async fn open(url: &str) -> Result<PgPool, StoreError> {
     };
     let options = PgConnectOptions::from_str(url)
         .map_err(open_error)?
-        .application_name("usersim");
+        .application_name("sparring");
 
     // Migrate on a connection of its own, closed afterwards: the migrator
     // holds a session-level advisory lock while it works (so workers starting
@@ -120,8 +120,8 @@ mod tests {
     #[test]
     fn passwords_are_masked_in_urls_shown_to_people() {
         assert_eq!(
-            without_password("postgres://usersim:s3cret@db.example:5432/jobs"),
-            "postgres://usersim:***@db.example:5432/jobs"
+            without_password("postgres://sparring:s3cret@db.example:5432/jobs"),
+            "postgres://sparring:***@db.example:5432/jobs"
         );
         assert_eq!(
             without_password("postgresql://u@h/d?sslmode=disable&password=x"),
@@ -138,7 +138,7 @@ mod tests {
     fn both_postgres_schemes_are_recognised() {
         assert!(is_postgres_url("postgres://h/d"));
         assert!(is_postgres_url("postgresql://h/d"));
-        assert!(!is_postgres_url("sqlite://usersim.db"));
+        assert!(!is_postgres_url("sqlite://sparring.db"));
         assert!(!is_postgres_url("postgres:/h"));
     }
 }

@@ -78,7 +78,7 @@ const USAGE_OF_PAGE: Sql = sql!(
     BYTEWISE
 );
 // Each scenario's rewards together, in id order within it (the order
-// `usersim stats` reads them in, so both sum them alike).
+// `sparring stats` reads them in, so both sum them alike).
 const SCENARIO_REWARDS: Sql = sql!(
     "SELECT scenario_id, reward FROM conversations \
      WHERE job_id = $1 AND reward IS NOT NULL ORDER BY scenario_id",

@@ -1,5 +1,5 @@
 """A LangGraph agent: a tool-calling loop over the orders desk's two tools,
-on LangGraph's MessagesState, with the model at OPENAI_BASE_URL (usersim's
+on LangGraph's MessagesState, with the model at OPENAI_BASE_URL (sparring's
 mock in the tests) named by AGENT_MODEL (default `mock-policy`), through
 langchain-openai's ChatOpenAI. Served by `langgraph dev` from this folder;
 docs/agents-under-test.md shows the request the `http` policy kind sends and

@@ -1,5 +1,5 @@
 """The smallest MCP server over stdio: one tool, `echo`. A real process that
-speaks MCP's JSON-RPC, so that `usersim validate` lists its tools by starting it."""
+speaks MCP's JSON-RPC, so that `sparring validate` lists its tools by starting it."""
 import json
 import sys
 

@@ -72,7 +72,7 @@ impl BatchPhase<'_> {
         id: i64,
         (file, requests): (Vec<u8>, u64),
     ) -> Result<(), RunError> {
-        let filename = format!("usersim-job{}-batch{id}.jsonl", self.job_id);
+        let filename = format!("sparring-job{}-batch{id}.jsonl", self.job_id);
         let file_id = endpoint.client.upload(&filename, file).await?;
         self.sent
             .fetch_add(requests, std::sync::atomic::Ordering::Relaxed);
