@@ -30,6 +30,8 @@ struct Agent {
     calls: Mutex<HashMap<String, u32>>,
     /// Calls that came without the cookie the agent had set.
     cookieless: Mutex<u32>,
+    /// Conversations started, numbering their cookies.
+    started: std::sync::atomic::AtomicUsize,
 }
 
 /// The conversation's items of `kind` in the request's `input`.
@@ -138,7 +140,9 @@ async fn respond(
 }
 
 fn rand_id(agent: &Agent) -> usize {
-    agent.calls.lock().unwrap().len()
+    agent
+        .started
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
 }
 
 async fn start_agent() -> (String, Arc<Agent>) {
