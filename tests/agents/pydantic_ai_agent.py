@@ -14,11 +14,11 @@ chunks of the answer's artifact. The worker streams the model by default.
 fasta2a's worker tells the client only the agent's text: it drops tool calls
 and tool results and reports no token usage. So that a caller can score what
 the agent did, `ReportingWorker` adds one artifact named `trace` per task: a
-data part `{"messages": [...], "usage": {...}}` holding the run's new messages
-as pydantic-ai writes them (`ModelMessagesTypeAdapter`: responses with
-`tool-call` parts, requests with `tool-return` parts) and the run's usage
-(`input_tokens`, `output_tokens`). That is the only addition to fasta2a's
-defaults.
+data part `{"messages": [...]}` holding the run's new messages as pydantic-ai
+writes them (`ModelMessagesTypeAdapter`: responses with `tool-call` parts,
+requests with `tool-return` parts), with the run's usage (`input_tokens`,
+`output_tokens`) in the artifact's metadata. That is the only addition to
+fasta2a's defaults.
 """
 
 import argparse
@@ -100,11 +100,15 @@ class ReportingWorker(AgentWorker):
         run = RESULT.get()
         if run is not None:
             usage = run.usage
-            trace = {
-                "messages": ModelMessagesTypeAdapter.dump_python(run.new_messages(), mode="json"),
-                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-            }
-            artifacts.append(Artifact(artifact_id=str(uuid.uuid4()), name="trace", parts=[Part(data=trace)]))
+            messages = ModelMessagesTypeAdapter.dump_python(run.new_messages(), mode="json")
+            artifacts.append(
+                Artifact(
+                    artifact_id=str(uuid.uuid4()),
+                    name="trace",
+                    parts=[Part(data={"messages": messages})],
+                    metadata={"usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}},
+                )
+            )
         return artifacts
 
 
