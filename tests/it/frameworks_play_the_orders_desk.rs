@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::agent_frameworks::{orders_mock, orders_scenarios_path, start_agent, AgentKind};
+use crate::agent_frameworks::{
+    orders_mock, orders_scenarios_path, start_agent, start_agent_with_model, AgentKind,
+};
 use crate::common::{repo, sparring, text};
 
 /// The gold calls of each orders scenario.
@@ -365,4 +367,88 @@ async fn an_a2a_sdk_server_of_a2a_1_0_alone_plays_the_orders_desk_sent_and_strea
         "{said}"
     );
     assert!(stored(&db).await.is_empty());
+}
+
+/// The failed items' errors of the job in `db`, none stored.
+async fn failed_items(db: &str) -> Vec<String> {
+    assert!(stored(db).await.is_empty(), "a failing agent stores nothing");
+    let pool = sqlx::SqlitePool::connect(db).await.unwrap();
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as("SELECT status, last_error FROM items")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    rows.into_iter()
+        .map(|(status, error)| {
+            assert_eq!(status, "failed");
+            error.unwrap_or_default()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_whose_model_says_nothing_fails_every_item_as_empty_reply_never_a_reward_of_0() {
+    let mock = orders_mock().await;
+    // Strands streams the model and answers its (empty) text as an artifact;
+    // the a2a-sdk agent answers it as the status message.
+    for kind in [AgentKind::Strands, AgentKind::A2aV1] {
+        let Some(agent) = start_agent_with_model(kind, &mock.base_url(), "mock-policy+empty").await
+        else {
+            return;
+        };
+        for table in ["", "stream = true"] {
+            let dir = tempfile::tempdir().unwrap();
+            let (config, db) = job(dir.path(), agent.base_url(), &mock.base_url(), "a2a", table);
+            let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+            assert_eq!(out.status.code(), Some(1), "{kind:?}: {}", text(&out.stderr));
+            let errors = failed_items(&db).await;
+            assert_eq!(errors.len(), 6, "{kind:?}");
+            for error in errors {
+                assert!(
+                    error.starts_with("empty_reply") && error.contains("no text"),
+                    "{kind:?} {table:?}: {error}\n{}",
+                    agent.log()
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adk_events_left_unread_leave_a_warning_that_sparring_stats_shows() {
+    let mock = orders_mock().await;
+    let Some(agent) = start_agent(AgentKind::AdkRest, &mock.base_url()).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The events are the answer, but nothing says to read them as a trace.
+    let table = adk_table("/run", false).replace("trace_format = \"adk_events\"\n", "");
+    let (config, db) = job(dir.path(), agent.base_url(), &mock.base_url(), "http", &table);
+    let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conversations = stored(&db).await;
+    for (id, c) in &conversations {
+        assert!(
+            !c.messages.iter().any(|m| m.0 == "agent_tool"),
+            "{id}: nothing was read"
+        );
+        let warning = c.warning.as_deref().unwrap_or_else(|| panic!("{id}: no warning"));
+        assert!(
+            warning.contains("/0/content/parts/0/functionCall")
+                && warning.contains("no policy.http.trace is set"),
+            "{id}: {warning}"
+        );
+    }
+    let stats = sparring(dir.path(), &["stats", "--job", "1", "--database", &db]);
+    let said = text(&stats.stdout);
+    assert!(
+        said.contains("Warnings\n  6 of 6 conversations: the agent's answers hold tool use"),
+        "{said}"
+    );
+    let json = sparring(dir.path(), &["stats", "--job", "1", "--json", "--database", &db]);
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["conversations"]["warnings"][0]["conversations"],
+        6,
+        "{report}"
+    );
 }

@@ -274,3 +274,64 @@ fn check_template_path(file: &Path, field: &str, path: &str, problems: &mut Vec<
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(toml: &str) -> (Option<HttpConfig>, Vec<String>) {
+        let keys: HttpKeys = toml::from_str(toml).unwrap();
+        let mut problems = Vec::new();
+        let config = keys.check(Path::new("job.toml"), "policy.http", &mut problems);
+        (config, problems.iter().map(ToString::to_string).collect())
+    }
+
+    const BASE: &str = "body = '{}'\nreply = \"/reply\"\n";
+
+    #[test]
+    fn an_empty_trace_pointer_is_a_problem_that_says_how_to_read_the_whole_answer() {
+        let (config, p) = check(&format!("{BASE}trace = \"\""));
+        assert!(config.is_none());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].starts_with("job.toml: policy.http.trace: is empty"), "{p:?}");
+        assert!(p[0].contains("trace_format = \"adk_events\""), "{p:?}");
+    }
+
+    #[test]
+    fn a_trace_format_alone_reads_the_whole_answer_and_a_pointer_alone_reads_any_shape() {
+        let (config, p) = check(&format!("{BASE}trace_format = \"adk_events\""));
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(
+            config.unwrap().trace,
+            Some(TraceAt {
+                pointer: String::new(),
+                format: TraceFormat::AdkEvents
+            })
+        );
+        let (config, _) = check(&format!("{BASE}trace = \"/messages\""));
+        assert_eq!(config.unwrap().trace.unwrap().format, TraceFormat::Auto);
+        let (config, _) = check(BASE);
+        assert_eq!(config.unwrap().trace, None);
+        let unknown: Result<HttpKeys, _> = toml::from_str(&format!("{BASE}trace_format = \"xml\""));
+        let e = unknown.unwrap_err().to_string();
+        assert!(e.contains("adk_events") && e.contains("openai_chat"), "{e}");
+    }
+
+    #[test]
+    fn a_session_request_needs_a_path_and_a_success_status() {
+        let (config, p) = check(&format!(
+            "{BASE}[session_create]\nstatus = 404\nid = \"id\"\n"
+        ));
+        assert!(config.is_none());
+        let joined = p.join("\n");
+        assert!(joined.contains("policy.http.session_create.path: is missing"), "{joined}");
+        assert!(joined.contains("policy.http.session_create.status: 404 is not a success"), "{joined}");
+        assert!(joined.contains("policy.http.session_create.id"), "{joined}");
+        let (config, p) = check(&format!(
+            "{BASE}[session_create]\npath = \"/apps/a/users/u/sessions/{{{{ session }}}}\"\n"
+        ));
+        assert!(p.is_empty(), "{p:?}");
+        let create = config.unwrap().session_create.unwrap();
+        assert_eq!((create.body.as_str(), create.status, create.id), ("{}", None, None));
+    }
+}
