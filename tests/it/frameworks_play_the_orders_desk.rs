@@ -33,13 +33,9 @@ const GOLD_CALLS: [(&str, usize); 6] = [
     ("orders-006-refund-of-the-pegs", 1),
 ];
 
-/// The orders scenarios scored by the agent's calls and words, in `dir`.
+/// The orders scenarios, scored by the agent's calls and words, in `dir`.
 fn scored_scenarios(dir: &Path) -> PathBuf {
-    let orders = std::fs::read_to_string(orders_scenarios_path()).unwrap();
-    let scored = orders.replace(
-        "\"reward_basis\": [\"communicate\"]",
-        "\"reward_basis\": [\"actions\", \"communicate\"]",
-    );
+    let scored = std::fs::read_to_string(orders_scenarios_path()).unwrap();
     assert_eq!(scored.matches("\"actions\", \"communicate\"").count(), 6);
     let file = dir.join("scenarios.jsonl");
     std::fs::write(&file, scored).unwrap();
@@ -371,12 +367,16 @@ async fn an_a2a_sdk_server_of_a2a_1_0_alone_plays_the_orders_desk_sent_and_strea
 
 /// The failed items' errors of the job in `db`, none stored.
 async fn failed_items(db: &str) -> Vec<String> {
-    assert!(stored(db).await.is_empty(), "a failing agent stores nothing");
+    assert!(
+        stored(db).await.is_empty(),
+        "a failing agent stores nothing"
+    );
     let pool = sqlx::SqlitePool::connect(db).await.unwrap();
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as("SELECT status, last_error FROM items")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let rows: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT status, last_error FROM items")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
     rows.into_iter()
         .map(|(status, error)| {
             assert_eq!(status, "failed");
@@ -399,7 +399,12 @@ async fn an_agent_whose_model_says_nothing_fails_every_item_as_empty_reply_never
             let dir = tempfile::tempdir().unwrap();
             let (config, db) = job(dir.path(), agent.base_url(), &mock.base_url(), "a2a", table);
             let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
-            assert_eq!(out.status.code(), Some(1), "{kind:?}: {}", text(&out.stderr));
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{kind:?}: {}",
+                text(&out.stderr)
+            );
             let errors = failed_items(&db).await;
             assert_eq!(errors.len(), 6, "{kind:?}");
             for error in errors {
@@ -422,7 +427,13 @@ async fn adk_events_left_unread_leave_a_warning_that_sparring_stats_shows() {
     let dir = tempfile::tempdir().unwrap();
     // The events are the answer, but nothing says to read them as a trace.
     let table = adk_table("/run", false).replace("trace_format = \"adk_events\"\n", "");
-    let (config, db) = job(dir.path(), agent.base_url(), &mock.base_url(), "http", &table);
+    let (config, db) = job(
+        dir.path(),
+        agent.base_url(),
+        &mock.base_url(),
+        "http",
+        &table,
+    );
     let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let conversations = stored(&db).await;
@@ -431,7 +442,10 @@ async fn adk_events_left_unread_leave_a_warning_that_sparring_stats_shows() {
             !c.messages.iter().any(|m| m.0 == "agent_tool"),
             "{id}: nothing was read"
         );
-        let warning = c.warning.as_deref().unwrap_or_else(|| panic!("{id}: no warning"));
+        let warning = c
+            .warning
+            .as_deref()
+            .unwrap_or_else(|| panic!("{id}: no warning"));
         assert!(
             warning.contains("/0/content/parts/0/functionCall")
                 && warning.contains("no policy.http.trace is set"),
@@ -444,11 +458,80 @@ async fn adk_events_left_unread_leave_a_warning_that_sparring_stats_shows() {
         said.contains("Warnings\n  6 of 6 conversations: the agent's answers hold tool use"),
         "{said}"
     );
-    let json = sparring(dir.path(), &["stats", "--job", "1", "--json", "--database", &db]);
+    let json = sparring(
+        dir.path(),
+        &["stats", "--job", "1", "--json", "--database", &db],
+    );
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(
-        report["conversations"]["warnings"][0]["conversations"],
-        6,
+        report["conversations"]["warnings"][0]["conversations"], 6,
         "{report}"
     );
+}
+
+/// An A2A server the issue does not name: LangGraph's own, which `langgraph
+/// dev` serves for each assistant at `/a2a/{assistant_id}`, its card at
+/// `/.well-known/agent-card.json?assistant_id=...` (so `card_path` names it).
+/// It answers A2A 1.0 (with 0.3's `kind`s in it) and reports a turn's tool
+/// results, but not its calls' arguments (`{"tool_results": [{"toolCallId",
+/// "name", "content"}]}`): the conversations play and say what the user must
+/// hear, but no tool call can be stored, so each keeps a warning saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn langgraphs_own_a2a_server_plays_the_desk_but_its_tool_results_alone_leave_a_warning() {
+    let mock = orders_mock().await;
+    let Some(agent) = start_agent(AgentKind::LangGraph, &mock.base_url()).await else {
+        return;
+    };
+    let client = crate::agent_frameworks::http_client(std::time::Duration::from_secs(10));
+    let assistants: Value = client
+        .post(format!("{}/assistants/search", agent.base_url()))
+        .json(&serde_json::json!({"graph_id": "orders"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let assistant = assistants[0]["assistant_id"].as_str().unwrap();
+    for stream in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = format!(
+            "path = \"/a2a/{assistant}\"\ncard_path = \
+             \"/.well-known/agent-card.json?assistant_id={assistant}\"\nstream = {stream}"
+        );
+        let (config, db) = job(
+            dir.path(),
+            agent.base_url(),
+            &mock.base_url(),
+            "a2a",
+            &table,
+        );
+        // Scored by what the agent said: its calls cannot be read.
+        let words_only = std::fs::read_to_string(orders_scenarios_path())
+            .unwrap()
+            .replace(
+                "\"reward_basis\": [\"actions\", \"communicate\"]",
+                "\"reward_basis\": [\"communicate\"]",
+            );
+        assert_eq!(words_only.matches("[\"communicate\"]").count(), 6);
+        std::fs::write(dir.path().join("scenarios.jsonl"), words_only).unwrap();
+        let out = sparring(dir.path(), &["run", config.to_str().unwrap(), "--quiet"]);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            text(&out.stderr),
+            agent.log()
+        );
+        let conversations = stored(&db).await;
+        assert_eq!(conversations.len(), 6);
+        for (id, c) in &conversations {
+            assert_eq!(c.policy_model, "a2a:orders", "{id}");
+            assert_eq!(c.reward, Some(1.0), "{id}: {:#?}", c.messages);
+            let warning = c.warning.as_deref().unwrap_or_default();
+            assert!(
+                warning.contains("/data/tool_results") && warning.contains("tool results alone"),
+                "{id}: {warning:?}"
+            );
+        }
+    }
 }

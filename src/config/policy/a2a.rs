@@ -10,6 +10,9 @@ use super::super::document::child;
 use super::super::problem::Problem;
 use super::check_path;
 
+/// Where an agent's card is, below its base_url, unless `card_path` says.
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+
 /// The A2A versions sparring speaks over JSON-RPC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum A2aVersion {
@@ -43,6 +46,11 @@ pub struct A2aKeys {
     /// checked once per job before the first conversation (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_card: Option<bool>,
+    /// Where the card is, below the endpoint's base_url (default
+    /// `/.well-known/agent-card.json`; a query may follow, as LangGraph's
+    /// `?assistant_id=...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_path: Option<String>,
     /// The A2A version to speak: `"0.3"` or `"1.0"`. Default: the newest
     /// the card names for JSON-RPC (0.3 without a card).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +66,7 @@ pub struct A2aKeys {
 pub struct A2aConfig {
     pub path: String,
     pub read_card: bool,
+    pub card_path: String,
     pub version: Option<A2aVersion>,
     pub stream: bool,
 }
@@ -70,11 +79,24 @@ impl A2aKeys {
         problems: &mut Vec<Problem>,
     ) -> Option<A2aConfig> {
         let path = self.path.clone().unwrap_or_default();
+        let card_path = self
+            .card_path
+            .clone()
+            .unwrap_or_else(|| CARD_PATH.to_string());
         let before = problems.len();
         check_path(file, &child(field, "path"), &path, problems);
+        if card_path.is_empty() {
+            problems.push(Problem::at_field(
+                file,
+                &child(field, "card_path"),
+                format!("is empty; the card is at a path below the base_url, e.g. \"{CARD_PATH}\""),
+            ));
+        }
+        check_path(file, &child(field, "card_path"), &card_path, problems);
         (problems.len() == before).then(|| A2aConfig {
             path,
             read_card: self.read_card.unwrap_or(true),
+            card_path,
             version: self.version,
             stream: self.stream.unwrap_or(false),
         })

@@ -293,7 +293,10 @@ mod tests {
         let (config, p) = check(&format!("{BASE}trace = \"\""));
         assert!(config.is_none());
         assert_eq!(p.len(), 1, "{p:?}");
-        assert!(p[0].starts_with("job.toml: policy.http.trace: is empty"), "{p:?}");
+        assert!(
+            p[0].starts_with("job.toml: policy.http.trace: is empty"),
+            "{p:?}"
+        );
         assert!(p[0].contains("trace_format = \"adk_events\""), "{p:?}");
     }
 
@@ -324,14 +327,23 @@ mod tests {
         ));
         assert!(config.is_none());
         let joined = p.join("\n");
-        assert!(joined.contains("policy.http.session_create.path: is missing"), "{joined}");
-        assert!(joined.contains("policy.http.session_create.status: 404 is not a success"), "{joined}");
+        assert!(
+            joined.contains("policy.http.session_create.path: is missing"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("policy.http.session_create.status: 404 is not a success"),
+            "{joined}"
+        );
         assert!(joined.contains("policy.http.session_create.id"), "{joined}");
         let (config, p) = check(&format!(
             "{BASE}[session_create]\npath = \"/apps/a/users/u/sessions/{{{{ session }}}}\"\n"
         ));
         assert!(p.is_empty(), "{p:?}");
         let create = config.unwrap().session_create.unwrap();
-        assert_eq!((create.body.as_str(), create.status, create.id), ("{}", None, None));
+        assert_eq!(
+            (create.body.as_str(), create.status, create.id),
+            ("{}", None, None)
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! The agent card (`/.well-known/agent-card.json` below the endpoint's
-//! base_url): read once per job, before the first conversation, to choose
+//! base_url, or `[policy.a2a] card_path`): read once per job, before the first conversation, to choose
 //! the A2A version sparring speaks to the agent, to learn whether it
 //! streams, and to name the policy after it.
 //!
@@ -20,9 +20,6 @@
 use serde_json::Value;
 
 use crate::config::policy::a2a::A2aVersion;
-
-/// Where the card is, below the base_url.
-pub const PATH: &str = "/.well-known/agent-card.json";
 
 /// What sparring takes from a card.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -118,8 +118,11 @@ impl A2aAgent {
         let read = self
             .card
             .get_or_try_init(|| async {
-                match self.model.call_raw(RawRequest::get(card::PATH)).await {
-                    Ok(reply) => Ok(card::check(&reply.body).map_err(about_card_body)),
+                let path = self.config.card_path.clone();
+                match self.model.call_raw(RawRequest::get(path.clone())).await {
+                    Ok(reply) => {
+                        Ok(card::check(&reply.body).map_err(|p| about_card_body(&path, p)))
+                    }
                     Err(e) if e.is_retryable() => Err(e),
                     Err(e) => Ok(Err(e)),
                 }
@@ -127,8 +130,8 @@ impl A2aAgent {
             .await;
         match read {
             Ok(Ok(card)) => Ok(card),
-            Ok(Err(e)) => Err(failed(about_card(e.clone()))),
-            Err(e) => Err(failed(about_card(e))),
+            Ok(Err(e)) => Err(failed(about_card(&self.config.card_path, e.clone()))),
+            Err(e) => Err(failed(about_card(&self.config.card_path, e))),
         }
     }
 
@@ -147,9 +150,10 @@ impl A2aAgent {
         let card = self.card().await?;
         let version = card
             .version(self.config.version)
-            .map_err(|problem| failed(about_card_body(problem)))?;
+            .map_err(|problem| failed(about_card_body(&self.config.card_path, problem)))?;
         if self.config.stream && !card.streams {
             return Err(failed(about_card_body(
+                &self.config.card_path,
                 "says the agent does not stream (capabilities.streaming is not true), but \
                  [policy.a2a] stream = true; set stream = false"
                     .into(),
@@ -236,17 +240,16 @@ impl A2aAgent {
 }
 
 /// A card that sparring does not take, saying where it was.
-fn about_card_body(problem: String) -> LlmError {
-    LlmError::Malformed(format!("the agent card at {} {problem}", card::PATH))
+fn about_card_body(path: &str, problem: String) -> LlmError {
+    LlmError::Malformed(format!("the agent card at {path} {problem}"))
 }
 
 /// A card that could not be read, saying so.
-fn about_card(error: LlmError) -> LlmError {
+fn about_card(path: &str, error: LlmError) -> LlmError {
     let about = |m: String| {
         format!(
-            "reading the agent card ({}): {m}; set [policy.a2a] read_card = false for an \
-             agent that serves none",
-            card::PATH
+            "reading the agent card ({path}): {m}; set [policy.a2a] card_path to where the \
+             agent serves it, or read_card = false for an agent that serves none"
         )
     };
     match error {
@@ -377,6 +380,18 @@ impl Policy for A2aAgent {
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let records = super::trace::read(&taken.parts, TraceFormat::A2aParts);
         record_agent_tools(transcript, session, records, self.replay).await?;
+        let parts = serde_json::Value::Array(taken.parts);
+        super::trace::unread::note(
+            policy_session,
+            transcript,
+            super::trace::unread::tool_use_at(&parts).as_deref(),
+            || {
+                "sparring reads tool calls from A2A data parts in the shapes \
+                 docs/agents-under-test.md lists (a call with its name and arguments); tool \
+                 results alone cannot be scored by actions"
+                    .to_string()
+            },
+        );
         if taken.text.trim().is_empty() {
             return Err(empty_reply(match state {
                 Some(state) => format!(
@@ -425,10 +440,13 @@ mod tests {
 
     #[test]
     fn a_card_read_that_was_refused_says_it_was_the_card() {
-        let e = about_card(LlmError::Rejected {
-            status: 404,
-            message: "an empty body".into(),
-        });
+        let e = about_card(
+            crate::config::policy::a2a::CARD_PATH,
+            LlmError::Rejected {
+                status: 404,
+                message: "an empty body".into(),
+            },
+        );
         assert_eq!(e.class(), "rejected");
         assert!(e.to_string().contains("read_card = false"), "{e}");
     }

@@ -14,6 +14,7 @@ use crate::config::policy::http::TraceAt;
 use crate::config::policy::resolve;
 use crate::llm::Usage;
 use crate::policy::reply::text_of;
+use crate::policy::trace::unread;
 use crate::policy::{sse, trace, usage};
 use crate::sim::policy::AgentToolRecord;
 
@@ -118,56 +119,8 @@ pub fn read(
         text,
         trace,
         usage,
-        tool_use_at: tool_use_at(&document),
+        tool_use_at: unread::tool_use_at(&document),
     })
-}
-
-/// How deep an answer is searched for tool use.
-const SEARCH_DEPTH: usize = 8;
-
-/// The pointer of the first tool use an answer holds in a shape agents
-/// report it in, looking [`SEARCH_DEPTH`] levels deep.
-pub fn tool_use_at(document: &Value) -> Option<String> {
-    fn walk(value: &Value, at: &mut String, depth: usize) -> bool {
-        if depth > SEARCH_DEPTH {
-            return false;
-        }
-        match value {
-            Value::Object(fields) => {
-                for (key, inner) in fields {
-                    let marks = match key.as_str() {
-                        "tool_calls" => inner.as_array().is_some_and(|c| !c.is_empty()),
-                        "functionCall" | "function_call" | "toolUse" => inner.is_object(),
-                        "type" => matches!(inner.as_str(), Some("function_call" | "tool_use")),
-                        "part_kind" => inner.as_str() == Some("tool-call"),
-                        _ => false,
-                    };
-                    let len = at.len();
-                    at.push('/');
-                    at.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                    if marks || walk(inner, at, depth + 1) {
-                        return true;
-                    }
-                    at.truncate(len);
-                }
-                false
-            }
-            Value::Array(items) => {
-                for (i, inner) in items.iter().enumerate() {
-                    let len = at.len();
-                    at.push_str(&format!("/{i}"));
-                    if walk(inner, at, depth + 1) {
-                        return true;
-                    }
-                    at.truncate(len);
-                }
-                false
-            }
-            _ => false,
-        }
-    }
-    let mut at = String::new();
-    walk(document, &mut at, 0).then_some(at)
 }
 
 /// A string, or content parts: strings and objects, each object's `text`
@@ -425,11 +378,6 @@ mod tests {
             })
         );
         assert_eq!(answer.tool_use_at, None);
-        assert_eq!(
-            tool_use_at(&json!({"m": [{"tool_calls": []}, {"a/b": {"type": "tool_use"}}]}))
-                .as_deref(),
-            Some("/m/1/a~1b/type")
-        );
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::config::Problem;
 use crate::llm::message::Message;
 use crate::llm::{ChatModel, LlmError};
 use crate::sim::episode::EpisodeError;
-use crate::sim::policy::{record_agent_tools, PolicySession, NO_TOKENS};
+use crate::sim::policy::{record_agent_tools, NO_TOKENS};
 use crate::sim::{Author, Policy, PolicyTurn, TurnEnd};
 
 pub use templates::{HttpTemplates, TemplateError};
@@ -125,7 +125,12 @@ impl Policy for HttpAgent {
         let answer = answer::read(&reply.body, content_type, pointers).map_err(super::malformed)?;
         let new = unseen::unseen(&mut session.reported, answer.trace);
         record_agent_tools(turn.transcript, turn.session, new, self.replay).await?;
-        note_unread_tool_use(session, answer.tool_use_at.as_deref(), &self.config);
+        crate::policy::trace::unread::note(
+            session,
+            turn.transcript,
+            answer.tool_use_at.as_deref(),
+            || trace_advice(&self.config),
+        );
         if answer.text.trim().is_empty() {
             return Err(super::empty_reply(format!(
                 "the agent's answer has empty text at policy.http.reply = {:?}",
@@ -143,22 +148,9 @@ impl Policy for HttpAgent {
     }
 }
 
-/// Leave a warning on the conversation while its answers hold tool use (at
-/// `tool_use_at`) but the trace has read none in the whole conversation;
-/// take it back once the trace reads some.
-fn note_unread_tool_use(
-    session: &mut PolicySession,
-    tool_use_at: Option<&str>,
-    config: &HttpConfig,
-) {
-    if !session.reported.is_empty() {
-        session.warning = None;
-        return;
-    }
-    let (Some(at), None) = (tool_use_at, &session.warning) else {
-        return;
-    };
-    let advice = match &config.trace {
+/// What to change when the answers hold tool use the trace did not read.
+fn trace_advice(config: &HttpConfig) -> String {
+    match &config.trace {
         None => "no policy.http.trace is set; point it at the agent's tool calls (and name \
                  their shape with trace_format)"
             .to_string(),
@@ -168,9 +160,5 @@ fn note_unread_tool_use(
             trace.pointer,
             trace.format.as_str()
         ),
-    };
-    session.warning = Some(format!(
-        "the agent's answers hold tool use (at {at}) but no tool call was read from them: \
-         {advice}"
-    ));
+    }
 }

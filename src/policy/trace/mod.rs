@@ -20,6 +20,7 @@ pub mod converse;
 pub mod pydantic_ai;
 pub mod records;
 pub mod responses;
+pub mod unread;
 
 use serde_json::Value;
 
