@@ -128,7 +128,7 @@ impl AgentReply {
         if let Some(history) = task.get("history").and_then(Value::as_array) {
             let after_user = history
                 .iter()
-                .rposition(|m| is_user(m))
+                .rposition(is_user)
                 .map_or(0, |i| i + 1);
             for message in &history[after_user..] {
                 self.read_agent_message(message);
