@@ -126,10 +126,7 @@ impl AgentReply {
         self.set_ids(task, "id");
         self.apply_status(status)?;
         if let Some(history) = task.get("history").and_then(Value::as_array) {
-            let after_user = history
-                .iter()
-                .rposition(is_user)
-                .map_or(0, |i| i + 1);
+            let after_user = history.iter().rposition(is_user).map_or(0, |i| i + 1);
             for message in &history[after_user..] {
                 self.read_agent_message(message);
             }
