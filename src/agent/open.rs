@@ -7,13 +7,15 @@ use std::sync::atomic::AtomicU64;
 
 use sha2::{Digest, Sha256};
 
+use crate::config::UserMode;
 use crate::config::{DatasetFormat, Job, Problem};
 use crate::jobs::generation::item::Generation;
 use crate::jobs::generation::setup::with_tools_model;
 use crate::jobs::generation::{job_persona, prepare};
 use crate::jobs::models::{connect_models, Models};
 use crate::jobs::Context;
-use crate::persona::nemo_gym::{input_key, REQUEST_FIELD};
+use crate::persona::nemo_gym::scenario_key;
+use crate::persona::Scenario;
 use crate::store::{JobKind, JobRow, JobStatus, NewJob, Store};
 
 use super::error::OpenError;
@@ -24,8 +26,10 @@ pub struct Agent {
     pub(super) job_row: JobRow,
     pub(super) job: Job,
     pub(super) generation: Generation,
-    /// The job's own rows by their input (NeMo Gym rows only): a run
-    /// request of the same input takes their gold calls and replays.
+    /// The job's own rows by the input a run request of the same row shares
+    /// with them (NeMo Gym rows only, [`scenario_key`]): such a request
+    /// takes their id, gold calls and replays. Rows whose keys are the same
+    /// are left out: a request could be either.
     pub(super) rows_by_input: HashMap<String, usize>,
     /// For run requests without NeMo Gym's indices: a fresh key each.
     pub(super) runs: AtomicU64,
@@ -82,18 +86,17 @@ impl Agent {
             .await
             .map_err(|p| OpenError::Invalid(vec![p]))?;
         let rows_by_input = match job.dataset.format {
-            DatasetFormat::NemoGym => prepared
-                .scenarios
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    let request = s.initial_state.get(REQUEST_FIELD)?.as_object()?;
-                    Some((input_key(request)?, i))
-                })
-                .collect(),
+            DatasetFormat::NemoGym => rows_by_key(&prepared.scenarios, job.user_simulator.mode),
             DatasetFormat::Scenarios => HashMap::new(),
         };
         let hash = agent_job_hash(&prepared.config_hash);
+        // Any of them may play a request's user.
+        let personas: Vec<_> = prepared.personas.iter().map(job_persona).collect();
+        let generation = Generation::new(&job, prepared, &models);
+        generation
+            .prepare_policy()
+            .await
+            .map_err(|p| OpenError::Invalid(vec![p]))?;
         let store = ctx.store.clone();
         let job_row = match store.find_job_by_config_hash(&hash).await? {
             Some(row) => row,
@@ -108,11 +111,9 @@ impl Agent {
                     .await?
             }
         };
-        // Any of them may play a request's user.
-        let personas: Vec<_> = prepared.personas.iter().map(job_persona).collect();
         store.put_job_personas(job_row.id, &personas).await?;
         store.set_job_status(job_row.id, JobStatus::Running).await?;
-        let generation = Generation::new(&job, prepared, &models);
+
         Ok(Agent {
             store,
             job_row,
@@ -142,4 +143,20 @@ impl Agent {
             .await?;
         Ok(())
     }
+}
+
+/// The rows of `scenarios` by [`scenario_key`], those that share a key left
+/// out.
+fn rows_by_key(scenarios: &[Scenario], mode: UserMode) -> HashMap<String, usize> {
+    let mut rows: HashMap<String, Option<usize>> = HashMap::new();
+    for (i, scenario) in scenarios.iter().enumerate() {
+        if let Some(key) = scenario_key(scenario, mode) {
+            rows.entry(key)
+                .and_modify(|row| *row = None)
+                .or_insert(Some(i));
+        }
+    }
+    rows.into_iter()
+        .filter_map(|(key, row)| Some((key, row?)))
+        .collect()
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::config::{EnvironmentConfig, UserMode};
 use crate::env::nemo_gym::training::{self, Turn};
 use crate::env::InitialState;
-use crate::persona::nemo_gym::{input_key, row_as_scenario, RowOptions, REQUEST_FIELD};
+use crate::persona::nemo_gym::{request_key, row_as_scenario, RowOptions, REQUEST_FIELD};
 use crate::sim::policy::TurnEnd;
 use crate::sim::{Author, PolicySession, PolicyTurn, Transcript};
 
@@ -48,7 +48,7 @@ impl Agent {
         })?;
         // The job's own row of the same input names the scenario (a mock
         // policy plays its script by it).
-        let scenario_id = input_key(&params)
+        let scenario_id = request_key(&params, self.job.user_simulator.mode)
             .and_then(|key| self.rows_by_input.get(&key))
             .map_or("responses", |&i| {
                 self.generation.prepared().scenarios[i].id.as_str()

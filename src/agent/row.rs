@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::config::DatasetFormat;
-use crate::persona::nemo_gym::{input_key, row_as_scenario, row_id, RowOptions};
+use crate::persona::nemo_gym::{input_key, request_key, row_as_scenario, row_id, RowOptions};
 use crate::persona::{Persona, Scenario};
 
 use super::error::Invalid;
@@ -47,8 +47,14 @@ impl Agent {
         };
         let mut scenario = row_as_scenario(&request.row, options)
             .map_err(|e| Invalid::at(&[crate::persona::nemo_gym::REQUEST_FIELD], e))?;
-        let own = input_key(request.responses_create_params())
-            .and_then(|key| self.rows_by_input.get(&key))
+        // The job's own row: named by the row's identity (`id`, `uuid`,
+        // `task_id`), else found by the input both share.
+        let own = row_id(&request.row)
+            .and_then(|id| prepared.scenario_index.get(&id))
+            .or_else(|| {
+                request_key(request.responses_create_params(), options.mode)
+                    .and_then(|key| self.rows_by_input.get(&key))
+            })
             .map(|&i| &prepared.scenarios[i]);
         match (own, row_id(&request.row)) {
             (Some(own), id) => {

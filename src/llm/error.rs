@@ -51,11 +51,17 @@ pub enum LlmError {
     /// agent's answer is the failure, so the call is not sent again.
     #[error("the agent failed: {0}")]
     AgentFailed(String),
+    /// A black-box agent answered, after the endpoint's retries, with no
+    /// reply: empty text, no reply where its protocol puts one, or a task
+    /// that ended without a message. The conversation did not run, so it is
+    /// a failed item, never a stored reward of 0.
+    #[error("the agent gave no reply: {0}")]
+    EmptyReply(String),
 }
 
 impl LlmError {
     /// Every failure class, in the order of [`LlmError::class_index`].
-    pub const CLASSES: [&'static str; 10] = [
+    pub const CLASSES: [&'static str; 11] = [
         "rate_limited",
         "server_error",
         "timeout",
@@ -66,6 +72,7 @@ impl LlmError {
         "invalid_request",
         "exceeds_token_limit",
         "agent_failed",
+        "empty_reply",
     ];
 
     /// A short stable name for the failure class, stored with failed items.
@@ -87,6 +94,7 @@ impl LlmError {
             LlmError::InvalidRequest(_) => 7,
             LlmError::ExceedsTokenLimit { .. } => 8,
             LlmError::AgentFailed(_) => 9,
+            LlmError::EmptyReply(_) => 10,
         }
     }
 
@@ -104,7 +112,8 @@ impl LlmError {
             | LlmError::QuotaExhausted(_)
             | LlmError::InvalidRequest(_)
             | LlmError::ExceedsTokenLimit { .. }
-            | LlmError::AgentFailed(_) => false,
+            | LlmError::AgentFailed(_)
+            | LlmError::EmptyReply(_) => false,
         }
     }
 

@@ -29,6 +29,7 @@ mod review;
 pub mod server;
 pub mod starter;
 pub mod stats;
+mod stream;
 pub mod synth;
 pub mod synth_generic;
 pub mod tokens;

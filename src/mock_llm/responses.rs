@@ -42,6 +42,9 @@ struct IncomingResponsesRequest {
     parallel_tool_calls: Option<bool>,
     #[serde(default)]
     metadata: Option<HashMap<String, serde_json::Value>>,
+    /// `true`: the reply as Server-Sent Events.
+    #[serde(default)]
+    stream: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -177,6 +180,7 @@ pub(super) async fn responses(
         Err(response) => return *response,
     };
     let reasoning = request.model.split('+').any(|m| m == "reasoning");
+    let stream = request.stream.unwrap_or(false);
     let messages = match conversation(request.instructions, request.input, reasoning) {
         Ok(messages) => messages,
         Err((message, code)) => return error(StatusCode::BAD_REQUEST, &message, code),
@@ -194,7 +198,11 @@ pub(super) async fn responses(
         Err(response) => return response,
     };
     let announced = answered.announced;
-    with_announced(Json(reply_body(answered)), announced)
+    let body = reply_body(answered);
+    if stream {
+        return super::stream::sse(super::stream::response_events(&body));
+    }
+    with_announced(Json(body), announced)
 }
 
 /// The Responses API reply of a scripted turn.

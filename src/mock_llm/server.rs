@@ -171,6 +171,19 @@ struct IncomingRequest {
     return_tokens_as_token_ids: Option<bool>,
     #[serde(default)]
     return_token_ids: Option<bool>,
+    /// `true`: the reply as Server-Sent Events of chunks.
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+}
+
+/// `stream_options` of a streamed request.
+#[derive(Deserialize, Default)]
+pub(super) struct StreamOptions {
+    /// A last chunk with the usage and no choices.
+    #[serde(default)]
+    pub(super) include_usage: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +267,13 @@ pub(super) async fn chat_completions(
         as_token_ids: request.return_tokens_as_token_ids.unwrap_or(false),
         token_ids: request.return_token_ids.unwrap_or(false),
     };
+    let stream = request.stream.unwrap_or(false).then(|| {
+        request
+            .stream_options
+            .unwrap_or_default()
+            .include_usage
+            .unwrap_or(false)
+    });
     let asked = Asked {
         scenario: scenario_id(&headers, request.metadata.as_ref()),
         model: request.model,
@@ -310,6 +330,9 @@ pub(super) async fn chat_completions(
     });
     capture.fill(&prompt_text, &reply, &mut body, &mut choice);
     body["choices"] = json!([choice]);
+    if let Some(include_usage) = stream {
+        return super::stream::sse(super::stream::chat_chunks(&body, include_usage));
+    }
     with_announced(Json(body), announced)
 }
 

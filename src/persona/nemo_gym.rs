@@ -341,6 +341,53 @@ pub fn input_key(request: &Map<String, Value>) -> Option<String> {
     serde_json::to_string(&key).ok()
 }
 
+/// What a run request and the job's own row of the same task share of their
+/// input, as a key that joins them. Without a simulated user
+/// (`mode = "none"`) both carry the whole input. With one (`"llm"`) the job
+/// keeps of its row only the prelude (up to the first user message) and the
+/// user's later words (its goal), while a run request carries the whole
+/// input, the assistant's turns between them included: the key is the
+/// prelude's items and the user's later words, which both hold.
+pub fn request_key(request: &Map<String, Value>, mode: UserMode) -> Option<String> {
+    let items = input_items(request).ok()?;
+    match mode {
+        UserMode::None => shared_key(&items, &[]),
+        UserMode::Llm => {
+            let first_user = items.iter().position(|i| i.message.role == Role::User)?;
+            let later: Vec<String> = items[first_user + 1..]
+                .iter()
+                .filter(|i| i.message.role == Role::User)
+                .map(|i| i.message.content.to_string())
+                .collect();
+            shared_key(&items[..=first_user], &later)
+        }
+    }
+}
+
+/// [`request_key`] of a scenario the job read from a row.
+pub fn scenario_key(scenario: &Scenario, mode: UserMode) -> Option<String> {
+    let request = scenario.initial_state.get(REQUEST_FIELD)?.as_object()?;
+    match mode {
+        UserMode::None => request_key(request, mode),
+        UserMode::Llm => {
+            let items = input_items(request).ok()?;
+            let first_user = items.iter().position(|i| i.message.role == Role::User)?;
+            shared_key(&items[..=first_user], &scenario.user.turns)
+        }
+    }
+}
+
+fn shared_key(prelude: &[Item], later_user_turns: &[String]) -> Option<String> {
+    let items: Vec<(&str, &str, String)> = prelude
+        .iter()
+        .map(|i| {
+            let calls = serde_json::to_string(&i.message.tool_calls).unwrap_or_default();
+            (i.message.role.as_str(), &*i.message.content, calls)
+        })
+        .collect();
+    serde_json::to_string(&(items, later_user_turns)).ok()
+}
+
 /// What a recorded rollout did: its function calls and its last reply.
 #[derive(Debug, Clone, Default)]
 struct Replay {
@@ -620,6 +667,45 @@ mod tests {
     }
 
     const WORKPLACE_LIKE: &str = r#"{"id": 0, "responses_create_params": {"input": [{"role": "system", "content": "Today is Thursday."}, {"role": "user", "content": "Reply to carlos."}], "tools": [{"type": "function", "name": "email_reply_email", "description": "Replies.", "parameters": {"type": "object", "properties": {"email_id": {"type": "string"}}}, "strict": false}], "parallel_tool_calls": false}, "ground_truth": [{"name": "email_reply_email", "arguments": "{\"email_id\": \"00000057\"}"}], "category": "email"}"#;
+
+    #[test]
+    fn a_run_request_of_a_multi_turn_row_has_the_key_of_the_row_the_job_read() {
+        let row = r#"{"responses_create_params": {"input": [{"role": "system", "content": "Today is Monday."}, {"role": "user", "content": "Book lunch with Ana."}, {"role": "assistant", "content": "Done."}, {"role": "user", "content": "Move it to 1pm."}]}, "exp_cal_state": {}}"#;
+        let other = row.replace("Move it to 1pm.", "Cancel it.");
+        let (_dir, path) = write(&format!("{row}\n{other}\n"));
+        let llm = RowOptions {
+            mode: UserMode::Llm,
+            user_goal_field: None,
+            replay: None,
+        };
+        let scenarios = load_rows(&path, llm).unwrap();
+        // The job keeps the prelude only; the request carries everything.
+        assert_eq!(
+            scenarios[0].initial_state[REQUEST_FIELD]["input"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        let request: Map<String, Value> = serde_json::from_str::<Value>(row).unwrap()
+            [REQUEST_FIELD]
+            .as_object()
+            .unwrap()
+            .clone();
+        let key = request_key(&request, UserMode::Llm);
+        assert!(key.is_some());
+        assert_eq!(key, scenario_key(&scenarios[0], UserMode::Llm));
+        assert_ne!(key, scenario_key(&scenarios[1], UserMode::Llm));
+        // Whole inputs without a simulated user, as the old key had them.
+        assert_eq!(
+            request_key(&request, UserMode::None).is_some(),
+            input_key(&request).is_some()
+        );
+        assert_ne!(
+            request_key(&request, UserMode::None),
+            scenario_key(&scenarios[0], UserMode::None)
+        );
+    }
 
     #[test]
     fn a_row_becomes_a_scenario_with_its_prompt_tools_gold_calls_and_fields_kept() {

@@ -9,6 +9,9 @@ pub mod a2a;
 pub mod http;
 pub mod reply;
 pub mod responses_agent;
+pub mod sse;
+pub mod trace;
+pub mod usage;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -53,6 +56,13 @@ pub fn failed(error: LlmError) -> EpisodeError {
         role: "policy",
         error,
     }
+}
+
+/// An agent that answered nothing: the item fails (`empty_reply`), so a
+/// stored reward of 0 always means a conversation that ran and failed its
+/// checks. `what` says what was empty, for the item's error.
+pub fn empty_reply(what: impl Into<String>) -> EpisodeError {
+    failed(LlmError::EmptyReply(what.into()))
 }
 
 /// A reply that is not what the kind's contract says: a terminal failure

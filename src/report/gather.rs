@@ -157,11 +157,20 @@ pub struct ConversationTally {
     scenarios: BTreeMap<String, (u64, u64)>,
     /// scenario → its rewards, in id order: its rollout group.
     group_rewards: BTreeMap<String, Vec<f64>>,
+    /// The policy's warning → the conversations it was left on.
+    warnings: BTreeMap<String, u64>,
 }
 
 impl ConversationTally {
     pub fn add(&mut self, c: &ConversationRow) {
         self.total += 1;
+        if let Some(warning) = c
+            .metadata
+            .get(crate::sim::policy::WARNING_KEY)
+            .and_then(serde_json::Value::as_str)
+        {
+            *self.warnings.entry(warning.to_string()).or_default() += 1;
+        }
         let termination = self.terminations.entry(c.termination.clone()).or_default();
         termination.0 += 1;
         if let Some(parts) = c.reward_breakdown.as_object() {
@@ -220,6 +229,15 @@ impl ConversationTally {
             |(scenario, rewards)| rewards.into_iter().map(move |r| (scenario.clone(), r)),
         ))
         .counts();
+        let mut warnings: Vec<WarningCount> = self
+            .warnings
+            .into_iter()
+            .map(|(warning, conversations)| WarningCount {
+                warning,
+                conversations,
+            })
+            .collect();
+        warnings.sort_by_key(|w| std::cmp::Reverse(w.conversations));
         let stats = ConversationStats {
             total: self.total,
             scored: self.rewards.len() as u64,
@@ -227,6 +245,7 @@ impl ConversationTally {
             components,
             terminations,
             groups,
+            warnings,
         };
         (stats, pass_hat_k)
     }

@@ -157,6 +157,19 @@ impl fmt::Display for StatsReport {
             },
         ]);
         pairs(&mut out, "  ", &rows);
+        if !c.warnings.is_empty() {
+            out.push_str("\nWarnings\n");
+            for w in &c.warnings {
+                let _ = writeln!(
+                    out,
+                    "  {} of {} conversation{}: {}",
+                    w.conversations,
+                    c.total,
+                    if c.total == 1 { "" } else { "s" },
+                    w.warning
+                );
+            }
+        }
 
         if !c.components.is_empty() {
             out.push_str("\nReward components\n");

@@ -78,6 +78,18 @@ pub struct ConversationStats {
     /// Rollout groups (a scenario's conversations with a reward) and the
     /// flat ones among them; `None` when none is scored.
     pub groups: Option<crate::export::groups::GroupCounts>,
+    /// What the policy warned of conversations (an agent's answers that held
+    /// tool use no trace read), with how many conversations each; most
+    /// frequent first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningCount>,
+}
+
+/// One warning and the conversations it was left on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WarningCount {
+    pub warning: String,
+    pub conversations: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -67,6 +67,9 @@ pub struct Episode {
     /// What the user model wrote each turn, before its control token was cut
     /// off, for the fidelity checks.
     pub user_outputs: Vec<UserOutput>,
+    /// What the policy warned of this conversation (an agent whose answers
+    /// held tool use that no trace read).
+    pub policy_warning: Option<String>,
 }
 
 /// A failure that makes the item fail (retryable), never a reward of 0.
@@ -274,6 +277,7 @@ pub async fn run_episode(
         verification,
         usage,
         user_outputs,
+        policy_warning: policy_session.warning.take(),
     })
 }
 

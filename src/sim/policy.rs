@@ -15,6 +15,10 @@ use crate::llm::Usage;
 use super::episode::EpisodeError;
 use super::transcript::{Author, Transcript};
 
+/// The key of a stored conversation's metadata that holds what its policy
+/// warned of it ([`PolicySession::warning`]), which `sparring stats` counts.
+pub const WARNING_KEY: &str = "policy_warning";
+
 /// How a policy turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnEnd {
@@ -48,6 +52,10 @@ pub struct PolicySession {
     /// LangGraph thread's messages), or the artifact ids of the A2A task the
     /// conversation is in. A session runs one kind, so one list serves both.
     pub reported: Vec<String>,
+    /// What the policy warns of this conversation, once it has ended (an
+    /// agent's answers that hold tool use no trace read): kept with the
+    /// stored conversation, counted by `sparring stats`.
+    pub warning: Option<String>,
 }
 
 impl PolicySession {
@@ -155,6 +163,13 @@ pub trait Policy: Send + Sync {
     /// What plays the policy, as stored with each conversation: the model's
     /// name, or the agent kind's label (`a2a:NAME`), never its URL.
     fn name(&self) -> &str;
+
+    /// Get ready before a job's first conversation (an A2A agent's card is
+    /// read and checked): an error refuses the job at its setup rather than
+    /// failing each item. Most policies have nothing to do.
+    async fn prepare(&self) -> Result<(), EpisodeError> {
+        Ok(())
+    }
 
     /// Run one turn: append what the policy said and did to the transcript,
     /// running on the session the tool calls it asks sparring to run.

@@ -8,6 +8,11 @@ OPENAI_BASE_URL (sparring's mock in the tests) named by AGENT_MODEL (default
                                         and `SendMessage` (A2A 1.0)
     GET  /health                        {"ok": true}
 
+With `--v1-only` the server speaks A2A 1.0 alone (no 0.3 compatibility: a
+`message/send` is a JSON-RPC error -32601) and its card says so (one
+interface, protocolVersion 1.0) and that it streams (`SendStreamingMessage`,
+Server-Sent Events).
+
 A `contextId` is a conversation: the agent keeps its history (with its tool
 calls) and its own copy of the orders table per context. Each `message/send`
 answers a Task:
@@ -15,6 +20,8 @@ answers a Task:
 - the tool calls the agent made for this message, when it made any, are an
   artifact named `tool_calls` holding one data part,
   `{"tool_calls": [{"id", "name", "arguments": {...}, "output": "..."}]}`;
+- the status message's metadata carries the turn's token usage, summed over
+  its model calls: `{"usage": {"prompt_tokens", "completion_tokens"}}`;
 - the state is `input-required` when the reply asks the user something (ends
   with a question, or asks yes/no) other than the closing "anything else?",
   else `completed`; `failed` (with the error as the status message) when the
@@ -75,15 +82,19 @@ class OrdersDesk(AgentExecutor):
         self.model = os.environ.get("AGENT_MODEL", "mock-policy")
         self.conversations: dict[str, Conversation] = {}
 
-    async def turn(self, conversation: Conversation, text: str) -> tuple[str, list]:
-        """The agent's reply to one user message, and the tool calls it made."""
+    async def turn(self, conversation: Conversation, text: str) -> tuple[str, list, dict]:
+        """The agent's reply to one user message, the tool calls it made and its usage."""
         conversation.messages.append({"role": "user", "content": text})
         trace = []
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
         tools = [{"type": "function", "function": spec} for spec in orders.TOOLS]
         for _ in range(MAX_STEPS):
             completion = await self.client.chat.completions.create(
                 model=self.model, messages=conversation.messages, tools=tools
             )
+            if completion.usage is not None:
+                usage["prompt_tokens"] += completion.usage.prompt_tokens
+                usage["completion_tokens"] += completion.usage.completion_tokens
             message = completion.choices[0].message
             calls = message.tool_calls or []
             conversation.messages.append(
@@ -107,7 +118,7 @@ class OrdersDesk(AgentExecutor):
                 }
             )
             if not calls:
-                return message.content or "", trace
+                return message.content or "", trace, usage
             for call in calls:
                 output = conversation.book.call(call.function.name, call.function.arguments)
                 conversation.messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
@@ -126,13 +137,13 @@ class OrdersDesk(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         conversation = self.conversations.setdefault(task.context_id, Conversation())
         try:
-            reply, trace = await self.turn(conversation, context.get_user_input())
+            reply, trace, usage = await self.turn(conversation, context.get_user_input())
         except Exception as e:  # noqa: BLE001 - any error of the turn fails the task
             await updater.failed(updater.new_agent_message([new_text_part(f"the agent failed: {e}")]))
             return
         if trace:
             await updater.add_artifact([new_data_part({"tool_calls": trace})], name="tool_calls")
-        answer = updater.new_agent_message([new_text_part(reply)])
+        answer = updater.new_agent_message([new_text_part(reply)], metadata={"usage": usage})
         if asks_the_user(reply):
             await updater.requires_input(answer)
         else:
@@ -142,17 +153,17 @@ class OrdersDesk(AgentExecutor):
         raise RuntimeError("the orders desk does not cancel tasks")
 
 
-def agent_card(url: str) -> AgentCard:
+def agent_card(url: str, v1_only: bool) -> AgentCard:
+    versions = ["1.0"] if v1_only else ["1.0", "0.3"]
     return AgentCard(
         name="orders desk",
         description="Looks up and cancels Lantern & Loom orders (a test agent of sparring).",
         version="1.0.0",
-        # One endpoint speaks both versions of JSON-RPC.
+        # One endpoint speaks both versions of JSON-RPC, or 1.0 alone.
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=version) for version in versions
         ],
-        capabilities=AgentCapabilities(streaming=False),
+        capabilities=AgentCapabilities(streaming=v1_only),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain", "application/json"],
         skills=[
@@ -166,8 +177,8 @@ def agent_card(url: str) -> AgentCard:
     )
 
 
-def make_app(url: str) -> Starlette:
-    card = agent_card(url)
+def make_app(url: str, v1_only: bool = False) -> Starlette:
+    card = agent_card(url, v1_only)
     handler = DefaultRequestHandler(agent_executor=OrdersDesk(), task_store=InMemoryTaskStore(), agent_card=card)
 
     async def health(_request):
@@ -176,7 +187,7 @@ def make_app(url: str) -> Starlette:
     return Starlette(
         routes=[
             *create_agent_card_routes(card),
-            *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
+            *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=not v1_only),
             Route("/health", health, methods=["GET"]),
         ]
     )
@@ -186,8 +197,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--v1-only", action="store_true", help="A2A 1.0 only, streaming")
     args = parser.parse_args()
-    app = make_app(f"http://{args.host}:{args.port}/")
+    app = make_app(f"http://{args.host}:{args.port}/", args.v1_only)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 

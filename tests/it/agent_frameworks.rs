@@ -1,10 +1,14 @@
 //! The real agent frameworks sparring's agent policy kinds are tested against
-//! (issue 29), each a small agent in `tests/agents/` with the orders desk's two
-//! tools as its own and sparring's mock as its model: an OpenAI Agents SDK agent
-//! behind the Responses contract, a LangGraph graph behind `langgraph dev`, an
-//! A2A server built with `a2a-sdk`, and an agent that fails on purpose. They run
-//! on the python of `scripts/agent-frameworks`, named by
-//! `SPARRING_AGENT_FRAMEWORKS_PYTHON` (skipped without it).
+//! (issues 29 and 39), each a small agent in `tests/agents/` with the orders
+//! desk's two tools as its own and sparring's mock as its model: an OpenAI
+//! Agents SDK agent behind the Responses contract, a LangGraph graph behind
+//! `langgraph dev`, an A2A server built with `a2a-sdk` (and the same with A2A
+//! 1.0 alone), a Google ADK agent behind `adk api_server` and behind ADK's
+//! A2A server, a pydantic-ai agent behind fasta2a, a Strands agent behind
+//! Strands' A2A server, and an agent that fails on purpose. They run on the
+//! python of `scripts/agent-frameworks`, named by
+//! `SPARRING_AGENT_FRAMEWORKS_PYTHON` (Strands on its own,
+//! `SPARRING_AGENT_FRAMEWORKS_STRANDS_PYTHON`; skipped without them).
 //!
 //! [`start_agent`] is for every test that needs one of them; the tests here
 //! drive each over raw HTTP, as the policy kinds will, and hold the shapes of
@@ -36,6 +40,16 @@ pub enum AgentKind {
     LangGraph,
     /// `a2a_agent.py`: JSON-RPC at `/`, the card at `/.well-known/agent-card.json`.
     A2a,
+    /// `a2a_agent.py --v1-only`: A2A 1.0 alone, streaming.
+    A2aV1,
+    /// `adk_agent/` under `adk api_server`: `/apps/orders_desk/...`, `/run`, `/run_sse`.
+    AdkRest,
+    /// `adk_a2a.py`: ADK's A2A server (`to_a2a`) over the same agent.
+    AdkA2a,
+    /// `pydantic_ai_agent.py`: pydantic-ai behind fasta2a.
+    PydanticAi,
+    /// `strands_agent.py`: Strands behind its A2A server (its own venv).
+    Strands,
     /// `faulty_agent.py`: fails as its path's first segment says.
     Faulty,
 }
@@ -45,6 +59,7 @@ impl AgentKind {
     fn ready_path(self) -> &'static str {
         match self {
             AgentKind::LangGraph => "/ok",
+            AgentKind::AdkRest => "/list-apps",
             _ => "/health",
         }
     }
@@ -92,6 +107,22 @@ impl Drop for RunningAgent {
         }
         signal("-KILL");
         let _ = self.child.wait();
+    }
+}
+
+/// The python of Strands' venv (`scripts/agent-frameworks strands`), or
+/// `None` after saying the test is skipped.
+pub fn strands_python() -> Option<PathBuf> {
+    match std::env::var("SPARRING_AGENT_FRAMEWORKS_STRANDS_PYTHON") {
+        Ok(python) if !python.is_empty() => Some(PathBuf::from(python)),
+        _ => {
+            println!(
+                "SKIPPED: the Strands agent needs Python with strands-agents[a2a,openai]; set \
+                 SPARRING_AGENT_FRAMEWORKS_STRANDS_PYTHON (scripts/agent-frameworks strands \
+                 prints it)"
+            );
+            None
+        }
     }
 }
 
@@ -156,7 +187,10 @@ pub async fn start_agent_with_model(
     mock_base_url: &str,
     model: &str,
 ) -> Option<RunningAgent> {
-    let python = frameworks_python()?;
+    let python = match kind {
+        AgentKind::Strands => strands_python()?,
+        _ => frameworks_python()?,
+    };
     let agents = repo().join("tests/agents");
     let dir = tempfile::tempdir().unwrap();
     let port = crate::common::free_port();
@@ -164,6 +198,15 @@ pub async fn start_agent_with_model(
     let mut command = match kind {
         AgentKind::OpenAiAgents => script(&python, &agents.join("openai_agents_server.py")),
         AgentKind::A2a => script(&python, &agents.join("a2a_agent.py")),
+        AgentKind::A2aV1 => {
+            let mut command = script(&python, &agents.join("a2a_agent.py"));
+            command.arg("--v1-only");
+            command
+        }
+        AgentKind::AdkRest => adk_api_server(&python, &agents, dir.path()),
+        AgentKind::AdkA2a => script(&python, &agents.join("adk_a2a.py")),
+        AgentKind::PydanticAi => script(&python, &agents.join("pydantic_ai_agent.py")),
+        AgentKind::Strands => script(&python, &agents.join("strands_agent.py")),
         AgentKind::Faulty => script(&python, &agents.join("faulty_agent.py")),
         AgentKind::LangGraph => langgraph_dev(&python, &agents, dir.path()),
     };
@@ -225,6 +268,28 @@ fn langgraph_dev(python: &Path, agents: &Path, dir: &Path) -> Command {
             "8",
         ])
         .current_dir(&graph_dir);
+    command
+}
+
+/// `adk api_server` over a copy of `tests/agents/adk_agent` (and the
+/// `orders.py` its agent imports) in `dir`: ADK keeps files of its own
+/// (`.adk/`) in the agent's folder.
+fn adk_api_server(python: &Path, agents: &Path, dir: &Path) -> Command {
+    let copy = dir.join("agents");
+    let app = copy.join("adk_agent").join("orders_desk");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::copy(agents.join("orders.py"), copy.join("orders.py")).unwrap();
+    for file in ["__init__.py", "agent.py"] {
+        std::fs::copy(
+            agents.join("adk_agent").join("orders_desk").join(file),
+            app.join(file),
+        )
+        .unwrap();
+    }
+    let mut command = Command::new(python.with_file_name("adk"));
+    command
+        .args(["api_server", "--no-reload"])
+        .arg(copy.join("adk_agent"));
     command
 }
 

@@ -37,6 +37,7 @@ mod dual_control;
 mod episodes;
 mod export_consumers;
 mod first_user;
+mod frameworks_play_the_orders_desk;
 mod hardening;
 mod import_job;
 mod import_readers;

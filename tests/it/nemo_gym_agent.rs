@@ -519,3 +519,114 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
 async fn json_of(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
 }
+
+/// The stored reward of each scenario of the job in `database`.
+async fn rewards_by_scenario(database: &str) -> std::collections::BTreeMap<String, Option<f64>> {
+    let pool = sqlx::SqlitePool::connect(database).await.unwrap();
+    let rows: Vec<(String, Option<f64>)> =
+        sqlx::query_as("SELECT scenario_id, reward FROM conversations")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    rows.into_iter().collect()
+}
+
+/// NeMo Gym's collection of multi-turn rows (`mode = "llm"`: the job keeps
+/// each row's opening and plays its later user turns with the simulated
+/// user) through `sparring agent`: each `/run` request, which carries the
+/// row's whole input, is matched to the job's own row, so its scenario is
+/// the row's (not an `input-…` of its own), the mock policy plays that
+/// row's recorded calls, and every row scores through the agent what
+/// `sparring run` of the same config scores. On `calendar` and `mrcr`.
+#[tokio::test(flavor = "multi_thread")]
+async fn nemo_gyms_collection_of_multi_turn_rows_through_sparrings_agent_scores_each_row_as_sparring_run_does(
+) {
+    let test = "nemo_gyms_collection_of_multi_turn_rows_through_sparrings_agent_scores_each_row_as_sparring_run_does";
+    let Some(python) = python(test) else { return };
+    for server in ["calendar", "mrcr"] {
+        let var = format!("SPARRING_NEMO_GYM_{}_URL", server.to_uppercase());
+        let (Ok(url), Ok(servers)) = (std::env::var(&var), std::env::var("SPARRING_NEMO_GYM_DIR"))
+        else {
+            println!(
+                "SKIPPED: {test}: {var} or SPARRING_NEMO_GYM_DIR is not set; `scripts/nemo-gym \
+                 start {server}` starts the server"
+            );
+            return;
+        };
+        let data = Path::new(&servers).join(server).join("data");
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let config_for = |database: &str| {
+            format!(
+                r#"name = "{server}-rows"
+seed = 5
+database = "{database}"
+concurrency = 4
+max_turns = 30
+
+[endpoints.policy]
+mock = true
+model = "mock-policy+perfect"
+
+[endpoints.user]
+mock = true
+model = "mock-user"
+
+[roles]
+policy = "policy"
+user = "user"
+
+[user_simulator]
+mode = "llm"
+
+[environment]
+kind = "nemo_gym"
+base_url = "{url}"
+
+[dataset]
+format = "nemo_gym"
+rows = "{rows}"
+replay = "{replay}"
+personas = "{personas}"
+personas_per_scenario = 1
+"#,
+                rows = data.join("example.jsonl").display(),
+                replay = data.join("example_rollouts.jsonl").display(),
+                personas = repo().join("personas").display(),
+            )
+        };
+        let run_db = format!("sqlite://{}", d.join("run.db").display());
+        let run_config = d.join("run.toml");
+        std::fs::write(&run_config, config_for(&run_db)).unwrap();
+        let out = common::sparring(d, &["run", run_config.to_str().unwrap(), "--quiet"]);
+        assert!(out.status.success(), "{server}: {}", text(&out.stderr));
+        let by_run = rewards_by_scenario(&run_db).await;
+        assert_eq!(by_run.len(), 5, "{server}: {by_run:?}");
+
+        let agent_db = format!("sqlite://{}", d.join("agent.db").display());
+        let agent_config = d.join("agent.toml");
+        std::fs::write(&agent_config, config_for(&agent_db)).unwrap();
+        let agent = AgentProcess::start(d, &agent_config);
+        let out = collect(
+            &python,
+            &agent,
+            &data.join("example.jsonl"),
+            &d.join("rollouts.jsonl"),
+            1,
+        );
+        let rollouts = validated(&python, &out);
+        assert_eq!(rollouts.len(), 5, "{server}");
+        held_against_the_store(&agent_db, &rollouts).await;
+        let by_agent = rewards_by_scenario(&agent_db).await;
+        assert_eq!(
+            by_agent, by_run,
+            "{server}: every row is its own scenario and scores as `sparring run` scores it"
+        );
+        assert!(
+            by_run.values().any(|r| r.is_some_and(|r| r > 0.0)),
+            "{server}: the rows' recorded calls and answers score: {by_run:?}"
+        );
+        let (status, said) = agent.stop();
+        assert!(status.success(), "{server}: {said}");
+    }
+}

@@ -9,6 +9,7 @@
 pub mod a2a;
 pub mod http;
 pub mod responses_agent;
+pub mod trace;
 
 use std::path::Path;
 
@@ -21,6 +22,7 @@ use super::problem::Problem;
 pub use a2a::{A2aConfig, A2aKeys};
 pub use http::{HttpConfig, HttpKeys};
 pub use responses_agent::{ResponsesAgentConfig, ResponsesAgentKeys};
+pub use trace::TraceFormat;
 
 /// The kinds, as `kind` names them.
 pub const KINDS: &[&str] = &["model", "responses_agent", "a2a", "http"];

@@ -11,9 +11,10 @@ use crate::llm::ChatModel;
 use crate::persona::knobs;
 use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
 use crate::sim::{run_episode, Episode, EpisodeSpec, Policy, Termination, UserSimulator};
-use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, StoreError, UsageRow};
+use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, UsageRow};
 use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserTurns};
 
+use super::super::error::RunError;
 use super::super::models::Models;
 use super::super::work::{work, ItemRunner, Outcome, WorkEnd, WorkOptions, WorkSettings};
 use super::reward_judges::RewardJudges;
@@ -54,7 +55,8 @@ impl Generation {
     }
 }
 
-/// Work a generation job's items in this process.
+/// Work a generation job's items in this process, once its policy is ready
+/// ([`Generation::prepare_policy`]).
 pub async fn work_generation(
     store: Arc<dyn Store>,
     job_id: i64,
@@ -63,9 +65,13 @@ pub async fn work_generation(
     models: &Models,
     owner: String,
     options: WorkOptions,
-) -> Result<WorkEnd, StoreError> {
+) -> Result<WorkEnd, RunError> {
     let runner = Arc::new(Generation::new(job, prepared, models));
-    work(store, job_id, runner, WorkSettings::of(job), owner, options).await
+    runner
+        .prepare_policy()
+        .await
+        .map_err(|problem| RunError::Invalid(vec![problem]))?;
+    Ok(work(store, job_id, runner, WorkSettings::of(job), owner, options).await?)
 }
 
 #[async_trait]
@@ -89,6 +95,21 @@ impl ItemRunner for Generation {
 }
 
 impl Generation {
+    /// Get the policy ready before the first conversation (an A2A agent's
+    /// card is read and checked); what stops it is a problem of the job.
+    pub async fn prepare_policy(&self) -> Result<(), crate::config::Problem> {
+        self.policy.prepare().await.map_err(|e| {
+            crate::config::Problem::at_field(
+                &self.job.source,
+                &format!(
+                    "policy (kind = \"{}\")",
+                    self.job.policy.kind.name().as_str()
+                ),
+                format!("the agent cannot be used: {e}"),
+            )
+        })
+    }
+
     /// The job's inputs, as checked.
     pub fn prepared(&self) -> &Prepared {
         &self.prepared
@@ -168,6 +189,7 @@ impl Generation {
                 p.environment.name(),
                 episode.verification.as_ref(),
                 &p.user_tools,
+                episode.policy_warning.as_deref(),
             ),
             tools: match &scenario.tools {
                 Some(tools) => Arc::new(json!(tools.as_ref())),
@@ -228,11 +250,15 @@ fn conversation_metadata(
     environment: &str,
     verification: Option<&crate::verify::Verification>,
     user_tools: &[crate::env::ToolSpec],
+    policy_warning: Option<&str>,
 ) -> serde_json::Value {
     let mut metadata = json!({
         "persona_knobs": persona_knobs,
         "environment": environment,
     });
+    if let (Some(warning), Some(map)) = (policy_warning, metadata.as_object_mut()) {
+        map.insert(crate::sim::policy::WARNING_KEY.into(), json!(warning));
+    }
     // The user's tools (dual control), for exports that are asked to keep
     // the user's tool calls.
     if let (false, Some(map)) = (user_tools.is_empty(), metadata.as_object_mut()) {

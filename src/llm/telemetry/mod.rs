@@ -70,7 +70,8 @@ impl RetryReason {
             | LlmError::QuotaExhausted(_)
             | LlmError::InvalidRequest(_)
             | LlmError::ExceedsTokenLimit { .. }
-            | LlmError::AgentFailed(_) => None,
+            | LlmError::AgentFailed(_)
+            | LlmError::EmptyReply(_) => None,
         }
     }
 }

@@ -1,11 +1,41 @@
-//! The JSON-RPC 2.0 requests sparring sends an A2A server: `message/send`
-//! (A2A 0.3) with the user's newest words, and `tasks/get` for a task the
-//! agent left `submitted` or `working`.
+//! The JSON-RPC 2.0 requests sparring sends an A2A server, in the version
+//! the card chose: a message with the user's newest words (A2A 0.3's
+//! `message/send` or `message/stream`, 1.0's `SendMessage` or
+//! `SendStreamingMessage`), and the ask after a task the agent left
+//! `submitted` or `working` (`tasks/get`, `GetTask`).
+//!
+//! Each message sends what the specification makes required, and what
+//! servers hold to: a `messageId`, the user's role, the parts, and a
+//! `configuration` naming the output modes sparring accepts
+//! (`acceptedOutputModes`: fasta2a refuses a message without them) and that
+//! it waits for the answer (0.3's `blocking: true`; 1.0 waits unless
+//! `returnImmediately`). A 1.0 request goes with the `A2A-Version: 1.0`
+//! header (a2a-sdk takes a request without it for 0.3).
 
 use serde_json::{json, Value};
 
+use crate::config::policy::a2a::A2aVersion;
 use crate::llm::message::Role;
 use crate::sim::transcript::{Author, Transcript};
+
+/// The header a 1.0 request names its version in.
+pub const VERSION_HEADER: &str = "a2a-version";
+
+/// The output modes sparring reads: text, and data parts (tool traces).
+pub const ACCEPTED_OUTPUT_MODES: [&str; 2] = ["text/plain", "application/json"];
+
+/// One message of the user's words, as sent.
+#[derive(Debug, Clone, Copy)]
+pub struct Send<'a> {
+    pub version: A2aVersion,
+    /// `message/stream` / `SendStreamingMessage` rather than a plain send.
+    pub stream: bool,
+    pub id: u64,
+    pub message_id: &'a str,
+    pub texts: &'a [String],
+    pub context_id: Option<&'a str>,
+    pub task_id: Option<&'a str>,
+}
 
 /// What the agent has not heard yet: the user's messages after the agent's
 /// last reply (an A2A agent keeps the conversation per `contextId`, so it is
@@ -26,47 +56,66 @@ pub fn unheard_user_texts(transcript: &Transcript) -> Vec<String> {
         .collect()
 }
 
-/// `message/send` of `texts` (one text part each), in `context_id`'s
-/// conversation and `task_id`'s task when given. `blocking: true` asks the
-/// server to answer once the task is done or needs the user.
-pub fn message_send(
-    id: u64,
-    message_id: &str,
-    texts: &[String],
-    context_id: Option<&str>,
-    task_id: Option<&str>,
-) -> String {
-    let parts: Vec<Value> = texts
+/// The method of a message in `version`.
+pub fn send_method(version: A2aVersion, stream: bool) -> &'static str {
+    match (version, stream) {
+        (A2aVersion::V03, false) => "message/send",
+        (A2aVersion::V03, true) => "message/stream",
+        (A2aVersion::V10, false) => "SendMessage",
+        (A2aVersion::V10, true) => "SendStreamingMessage",
+    }
+}
+
+/// The body of `send`: its texts as one text part each, in its context and
+/// task when given.
+pub fn message_send(send: &Send<'_>) -> String {
+    let v1 = send.version == A2aVersion::V10;
+    let parts: Vec<Value> = send
+        .texts
         .iter()
-        .map(|text| json!({"kind": "text", "text": text}))
+        .map(|text| {
+            if v1 {
+                json!({"text": text})
+            } else {
+                json!({"kind": "text", "text": text})
+            }
+        })
         .collect();
-    let mut message = json!({
-        "kind": "message",
-        "role": "user",
-        "messageId": message_id,
-        "parts": parts,
-    });
-    if let Some(context) = context_id {
+    let mut message = if v1 {
+        json!({"role": "ROLE_USER", "messageId": send.message_id, "parts": parts})
+    } else {
+        json!({"kind": "message", "role": "user", "messageId": send.message_id, "parts": parts})
+    };
+    if let Some(context) = send.context_id {
         message["contextId"] = json!(context);
     }
-    if let Some(task) = task_id {
+    if let Some(task) = send.task_id {
         message["taskId"] = json!(task);
     }
+    let configuration = if v1 {
+        json!({"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "returnImmediately": false})
+    } else {
+        json!({"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "blocking": true})
+    };
     json!({
         "jsonrpc": "2.0",
-        "id": id,
-        "method": "message/send",
-        "params": {"message": message, "configuration": {"blocking": true}},
+        "id": send.id,
+        "method": send_method(send.version, send.stream),
+        "params": {"message": message, "configuration": configuration},
     })
     .to_string()
 }
 
-/// `tasks/get` of `task_id`.
-pub fn tasks_get(id: u64, task_id: &str) -> String {
+/// The ask after task `task_id`.
+pub fn tasks_get(version: A2aVersion, id: u64, task_id: &str) -> String {
+    let method = match version {
+        A2aVersion::V03 => "tasks/get",
+        A2aVersion::V10 => "GetTask",
+    };
     json!({
         "jsonrpc": "2.0",
         "id": id,
-        "method": "tasks/get",
+        "method": method,
         "params": {"id": task_id},
     })
     .to_string()
@@ -100,26 +149,45 @@ mod tests {
         assert_eq!(unheard_user_texts(&t), vec!["#A1002", "and quickly"]);
     }
 
+    fn send<'a>(
+        version: A2aVersion,
+        texts: &'a [String],
+        context: Option<&'a str>,
+        task: Option<&'a str>,
+    ) -> Value {
+        let body = message_send(&Send {
+            version,
+            stream: false,
+            id: 2,
+            message_id: "m1",
+            texts,
+            context_id: context,
+            task_id: task,
+        });
+        serde_json::from_str(&body).unwrap()
+    }
+
     #[test]
-    fn message_send_names_the_context_and_task_only_when_known() {
-        let first: Value =
-            serde_json::from_str(&message_send(1, "m1", &["hi".into()], None, None)).unwrap();
+    fn a_0_3_message_names_the_context_and_task_only_when_known() {
+        let first = send(A2aVersion::V03, &["hi".into()], None, None);
         assert_eq!(first["jsonrpc"], "2.0");
         assert_eq!(first["method"], "message/send");
         let message = &first["params"]["message"];
         assert_eq!(message["role"], "user");
+        assert_eq!(message["kind"], "message");
         assert_eq!(message["messageId"], "m1");
         assert_eq!(message["parts"], json!([{"kind": "text", "text": "hi"}]));
         assert!(message.get("contextId").is_none() && message.get("taskId").is_none());
-        assert_eq!(first["params"]["configuration"]["blocking"], true);
-        let later: Value = serde_json::from_str(&message_send(
-            2,
-            "m2",
+        assert_eq!(
+            first["params"]["configuration"],
+            json!({"acceptedOutputModes": ["text/plain", "application/json"], "blocking": true})
+        );
+        let later = send(
+            A2aVersion::V03,
             &["a".into(), "b".into()],
             Some("c"),
             Some("t"),
-        ))
-        .unwrap();
+        );
         assert_eq!(later["id"], 2);
         assert_eq!(later["params"]["message"]["contextId"], "c");
         assert_eq!(later["params"]["message"]["taskId"], "t");
@@ -127,8 +195,27 @@ mod tests {
             later["params"]["message"]["parts"][1],
             json!({"kind": "text", "text": "b"})
         );
-        let get: Value = serde_json::from_str(&tasks_get(3, "t")).unwrap();
+        let get: Value = serde_json::from_str(&tasks_get(A2aVersion::V03, 3, "t")).unwrap();
         assert_eq!(get["method"], "tasks/get");
         assert_eq!(get["params"], json!({"id": "t"}));
+    }
+
+    #[test]
+    fn a_1_0_message_has_1_0_names_and_no_kinds() {
+        let body = send(A2aVersion::V10, &["hi".into()], Some("c"), None);
+        assert_eq!(body["method"], "SendMessage");
+        let message = &body["params"]["message"];
+        assert_eq!(message["role"], "ROLE_USER");
+        assert!(message.get("kind").is_none());
+        assert_eq!(message["parts"], json!([{"text": "hi"}]));
+        assert_eq!(message["contextId"], "c");
+        assert_eq!(
+            body["params"]["configuration"]["acceptedOutputModes"],
+            json!(["text/plain", "application/json"])
+        );
+        assert_eq!(send_method(A2aVersion::V10, true), "SendStreamingMessage");
+        assert_eq!(send_method(A2aVersion::V03, true), "message/stream");
+        let get: Value = serde_json::from_str(&tasks_get(A2aVersion::V10, 3, "t")).unwrap();
+        assert_eq!(get["method"], "GetTask");
     }
 }

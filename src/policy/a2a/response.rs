@@ -1,74 +1,14 @@
-//! Reading an A2A server's JSON-RPC 2.0 response to `message/send` or
-//! `tasks/get`: its `error` object, or its `result`, a `Task` or a `Message`.
-//!
-//! A2A 0.3 answers `{"result": {"kind": "task", "id", "contextId", "status":
-//! {"state", "message"}, "artifacts": [{"parts"}]}}` or a message `{"kind":
-//! "message", "role": "agent", "parts", "contextId"}`; parts are `{"kind":
-//! "text", "text"}`, `{"kind": "data", "data"}` or files (not read). A2A 1.0's
-//! JSON (`{"result": {"task": {...}}}`, parts without `kind`, states named
-//! `TASK_STATE_*`) reads the same. Whatever else a server adds is ignored.
-//! A task continued over several messages answers with all its artifacts so
-//! far (a2a-sdk's do): [`AgentReply::new_parts`] leaves out those seen.
+//! Reading an A2A server's JSON-RPC 2.0 response to a message or to an ask
+//! after a task: its `error` object, or its `result`, a `Task` or a
+//! `Message` ([`super::reply`] puts the answer together). A2A 0.3 answers
+//! `{"result": {"kind": "task", ...}}` or `{"kind": "message", ...}`; A2A
+//! 1.0 `{"result": {"task": {...}}}` or `{"message": {...}}`, or a bare task
+//! to `GetTask`. A stream's events are responses of the same envelope
+//! ([`super::stream`]).
 
 use serde_json::Value;
 
-use super::state::TaskState;
-
-/// What the agent answered.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct AgentReply {
-    pub context_id: Option<String>,
-    pub task_id: Option<String>,
-    /// The task's state; `None` when the agent answered with a `Message`.
-    pub state: Option<TaskState>,
-    /// The text parts of the task's status message, or of the message.
-    pub texts: Vec<String>,
-    /// The `data` of the status message's (or the message's) data parts.
-    pub data: Vec<Value>,
-    /// The task's artifacts, in order. A task continued over several
-    /// messages keeps the artifacts of its earlier turns.
-    pub artifacts: Vec<Artifact>,
-}
-
-/// One artifact of a task.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Artifact {
-    /// What tells it from the task's other artifacts: its `artifactId`, else
-    /// its JSON.
-    pub key: String,
-    pub texts: Vec<String>,
-    pub data: Vec<Value>,
-}
-
-impl AgentReply {
-    /// The reply's text and data, leaving out the artifacts whose keys are in
-    /// `seen` (reported by an earlier answer of the same task): the text of
-    /// the status message or message, else of the new artifacts, joined by
-    /// new lines; the data of both.
-    pub fn new_parts(&self, seen: &[String]) -> (String, Vec<Value>) {
-        let fresh: Vec<&Artifact> = self
-            .artifacts
-            .iter()
-            .filter(|a| !seen.contains(&a.key))
-            .collect();
-        let texts: Vec<&str> = if self.texts.is_empty() {
-            fresh
-                .iter()
-                .flat_map(|a| a.texts.iter().map(String::as_str))
-                .collect()
-        } else {
-            self.texts.iter().map(String::as_str).collect()
-        };
-        let mut data = self.data.clone();
-        data.extend(fresh.iter().flat_map(|a| a.data.iter().cloned()));
-        (texts.join("\n"), data)
-    }
-
-    /// The keys of its artifacts.
-    pub fn artifact_keys(&self) -> impl Iterator<Item = &str> {
-        self.artifacts.iter().map(|a| a.key.as_str())
-    }
-}
+use super::reply::{excerpt, AgentReply};
 
 /// A response that is not an answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,12 +19,27 @@ pub enum ResponseError {
     Rpc { code: i64, message: String },
 }
 
+fn malformed(m: impl Into<String>) -> ResponseError {
+    ResponseError::Malformed(m.into())
+}
+
 /// Read a response body.
 pub fn read(body: &[u8]) -> Result<AgentReply, ResponseError> {
-    let malformed = |m: &str| ResponseError::Malformed(m.to_string());
+    let mut reply = AgentReply::default();
+    read_into(body, &mut reply)?;
+    Ok(reply)
+}
+
+/// Read a response body into what the turn's answers said so far.
+pub fn read_into(body: &[u8], reply: &mut AgentReply) -> Result<(), ResponseError> {
     let value: Value = serde_json::from_slice(body).map_err(|_| {
         malformed("the agent's answer is not JSON; an A2A server answers a JSON-RPC 2.0 response")
     })?;
+    apply(&value, reply)
+}
+
+/// The `result` of one JSON-RPC response, or its error.
+pub fn result_of(value: &Value) -> Result<&Value, ResponseError> {
     let Some(object) = value.as_object() else {
         return Err(malformed(
             "the agent's answer is JSON but not an object; a JSON-RPC 2.0 response is one",
@@ -107,132 +62,52 @@ pub fn read(body: &[u8]) -> Result<AgentReply, ResponseError> {
             .to_string();
         return Err(ResponseError::Rpc { code, message });
     }
-    let Some(result) = object.get("result").filter(|r| r.is_object()) else {
-        return Err(malformed(
-            "the agent's JSON-RPC response has neither an error nor a result object",
-        ));
-    };
-    let kind = result.get("kind").and_then(Value::as_str);
-    match kind {
-        Some("task") => task(result),
-        Some("message") => message(result),
-        Some(other) => Err(ResponseError::Malformed(format!(
-            "the agent's result is of kind {:?}; message/send answers a \"task\" or a \"message\"",
-            excerpt(other)
-        ))),
+    object
+        .get("result")
+        .filter(|r| r.is_object())
+        .ok_or_else(|| {
+            malformed("the agent's JSON-RPC response has neither an error nor a result object")
+        })
+}
+
+/// Put one JSON-RPC response (a whole answer, or a stream's event) into
+/// `reply`.
+pub fn apply(value: &Value, reply: &mut AgentReply) -> Result<(), ResponseError> {
+    let result = result_of(value)?;
+    let applied = match result.get("kind").and_then(Value::as_str) {
+        Some("task") => reply.apply_task(result),
+        Some("message") => reply.apply_message(result),
+        Some("status-update") => reply.apply_status_update(result),
+        Some("artifact-update") => reply.apply_artifact_update(result),
+        Some(other) => {
+            return Err(malformed(format!(
+                "the agent's result is of kind {:?}; a message is answered with a \"task\" or a \
+                 \"message\" (a stream also with \"status-update\" and \"artifact-update\")",
+                excerpt(other)
+            )))
+        }
         None => {
             if let Some(t) = result.get("task").filter(|t| t.is_object()) {
-                task(t)
+                reply.apply_task(t)
             } else if let Some(m) = result.get("message").filter(|m| m.is_object()) {
-                message(m)
+                reply.apply_message(m)
+            } else if let Some(u) = result.get("statusUpdate").filter(|u| u.is_object()) {
+                reply.apply_status_update(u)
+            } else if let Some(u) = result.get("artifactUpdate").filter(|u| u.is_object()) {
+                reply.apply_artifact_update(u)
             } else if result.get("status").is_some() {
-                task(result)
+                reply.apply_task(result)
             } else if result.get("parts").is_some() {
-                message(result)
+                reply.apply_message(result)
             } else {
-                Err(malformed(
+                return Err(malformed(
                     "the agent's result is neither a Task (with a status) nor a Message \
                      (with parts)",
-                ))
+                ));
             }
         }
-    }
-}
-
-fn task(task: &Value) -> Result<AgentReply, ResponseError> {
-    let Some(status) = task.get("status").filter(|s| s.is_object()) else {
-        return Err(ResponseError::Malformed(
-            "the agent's task has no status object".into(),
-        ));
     };
-    let Some(name) = status.get("state").and_then(Value::as_str) else {
-        return Err(ResponseError::Malformed(
-            "the agent's task status has no state".into(),
-        ));
-    };
-    let Some(state) = TaskState::parse(name) else {
-        return Err(ResponseError::Malformed(format!(
-            "the agent's task is in state {:?}, which is not an A2A task state (submitted, \
-             working, input-required, completed, failed, canceled, rejected, auth-required, \
-             unknown)",
-            excerpt(name)
-        )));
-    };
-    let mut reply = AgentReply {
-        context_id: string(task, "contextId"),
-        task_id: string(task, "id"),
-        state: Some(state),
-        ..AgentReply::default()
-    };
-    let status_parts = status.get("message").and_then(|m| m.get("parts"));
-    read_parts(status_parts, &mut reply.texts, &mut reply.data);
-    if let Some(artifacts) = task.get("artifacts").and_then(Value::as_array) {
-        for artifact in artifacts {
-            let mut read = Artifact {
-                key: artifact
-                    .get("artifactId")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| artifact.to_string(), str::to_string),
-                ..Artifact::default()
-            };
-            read_parts(artifact.get("parts"), &mut read.texts, &mut read.data);
-            reply.artifacts.push(read);
-        }
-    }
-    Ok(reply)
-}
-
-fn message(message: &Value) -> Result<AgentReply, ResponseError> {
-    if !message.get("parts").is_some_and(Value::is_array) {
-        return Err(ResponseError::Malformed(
-            "the agent's message has no parts list".into(),
-        ));
-    }
-    let mut reply = AgentReply {
-        context_id: string(message, "contextId"),
-        task_id: string(message, "taskId"),
-        ..AgentReply::default()
-    };
-    read_parts(message.get("parts"), &mut reply.texts, &mut reply.data);
-    Ok(reply)
-}
-
-/// The text and data of `parts` (anything but a list reads as none).
-fn read_parts(parts: Option<&Value>, texts: &mut Vec<String>, data: &mut Vec<Value>) {
-    let Some(parts) = parts.and_then(Value::as_array) else {
-        return;
-    };
-    for part in parts {
-        let kind = part.get("kind").and_then(Value::as_str);
-        match kind {
-            Some("text") | None if part.get("text").is_some_and(Value::is_string) => {
-                if let Some(text) = part.get("text").and_then(Value::as_str) {
-                    if !text.is_empty() {
-                        texts.push(text.to_string());
-                    }
-                }
-            }
-            Some("data") | None => {
-                if let Some(value) = part.get("data").filter(|d| !d.is_null()) {
-                    data.push(value.clone());
-                }
-            }
-            Some(_) => {}
-        }
-    }
-}
-
-fn string(value: &Value, key: &str) -> Option<String> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
-
-/// At most 64 characters of a name the agent gave, for a message.
-fn excerpt(text: &str) -> String {
-    text.chars().take(64).collect()
+    applied.map_err(ResponseError::Malformed)
 }
 
 /// What a JSON-RPC error code means (JSON-RPC 2.0's and A2A's own codes).
@@ -240,7 +115,10 @@ pub fn rpc_meaning(code: i64) -> &'static str {
     match code {
         -32700 => "parse error: the agent could not read the request as JSON",
         -32600 => "invalid request",
-        -32601 => "method not found: the agent does not speak message/send (A2A 0.3 JSON-RPC)",
+        -32601 => {
+            "method not found: the agent does not speak this version's method (A2A 0.3 \
+                   message/send, 1.0 SendMessage)"
+        }
         -32602 => "invalid params",
         -32603 => "internal error",
         -32001 => "task not found",
@@ -250,6 +128,7 @@ pub fn rpc_meaning(code: i64) -> &'static str {
         -32005 => "content type not supported",
         -32006 => "invalid agent response",
         -32007 => "authenticated extended card not configured",
+        -32009 => "version not supported",
         -32099..=-32000 => "a server error of the agent's own",
         _ => "an error of the agent's own",
     }
@@ -257,6 +136,7 @@ pub fn rpc_meaning(code: i64) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state::TaskState;
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
@@ -278,12 +158,11 @@ mod tests {
         assert_eq!(reply.state, Some(TaskState::InputRequired));
         assert_eq!(reply.task_id.as_deref(), Some("t1"));
         assert_eq!(reply.context_id.as_deref(), Some("c1"));
+        let taken = reply.take(&[]);
+        assert_eq!(taken.text, "Which order?\nIts id, please.");
         assert_eq!(
-            reply.new_parts(&[]),
-            (
-                "Which order?\nIts id, please.".to_string(),
-                vec![json!({"tool_calls": []})]
-            )
+            taken.parts,
+            vec![json!({"kind": "data", "data": {"tool_calls": []}})]
         );
     }
 
@@ -295,26 +174,8 @@ mod tests {
                           {"parts": [{"kind": "file", "file": {"uri": "x"}}, {"kind": "text", "text": "PL1"}]}]
         }}))
         .unwrap();
-        assert_eq!(reply.new_parts(&[]).0, "Shipped.\nPL1");
+        assert_eq!(reply.take(&[]).text, "Shipped.\nPL1");
         assert_eq!(reply.state, Some(TaskState::Completed));
-    }
-
-    #[test]
-    fn artifacts_seen_in_an_earlier_answer_of_the_task_are_left_out() {
-        let reply = read_json(json!({"jsonrpc": "2.0", "id": 1, "result": {
-            "kind": "task", "id": "t", "status": {"state": "completed"},
-            "artifacts": [
-                {"artifactId": "a1", "parts": [{"kind": "data", "data": 1}, {"kind": "text", "text": "old"}]},
-                {"parts": [{"kind": "data", "data": 2}, {"kind": "text", "text": "new"}]}]
-        }}))
-        .unwrap();
-        let keys: Vec<String> = reply.artifact_keys().map(str::to_string).collect();
-        assert_eq!(keys[0], "a1");
-        assert_eq!(
-            reply.new_parts(&keys[..1]),
-            ("new".to_string(), vec![json!(2)])
-        );
-        assert_eq!(reply.new_parts(&keys), (String::new(), vec![]));
     }
 
     #[test]
@@ -325,10 +186,9 @@ mod tests {
         }}))
         .unwrap();
         assert_eq!(reply.state, None);
-        assert_eq!(
-            reply.new_parts(&[]),
-            ("Hello".to_string(), vec![json!([1])])
-        );
+        let taken = reply.take(&[]);
+        assert_eq!(taken.text, "Hello");
+        assert_eq!(taken.parts, vec![json!({"kind": "data", "data": [1]})]);
         assert_eq!(reply.context_id.as_deref(), Some("c9"));
     }
 
@@ -341,8 +201,13 @@ mod tests {
         }}}))
         .unwrap();
         assert_eq!(reply.state, Some(TaskState::Completed));
-        assert_eq!(reply.new_parts(&[]).0, "Done.");
-        assert_eq!(reply.new_parts(&[]).1.len(), 1);
+        assert_eq!(reply.take(&[]).text, "Done.");
+        assert_eq!(reply.take(&[]).parts.len(), 1);
+        // GetTask answers the task itself.
+        let got = read_json(json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "id": "t", "status": {"state": "TASK_STATE_WORKING"}}}))
+        .unwrap();
+        assert_eq!(got.state, Some(TaskState::Working));
     }
 
     #[test]
@@ -356,7 +221,7 @@ mod tests {
                 message: "Method not found".into()
             })
         );
-        assert!(rpc_meaning(-32601).contains("message/send"));
+        assert!(rpc_meaning(-32601).contains("SendMessage"));
         for (body, says) in [
             ("<html>502</html>", "not JSON"),
             ("[1]", "not an object"),

@@ -1,19 +1,25 @@
 //! The `http` kind: any HTTP chat endpoint, described by `[policy.http]`.
-//! Each policy turn is one `POST`: the path and the JSON body rendered from
-//! templates over the conversation ([`variables`]), the session id in a
-//! header or a cookie and the agent's own cookies echoed ([`request`]); the
-//! answer's text and optional trace of tool calls read at JSON Pointers
-//! ([`answer`]), each reported call stored once per conversation ([`trace`])
-//! before the reply's text. The call goes through the `[roles] policy`
-//! endpoint (its limits, timeout, retries and error classes): any status but
-//! 2xx is a failure of its class (a session the agent lost, 404 or 410, is
-//! `rejected`), an answer that is not what the config says is
-//! `malformed_response`; either fails the item, never scores a reward.
+//! Before a conversation's first turn, the agent's session is made when
+//! `session_create` says how ([`session`]). Each policy turn is one `POST`:
+//! the path and the JSON body rendered from templates over the conversation
+//! ([`variables`]), the session id in a header or a cookie and the agent's
+//! own cookies echoed ([`request`]); the answer (JSON, or Server-Sent Events)
+//! read at JSON Pointers: its text, its optional trace of tool calls in the
+//! shape it names, its token usage ([`answer`]); each reported call stored
+//! once per conversation ([`unseen`]) before the reply's text. The call goes
+//! through the `[roles] policy` endpoint (its limits, timeout, retries and
+//! error classes): any status but 2xx is a failure of its class (a session
+//! the agent lost, 404 or 410, is `rejected`), an answer that is not what
+//! the config says is `malformed_response`, one without text `empty_reply`;
+//! each fails the item, never scores a reward. An answer that holds tool use
+//! while the trace has read none in the whole conversation leaves a warning
+//! on the conversation, which `sparring stats` shows.
 
 pub mod answer;
 pub mod request;
+pub mod session;
 pub mod templates;
-pub mod trace;
+pub mod unseen;
 pub mod variables;
 
 use std::path::Path;
@@ -89,6 +95,10 @@ impl Policy for HttpAgent {
         let invalid = |message: String| super::failed(LlmError::InvalidRequest(message));
         let templates = self.templates.as_ref().map_err(|e| invalid(e.clone()))?;
         let session = turn.policy_session;
+        if let (0, Some(create)) = (session.turns, &self.config.session_create) {
+            let first = Variables::of_turn(turn.transcript, session);
+            session::create(self.model.as_ref(), create, templates, &first, session).await?;
+        }
         let variables = Variables::of_turn(turn.transcript, session);
         let path = templates
             .path(&variables)
@@ -103,26 +113,52 @@ impl Policy for HttpAgent {
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         session.turns += 1;
         session.keep_set_cookies(&reply.headers);
-        let answer = answer::read(
-            &reply.body,
-            &self.config.reply,
-            self.config.trace.as_deref(),
-        )
-        .map_err(super::malformed)?;
-        let new = trace::unseen(&mut session.reported, answer.trace);
+        let content_type = reply
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        let pointers = answer::Pointers {
+            reply: &self.config.reply,
+            trace: self.config.trace.as_ref(),
+            usage: self.config.usage.as_deref(),
+        };
+        let answer = answer::read(&reply.body, content_type, pointers).map_err(super::malformed)?;
+        let new = unseen::unseen(&mut session.reported, answer.trace);
         record_agent_tools(turn.transcript, turn.session, new, self.replay).await?;
-        let answered = !answer.text.trim().is_empty();
+        crate::policy::trace::unread::note(
+            session,
+            turn.transcript,
+            answer.tool_use_at.as_deref(),
+            || trace_advice(&self.config),
+        );
+        if answer.text.trim().is_empty() {
+            return Err(super::empty_reply(format!(
+                "the agent's answer has empty text at policy.http.reply = {:?}",
+                self.config.reply
+            )));
+        }
         turn.transcript.push_generated(
             Message::assistant(answer.text),
             Author::Policy,
-            NO_TOKENS,
+            answer.usage.unwrap_or(NO_TOKENS),
             latency_ms,
             None,
         );
-        Ok(if answered {
-            TurnEnd::Answered
-        } else {
-            TurnEnd::Empty
-        })
+        Ok(TurnEnd::Answered)
+    }
+}
+
+/// What to change when the answers hold tool use the trace did not read.
+fn trace_advice(config: &HttpConfig) -> String {
+    match &config.trace {
+        None => "no policy.http.trace is set; point it at the agent's tool calls (and name \
+                 their shape with trace_format)"
+            .to_string(),
+        Some(trace) => format!(
+            "policy.http.trace = {:?} (trace_format = \"{}\") read none; point it at them, or \
+             name their shape with trace_format",
+            trace.pointer,
+            trace.format.as_str()
+        ),
     }
 }

@@ -60,12 +60,9 @@ mod tests {
 
     fn config(header: Option<&str>, cookie: Option<&str>) -> HttpConfig {
         HttpConfig {
-            path: String::new(),
-            body: "{}".into(),
-            reply: "/reply".into(),
-            trace: None,
             session_header: header.map(Into::into),
             session_cookie: cookie.map(Into::into),
+            ..HttpConfig::new("", "{}", "/reply")
         }
     }
 

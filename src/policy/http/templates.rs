@@ -1,7 +1,8 @@
-//! The `path` and `body` templates of `[policy.http]`: parsed with the
-//! sandboxed Tera every sparring template gets (no environment, files, clock
-//! or randomness; issue 25), checked when the job is loaded by rendering them
-//! over sample variables, and rendered once per policy turn. A body must
+//! The `path` and `body` templates of `[policy.http]` and of its
+//! `session_create`: parsed with the sandboxed Tera every sparring template
+//! gets (no environment, files, clock or randomness; issue 25), checked when
+//! the job is loaded by rendering them over sample variables, and rendered
+//! once per policy turn (the session's once per conversation). A body must
 //! render to JSON and a path to a path below the endpoint's base URL.
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,14 @@ use super::variables::{Variables, NAMES};
 pub const PATH: &str = "policy.http.path";
 /// The field, and the template's name in errors.
 pub const BODY: &str = "policy.http.body";
+/// The field, and the template's name in errors.
+pub const CREATE_PATH: &str = "policy.http.session_create.path";
+/// The field, and the template's name in errors.
+pub const CREATE_BODY: &str = "policy.http.session_create.body";
+
+/// Every template's name, the longest first (a name is found in a parser's
+/// message by it).
+const NAMES_BY_LENGTH: [&str; 4] = [CREATE_PATH, CREATE_BODY, PATH, BODY];
 
 /// A turn's request that could not be made from the templates: a failure of
 /// the item (`invalid_request`), never a call.
@@ -24,13 +33,21 @@ pub enum TemplateError {
     #[error("{0}; the variables are {NAMES}")]
     Render(PromptError),
     #[error(
-        "{BODY} rendered to text that is not JSON ({error}, near {near:?}); a body is a JSON \
+        "{field} rendered to text that is not JSON ({error}, near {near:?}); a body is a JSON \
          document: put text into it with `| json_encode()`, e.g. \
          {{\"input\": {{{{ last_user | json_encode() }}}}}}"
     )]
-    NotJson { error: String, near: String },
-    #[error("{PATH} rendered to {path:?}: {problem}")]
-    NotAPath { path: String, problem: String },
+    NotJson {
+        field: &'static str,
+        error: String,
+        near: String,
+    },
+    #[error("{field} rendered to {path:?}: {problem}")]
+    NotAPath {
+        field: &'static str,
+        path: String,
+        problem: String,
+    },
 }
 
 /// The templates of one `[policy.http]`, parsed.
@@ -39,6 +56,8 @@ pub struct HttpTemplates {
     prompts: PromptRegistry,
     /// Whether a `path` template was given (else the base URL itself).
     has_path: bool,
+    /// Whether a `session_create` was given.
+    has_create: bool,
 }
 
 impl HttpTemplates {
@@ -51,10 +70,14 @@ impl HttpTemplates {
         let templates = Self::parse(file, config)?;
         let mut problems: Vec<Problem> = Vec::new();
         for sample in Variables::samples() {
-            let field_problems = [
+            let mut field_problems = vec![
                 (PATH, templates.path(&sample).err()),
                 (BODY, templates.body(&sample).err()),
             ];
+            if templates.has_create {
+                field_problems.push((CREATE_PATH, templates.create_path(&sample).err()));
+                field_problems.push((CREATE_BODY, templates.create_body(&sample).err()));
+            }
             for (field, error) in field_problems {
                 let Some(error) = error else { continue };
                 let problem = Problem::at_field(file, field, error.to_string());
@@ -79,9 +102,17 @@ impl HttpTemplates {
         if has_path {
             texts.push((PATH.into(), file.to_path_buf(), config.path.clone()));
         }
+        if let Some(create) = &config.session_create {
+            texts.push((CREATE_PATH.into(), file.to_path_buf(), create.path.clone()));
+            texts.push((CREATE_BODY.into(), file.to_path_buf(), create.body.clone()));
+        }
         let prompts = PromptRegistry::from_texts(texts)
             .map_err(|problems| problems.into_iter().map(at_field_of).collect::<Vec<_>>())?;
-        Ok(HttpTemplates { prompts, has_path })
+        Ok(HttpTemplates {
+            prompts,
+            has_path,
+            has_create: config.session_create.is_some(),
+        })
     }
 
     /// The request path of a turn: below the endpoint's base URL.
@@ -89,30 +120,58 @@ impl HttpTemplates {
         if !self.has_path {
             return Ok(String::new());
         }
+        self.render_path(PATH, variables)
+    }
+
+    /// The request body of a turn: a JSON document.
+    pub fn body(&self, variables: &Variables) -> Result<String, TemplateError> {
+        self.render_body(BODY, variables)
+    }
+
+    /// The path of the request that makes a conversation's session.
+    pub fn create_path(&self, variables: &Variables) -> Result<String, TemplateError> {
+        self.render_path(CREATE_PATH, variables)
+    }
+
+    /// The body of the request that makes a conversation's session.
+    pub fn create_body(&self, variables: &Variables) -> Result<String, TemplateError> {
+        self.render_body(CREATE_BODY, variables)
+    }
+
+    fn render_path(
+        &self,
+        field: &'static str,
+        variables: &Variables,
+    ) -> Result<String, TemplateError> {
         let path = self
             .prompts
-            .render(PATH, &variables.context())
+            .render(field, &variables.context())
             .map_err(TemplateError::Render)?;
         let mut problems = Vec::new();
-        check_path(Path::new(""), PATH, &path, &mut problems);
+        check_path(Path::new(""), field, &path, &mut problems);
         match problems.into_iter().next() {
             None => Ok(path),
             Some(problem) => Err(TemplateError::NotAPath {
+                field,
                 path,
                 problem: problem.message,
             }),
         }
     }
 
-    /// The request body of a turn: a JSON document.
-    pub fn body(&self, variables: &Variables) -> Result<String, TemplateError> {
+    fn render_body(
+        &self,
+        field: &'static str,
+        variables: &Variables,
+    ) -> Result<String, TemplateError> {
         let body = self
             .prompts
-            .render(BODY, &variables.context())
+            .render(field, &variables.context())
             .map_err(TemplateError::Render)?;
         match serde_json::from_str::<serde::de::IgnoredAny>(&body) {
             Ok(_) => Ok(body),
             Err(error) => Err(TemplateError::NotJson {
+                field,
                 near: near(&body, error.line(), error.column()),
                 error: error.to_string(),
             }),
@@ -124,11 +183,10 @@ impl HttpTemplates {
 /// template's field: `policy.http.body, template line 2, column 5` (the
 /// parser names the template in its message).
 fn at_field_of(problem: Problem) -> Problem {
-    let field = if problem.message.contains(&format!("`{PATH}`")) {
-        PATH
-    } else {
-        BODY
-    };
+    let field = NAMES_BY_LENGTH
+        .into_iter()
+        .find(|name| problem.message.contains(&format!("`{name}`")))
+        .unwrap_or(BODY);
     let location = match &problem.location {
         Some(at) => format!("{field}, template {at}"),
         None => field.to_string(),
@@ -153,14 +211,7 @@ mod tests {
     use crate::sim::PolicySession;
 
     fn config(path: &str, body: &str) -> HttpConfig {
-        HttpConfig {
-            path: path.into(),
-            body: body.into(),
-            reply: "/reply".into(),
-            trace: None,
-            session_header: None,
-            session_cookie: None,
-        }
+        HttpConfig::new(path, body, "/reply")
     }
 
     fn problems(path: &str, body: &str) -> Vec<String> {
@@ -268,7 +319,7 @@ mod tests {
             "{p:?}"
         );
         assert!(
-            p[1].contains("the variables are session, uuid, last_user"),
+            p[1].contains("the variables are session, uuid, session_id, last_user"),
             "{p:?}"
         );
     }

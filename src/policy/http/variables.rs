@@ -4,6 +4,8 @@
 //! - `session`: the conversation's id (`sparring-` and 16 hex digits);
 //! - `uuid`: the same id as a UUID, for agents that want one (a LangGraph
 //!   thread id);
+//! - `session_id`: the id of the agent's own session, as its
+//!   `session_create` answered it (`session` when no `id` pointer says);
 //! - `last_user`: the text of the user's latest message (`""` before any);
 //! - `messages`: the dialogue as `[{role, content}]`, `role` being `user` or
 //!   `assistant`: what the user and the agent said to each other, the
@@ -32,6 +34,7 @@ pub struct DialogueLine {
 pub struct Variables {
     pub session: String,
     pub uuid: String,
+    pub session_id: String,
     pub last_user: String,
     pub messages: Vec<DialogueLine>,
     pub system: String,
@@ -39,8 +42,8 @@ pub struct Variables {
 }
 
 /// The names, as an error tells a template's author.
-pub const NAMES: &str = "session, uuid, last_user, messages (a list of {role, content}), \
-                         system and turn";
+pub const NAMES: &str = "session, uuid, session_id, last_user, messages (a list of {role, \
+                         content}), system and turn";
 
 impl Variables {
     /// The variables of the turn about to be taken: `session.turns` turns
@@ -73,6 +76,10 @@ impl Variables {
         Variables {
             session: session.id.clone(),
             uuid: session.uuid(),
+            session_id: session
+                .context_id
+                .clone()
+                .unwrap_or_else(|| session.id.clone()),
             last_user,
             messages,
             system: system.join("\n\n"),
@@ -105,6 +112,7 @@ impl Variables {
             Variables {
                 session: session.id.clone(),
                 uuid: session.uuid(),
+                session_id: "7f3e2a-session".into(),
                 last_user: first.content.clone(),
                 messages: vec![first.clone()],
                 system: system.into(),
@@ -113,6 +121,7 @@ impl Variables {
             Variables {
                 session: session.id.clone(),
                 uuid: session.uuid(),
+                session_id: "7f3e2a-session".into(),
                 last_user: second.content.clone(),
                 messages: vec![first, answer, second],
                 system: system.into(),
@@ -126,6 +135,7 @@ impl Variables {
         let mut context = Context::new();
         context.insert("session", &self.session);
         context.insert("uuid", &self.uuid);
+        context.insert("session_id", &self.session_id);
         context.insert("last_user", &self.last_user);
         context.insert("messages", &self.messages);
         context.insert("system", &self.system);

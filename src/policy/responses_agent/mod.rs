@@ -147,18 +147,20 @@ impl Policy for ResponsesAgent {
             }
             if asks.is_empty() {
                 if step.answered || step.incomplete {
-                    return Ok(
-                        if turn.transcript.messages.last().is_some_and(|r| {
-                            r.author == Author::Policy && !r.message.content.trim().is_empty()
-                        }) {
-                            TurnEnd::Answered
-                        } else {
-                            TurnEnd::Empty
-                        },
-                    );
+                    let said = turn.transcript.messages.last().is_some_and(|r| {
+                        r.author == Author::Policy && !r.message.content.trim().is_empty()
+                    });
+                    if !said {
+                        return Err(super::empty_reply(
+                            "the agent's Responses output has an assistant message without text",
+                        ));
+                    }
+                    return Ok(TurnEnd::Answered);
                 }
                 if !has_records {
-                    return Ok(TurnEnd::Empty);
+                    return Err(super::empty_reply(
+                        "the agent's Responses output has no message, no call and no tool record",
+                    ));
                 }
                 // Only its own tool records: the agent is called again, as
                 // NeMo Gym's loop does.
