@@ -24,6 +24,7 @@ const INPUTS: &[&str] = &[
     "profiles",
     "migrations",
     "quickstart.toml",
+    "pyproject.toml",
 ];
 
 fn main() {
