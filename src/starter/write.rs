@@ -118,7 +118,15 @@ fn check_folder(dir: &Path, force: bool) -> Result<(), InitError> {
                 entries: entries(&names),
             })
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => existing_ancestor_is_a_folder(dir),
+        // Not a directory: a file above it, which the ancestors' check names.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            existing_ancestor_is_a_folder(dir)
+        }
         Err(e) => Err(io(e)),
     }
 }
