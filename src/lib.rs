@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `bench` → `jobs, report, mine` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `token_ids`).
+//! `cli, server` → `bench` → `jobs, report, mine` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config` (and the shared bottom modules: `interval`, `minhash`, `rollout_group`, `starter`, `token_ids`).
 
 pub mod agent;
 pub mod bench;
@@ -26,6 +26,7 @@ pub mod report;
 pub mod rollout_group;
 pub mod server;
 pub mod sim;
+pub mod starter;
 pub mod store;
 pub mod synth;
 pub mod token_ids;

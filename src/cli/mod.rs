@@ -17,6 +17,7 @@ mod export;
 mod export_said;
 mod filters;
 mod import;
+mod init;
 mod jobs;
 mod judge;
 pub mod logging;
@@ -45,10 +46,18 @@ pub const EXIT_NOT_FOUND: i32 = 3;
 
 const DEFAULT_DATABASE: &str = "sqlite://sparring.db";
 
+/// `sparring --version`: the version and what it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SPARRING_BUILT_FROM"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "sparring",
-    version,
+    version = VERSION,
     about = "Synthetic multi-turn dialogues: a policy model, an LLM-simulated user, resource tools; verified and stored."
 )]
 pub struct Cli {
@@ -58,6 +67,18 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a starter project (the quickstart's job config, personas,
+    /// scenarios and prompts) into DIR; `sparring run DIR/quickstart.toml`
+    /// then runs it offline against the mock model.
+    Init {
+        /// The folder to write into: a new or empty one (created with its parents).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Write into a folder that is not empty, over any files of the
+        /// starter's names; nothing else in it is touched.
+        #[arg(long)]
+        force: bool,
+    },
     /// Run a generation job here (resumes it if the same job already exists).
     Run(JobArgs),
     /// Benchmark a job against the mock model server: throughput vs ideal, overhead, memory.
@@ -331,6 +352,7 @@ impl JobArgs {
 pub async fn main() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Init { dir, force } => init::init(&dir, force),
         Command::Run(args) => args.start(Start::Run).await,
         Command::Bench {
             latency_ms,

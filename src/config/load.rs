@@ -769,7 +769,7 @@ personas = "s.jsonl"
 
     #[test]
     fn a_stored_snapshot_rebuilds_the_same_job_from_any_directory() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart.toml");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("quickstart.toml");
         let job = load(&path).unwrap();
         assert!(job.dataset.scenarios.is_absolute());
         let again = from_snapshot("job 1", &job.snapshot).unwrap();

@@ -116,7 +116,11 @@ fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            // A link stays a link (`cli-init-symlink-forced`).
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), target).unwrap();
+        } else if kind.is_dir() {
             copy_tree(&entry.path(), &target);
         } else {
             std::fs::copy(entry.path(), target).unwrap();

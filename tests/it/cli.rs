@@ -10,10 +10,7 @@ use common::{repo, sparring, text, write_job, JobSpec};
 use serde_json::Value;
 
 fn quickstart() -> String {
-    repo()
-        .join("examples/quickstart.toml")
-        .display()
-        .to_string()
+    repo().join("quickstart.toml").display().to_string()
 }
 
 /// Check one line of OpenAI chat fine-tuning JSONL; returns how many tool calls it has.
@@ -219,7 +216,7 @@ fn the_quickstart_runs_offline_stores_conversations_and_exports_valid_openai_jso
 
 #[test]
 fn validate_accepts_the_quickstart() {
-    let out = sparring(&repo(), &["validate", "examples/quickstart.toml"]);
+    let out = sparring(&repo(), &["validate", "quickstart.toml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("valid"));
 }
@@ -430,7 +427,7 @@ async fn a_job_whose_calls_all_fail_stops_itself_instead_of_failing_every_item()
 fn a_reader_that_closes_the_pipe_ends_the_command_quietly_not_with_a_panic() {
     // `sparring validate … | head -0`: the reader is gone before sparring prints.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
-        .args(["validate", "examples/quickstart.toml"])
+        .args(["validate", "quickstart.toml"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -11,6 +11,20 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The repository's `quickstart.toml` with its paths (relative to the
+/// repository root, where it lives) made absolute: the same job from any folder.
+pub fn quickstart_anywhere() -> String {
+    let text = std::fs::read_to_string(repo().join("quickstart.toml")).unwrap();
+    ["prompts/", "data/", "personas\""]
+        .iter()
+        .fold(text, |text, relative| {
+            text.replace(
+                &format!("\"{relative}"),
+                &format!("\"{}/{relative}", repo().display()),
+            )
+        })
+}
+
 /// Knobs of a test job; `job_toml` renders them.
 pub struct JobSpec {
     pub policy_model: String,

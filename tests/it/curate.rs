@@ -32,8 +32,7 @@ fn rows(path: &Path) -> Vec<Value> {
 /// The quickstart (job 1, as shipped) and the quickstart with the perfect
 /// mock policy, judged pairwise against it; the database URL and the ids.
 fn quickstart_jobs(dir: &Path, postgres: Option<&str>) -> (String, i64, i64) {
-    let shipped = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
-    let examples = repo().join("examples").display().to_string();
+    let shipped = common::quickstart_anywhere();
     let database = match postgres {
         Some(url) => url.to_string(),
         None => format!("sqlite://{}", dir.join("sparring.db").display()),
@@ -41,7 +40,6 @@ fn quickstart_jobs(dir: &Path, postgres: Option<&str>) -> (String, i64, i64) {
     // Unique names: a Postgres database is shared by the tests of a run.
     let name = unique_name("curate-quickstart");
     let absolute = shipped
-        .replace("\"../", &format!("\"{examples}/../"))
         .replace("sqlite://sparring.db", &database)
         .replace("name = \"quickstart\"", &format!("name = \"{name}\""));
     let a = dir.join("quickstart.toml");
@@ -532,14 +530,8 @@ fn a_bad_profile_is_refused_with_its_file_and_line_and_nothing_is_written() {
 fn a_curated_export_again_into_its_folder_replaces_its_own_card_and_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
-    let shipped = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
-    let examples = repo().join("examples").display().to_string();
     let config = dir.join("quickstart.toml");
-    std::fs::write(
-        &config,
-        shipped.replace("\"../", &format!("\"{examples}/../")),
-    )
-    .unwrap();
+    std::fs::write(&config, common::quickstart_anywhere()).unwrap();
     let job = job_id_from(&run_ok(dir, &["run", config.to_str().unwrap(), "--quiet"]));
     let database = format!("sqlite://{}", dir.join("sparring.db").display());
     let folder = dir.join("dataset");

@@ -3,9 +3,9 @@
 //! (```` ```sh runnable ````) runs offline: the mock model, SQLite, no server.
 //! Each page's runnable blocks run in order, with bash and the built `sparring`
 //! first on PATH, in a folder of its own holding copies of `examples/`,
-//! `data/`, `prompts/` and `personas/` where the quickstart has already run
-//! (the README's first command: job 1 is the quickstart's), as a reader who
-//! started with the README has it.
+//! `data/`, `prompts/` and `personas/` where the README's first command has
+//! already run (`sparring init q && sparring run q/quickstart.toml`: job 1 is
+//! the quickstart's), as a reader who started with the README has it.
 
 use std::path::{Path, PathBuf};
 
@@ -67,13 +67,20 @@ fn is_runnable(block: &Block) -> bool {
     matches!(words.next(), Some("sh" | "bash")) && words.any(|word| word == "runnable")
 }
 
-/// A folder with the files the examples name, where the quickstart has run.
+/// A folder with the files the examples name, where the README's first
+/// command has written the starter project and run it.
 fn after_the_quickstart() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for shared in ["examples", "data", "prompts", "personas"] {
         copy_into(&repo().join(shared), &dir.path().join(shared));
     }
-    let run = sparring(dir.path(), &["run", "examples/quickstart.toml", "--quiet"]);
+    let init = sparring(dir.path(), &["init", "q"]);
+    assert!(
+        init.status.success(),
+        "sparring init q: {}",
+        text(&init.stderr)
+    );
+    let run = sparring(dir.path(), &["run", "q/quickstart.toml", "--quiet"]);
     assert!(
         run.status.success(),
         "the quickstart: {}",

@@ -21,33 +21,64 @@ fn finished_job(dir: &Path, scenarios: usize) -> String {
     db
 }
 
-#[test]
-fn the_readme_installs_sparring_before_its_first_sparring_command() {
+/// The README's shell blocks, in order, each as its commands: lines joined
+/// where they end in `\`, comments dropped, split on `&&` and `;`.
+fn readme_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let install = readme
-        .find("cargo install --path .")
-        .expect("the README says how to install the binary");
-    // The first line of a shell block that runs `sparring`.
-    let mut in_shell = false;
-    let first_command = readme
-        .lines()
-        .scan(0, |at, line| {
-            let start = *at;
-            *at += line.len() + 1;
-            Some((start, line))
-        })
-        .find(|(_, line)| {
-            if line.starts_with("```") {
-                in_shell = line.starts_with("```sh");
-                return false;
+    let mut blocks = Vec::new();
+    let mut block: Option<String> = None;
+    for line in readme.lines() {
+        match (&mut block, line.starts_with("```")) {
+            (None, true) if line.starts_with("```sh") => block = Some(String::new()),
+            (Some(text), true) => {
+                let joined = text.replace("\\\n", " ");
+                blocks.push(
+                    joined
+                        .lines()
+                        .map(|l| l.split(" #").next().unwrap_or(""))
+                        .flat_map(|l| l.split("&&").flat_map(|c| c.split(';')))
+                        .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+                        .filter(|c| !c.is_empty() && !c.starts_with('#'))
+                        .collect(),
+                );
+                block = None;
             }
-            in_shell && line.trim_start().starts_with("sparring ")
-        })
-        .map(|(at, _)| at)
-        .expect("the README has sparring commands");
+            (Some(text), false) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_readmes_first_two_commands_install_and_run_the_quickstart_then_run_the_tests() {
+    let blocks = readme_commands();
+    let first = &blocks[0];
+    assert_eq!(
+        first,
+        &[
+            "python3 -m venv .venv",
+            ". .venv/bin/activate",
+            "pip install .",
+            "sparring init q",
+            "sparring run q/quickstart.toml",
+            "cargo test -- --show-output",
+        ],
+        "the README's first block"
+    );
+    // Every `sparring` command comes after the install; the next block is
+    // the contributors' install with cargo.
+    let all: Vec<&String> = blocks.iter().flatten().collect();
+    let install = all.iter().position(|c| *c == "pip install .").unwrap();
+    let first_sparring = all.iter().position(|c| c.starts_with("sparring ")).unwrap();
+    assert!(install < first_sparring);
     assert!(
-        install < first_command,
-        "`cargo install --path .` (at byte {install}) comes before the first `sparring` command (at byte {first_command})"
+        blocks[1].iter().any(|c| c == "cargo install --path ."),
+        "the contributors' install: {:?}",
+        blocks[1]
     );
 }
 

@@ -103,7 +103,7 @@ fn assert_sharegpt_row_read_as_written(row: &Value, c: &ImportedConversation) {
 #[test]
 fn the_quickstart_exported_as_openai_hf_and_sharegpt_reads_back_as_written() {
     let cwd = tempfile::tempdir().unwrap();
-    let quickstart = repo().join("examples/quickstart.toml");
+    let quickstart = repo().join("quickstart.toml");
     let run = sparring(cwd.path(), &["run", quickstart.to_str().unwrap()]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     for (format, read_as) in [

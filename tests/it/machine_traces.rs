@@ -27,6 +27,7 @@ use crate::common::{self, mock_judges, repo, text};
 
 /// One shipped example and what it needs.
 struct Example {
+    /// Its path in the repository.
     file: &'static str,
     /// Environment variables naming its servers; skipped when one is unset.
     needs: &'static [&'static str],
@@ -38,6 +39,16 @@ struct Example {
 
 fn unchanged(text: String) -> String {
     text
+}
+
+/// The quickstart lives at the repository's root (`sparring init` writes it
+/// beside its files): its paths as the examples' `../` ones.
+fn from_the_root(text: String) -> String {
+    ["prompts/", "data/", "personas\""]
+        .iter()
+        .fold(text, |text, relative| {
+            text.replace(&format!("\"{relative}"), &format!("\"../{relative}"))
+        })
 }
 
 fn env(var: &str) -> String {
@@ -66,53 +77,53 @@ const EXAMPLES: &[Example] = &[
     Example {
         file: "quickstart.toml",
         needs: &[],
-        adapt: unchanged,
+        adapt: from_the_root,
         formats: &[],
     },
     Example {
-        file: "phone.toml",
+        file: "examples/phone.toml",
         needs: &[],
         adapt: unchanged,
         formats: &["hf --user-tools"],
     },
     Example {
-        file: "qa-mcqa.toml",
+        file: "examples/qa-mcqa.toml",
         needs: &[],
         adapt: unchanged,
         formats: &[],
     },
     Example {
-        file: "qa-math-judge.toml",
+        file: "examples/qa-math-judge.toml",
         needs: &[],
         adapt: unchanged,
         formats: &[],
     },
     Example {
-        file: "simulated-orders.toml",
+        file: "examples/simulated-orders.toml",
         needs: &[],
         adapt: unchanged,
         formats: &[],
     },
     Example {
-        file: "mcp-memory.toml",
+        file: "examples/mcp-memory.toml",
         needs: &["SPARRING_MCP_MEMORY"],
         adapt: memory_server,
         formats: &[],
     },
     Example {
-        file: "nemo-gym-workplace.toml",
+        file: "examples/nemo-gym-workplace.toml",
         needs: &["SPARRING_NEMO_GYM_WORKPLACE_ASSISTANT_URL"],
         adapt: |t| nemo_gym(t, "18401", "SPARRING_NEMO_GYM_WORKPLACE_ASSISTANT_URL"),
         formats: &["nemo_gym"],
     },
     Example {
-        file: "nemo-gym-mcqa.toml",
+        file: "examples/nemo-gym-mcqa.toml",
         needs: &["SPARRING_NEMO_GYM_MCQA_URL"],
         adapt: |t| nemo_gym(t, "18402", "SPARRING_NEMO_GYM_MCQA_URL"),
         formats: &["nemo_gym"],
     },
     Example {
-        file: "nemo-gym-calendar.toml",
+        file: "examples/nemo-gym-calendar.toml",
         needs: &["SPARRING_NEMO_GYM_CALENDAR_URL"],
         adapt: |t| nemo_gym(t, "18403", "SPARRING_NEMO_GYM_CALENDAR_URL"),
         formats: &["nemo_gym"],
@@ -284,9 +295,12 @@ fn traces_in(file: &Path, known: &[String]) -> Vec<String> {
 /// job B), judge A against B pairwise, and export A in every format into
 /// `work/out/NAME.FORMAT.jsonl`; the files written.
 fn run_and_export(place: &Place, example: &Example) -> Vec<PathBuf> {
-    let shipped = std::fs::read_to_string(repo().join("examples").join(example.file)).unwrap();
+    let shipped = std::fs::read_to_string(repo().join(example.file)).unwrap();
     let text = (example.adapt)(shipped);
-    let name = example.file.trim_end_matches(".toml");
+    let name = example
+        .file
+        .trim_start_matches("examples/")
+        .trim_end_matches(".toml");
     let stem = name.to_string();
     let database = format!(
         "sqlite://{}",
@@ -438,7 +452,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
         let missing: Vec<&&str> = example.needs.iter().filter(|v| env(v).is_empty()).collect();
         if !missing.is_empty() {
             println!(
-                "SKIPPED: examples/{}: {missing:?} not set (source the test servers as .ci/run does)",
+                "SKIPPED: {}: {missing:?} not set (source the test servers as .ci/run does)",
                 example.file
             );
             continue;
@@ -467,7 +481,7 @@ fn no_exported_row_of_any_shipped_example_holds_a_path_a_temp_folder_or_a_proces
     let synth = place.config("synthesize-retail.toml", &retail);
     place.sparring(&["synthesize", synth.to_str().unwrap(), "--quiet"]);
     let solve = Example {
-        file: "solve-synthesized.toml",
+        file: "examples/solve-synthesized.toml",
         needs: &[],
         adapt: unchanged,
         formats: &["scenarios"],

@@ -64,6 +64,7 @@ mod rollouts_api;
 mod server_api;
 mod service_boundary;
 mod simulated_tools;
+mod starter_project;
 mod stats_export;
 mod store_story;
 mod strata;

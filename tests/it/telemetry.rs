@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use common::{job_toml, repo, sparring, text, JobSpec};
 use serde_json::Value;
 
-/// `sparring serve` started from `examples/` (so the quickstart's relative
-/// paths resolve) on a free loopback port; killed if the test fails.
+/// `sparring serve` with the repository as its data root (so the
+/// quickstart's relative paths resolve against it, the default `?base=`) on
+/// a free loopback port; killed if the test fails.
 struct Served {
     child: Child,
     url: String,
@@ -210,9 +211,9 @@ async fn metrics_count_every_model_call_by_role_as_the_store_does() {
     let dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}", dir.path().join("served.db").display());
     let served = Served::start(&database);
-    let quickstart = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
+    let quickstart = std::fs::read_to_string(repo().join("quickstart.toml")).unwrap();
     let created = reqwest::Client::new()
-        .post(format!("{}/v1/jobs?base=examples", served.url))
+        .post(format!("{}/v1/jobs", served.url))
         .header("content-type", "application/toml")
         .body(quickstart)
         .send()

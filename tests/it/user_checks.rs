@@ -100,7 +100,7 @@ async fn caught_exactly(
 #[tokio::test]
 async fn the_clean_mock_user_is_never_flagged_over_the_quickstarts_54_conversations() {
     let cwd = tempfile::tempdir().unwrap();
-    let quickstart = repo().join("examples/quickstart.toml");
+    let quickstart = repo().join("quickstart.toml");
     let run = sparring(
         cwd.path(),
         &["run", quickstart.to_str().unwrap(), "--quiet"],

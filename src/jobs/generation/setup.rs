@@ -339,11 +339,23 @@ fn parallel_tool_calls(job: &Job, environment: &dyn Environment) -> Result<bool,
 mod tests {
     use super::*;
 
+    /// The repository's quickstart, its paths (relative to the repository
+    /// root) made absolute so that it loads from any folder.
+    fn quickstart_text(repo: &Path) -> String {
+        let text = std::fs::read_to_string(repo.join("quickstart.toml")).unwrap();
+        ["prompts/", "data/", "personas\""]
+            .iter()
+            .fold(text, |text, relative| {
+                text.replace(
+                    &format!("\"{relative}"),
+                    &format!("\"{}/{relative}", repo.display()),
+                )
+            })
+    }
+
     fn quickstart_with(extra: &str) -> Job {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
-            .unwrap()
-            .replace("\"../", &format!("\"{}/", repo.display()));
+        let text = quickstart_text(repo);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job.toml");
         std::fs::write(&path, format!("{text}\n{extra}")).unwrap();
@@ -355,10 +367,7 @@ mod tests {
 
     fn quickstart_with_policy_key(key: &str) -> Job {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
-            .unwrap()
-            .replace("\"../", &format!("\"{}/", repo.display()))
-            .replace("[policy]\n", &format!("[policy]\n{key}\n"));
+        let text = quickstart_text(repo).replace("[policy]\n", &format!("[policy]\n{key}\n"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job.toml");
         std::fs::write(&path, text).unwrap();
@@ -429,10 +438,7 @@ mod tests {
     #[tokio::test]
     async fn an_agent_with_tools_of_its_own_may_have_gold_actions_the_environment_lacks() {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(repo.join("examples/quickstart.toml"))
-            .unwrap()
-            .replace("\"../", &format!("\"{}/", repo.display()))
-            .replace("[policy]\n", "[policy]\nkind = \"http\"\n");
+        let text = quickstart_text(repo).replace("[policy]\n", "[policy]\nkind = \"http\"\n");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job.toml");
         std::fs::write(

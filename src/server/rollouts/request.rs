@@ -156,7 +156,7 @@ impl RolloutsRequest {
                 problems.push(invalid(
                     "config",
                     "is missing; name a job config file inside the data root (e.g. \
-                     \"examples/quickstart.toml\"), or give the config as `config_toml`",
+                     \"quickstart.toml\"), or give the config as `config_toml`",
                 ));
                 None
             }
