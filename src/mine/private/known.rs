@@ -314,17 +314,24 @@ const NOT_NAMES: &[&str] = &[
 /// A value a conversation says is private, and its kind.
 pub type Known = (String, PrivateKind);
 
-/// Every value `conversation` says is private, of the kinds in `kinds`.
+/// Texts this long are read once a run: the system prompt every
+/// conversation of a job repeats gives what it gives the first time.
+const LONG_TEXT: usize = 512;
+
+/// Every value `conversation` says is private, of the kinds in `kinds`;
+/// `cues` are the patterns with a cue, `read` the long texts read before.
 pub fn learn(
     conversation: &StoredConversation,
-    patterns: &Compiled,
+    cues: &Compiled,
     kinds: &[PrivateKind],
+    read: &mut HashSet<u64>,
 ) -> Vec<Known> {
     let mut learner = Learner {
-        patterns,
+        patterns: cues,
         kinds,
         found: Vec::new(),
         cued_names: Vec::new(),
+        read,
     };
     learner.walk(&conversation.conversation.metadata, None, false);
     for message in &conversation.messages {
@@ -356,6 +363,7 @@ struct Learner<'a> {
     found: Vec<Known>,
     /// Names after a cue, checked once the conversation's words are known.
     cued_names: Vec<String>,
+    read: &'a mut HashSet<u64>,
 }
 
 impl Learner<'_> {
@@ -406,6 +414,13 @@ impl Learner<'_> {
     /// number, a PIN, a security code) is replaced where its cue stands but
     /// not learned: bare, `135` is more often a price than a suite.
     fn text(&mut self, text: &str) {
+        if text.len() >= LONG_TEXT {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(text, &mut hasher);
+            if !self.read.insert(std::hash::Hasher::finish(&hasher)) {
+                return;
+            }
+        }
         for found in self.patterns.find(text) {
             let (Some(kind), true) = (found.kind, found.cued) else {
                 continue;
@@ -638,8 +653,8 @@ pub(crate) mod tests {
     }
 
     fn learned(c: &StoredConversation) -> Vec<Known> {
-        let patterns = Compiled::new(&PrivateKind::ALL, &[]).unwrap();
-        let mut found = learn(c, &patterns, &PrivateKind::ALL);
+        let patterns = Compiled::cues(&PrivateKind::ALL, &[]).unwrap();
+        let mut found = learn(c, &patterns, &PrivateKind::ALL, &mut HashSet::new());
         found.sort();
         found.dedup();
         found

@@ -57,6 +57,12 @@ impl Default for PrivacyRules {
     }
 }
 
+/// Texts this long met a second time are kept with their redaction (the
+/// same text always gets the same redaction once learning is done), at most
+/// `MEMO_MOST` of them.
+const MEMO_TEXT: usize = 1024;
+const MEMO_MOST: usize = 256;
+
 /// A span of a text to replace, and the kind of its value.
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -75,6 +81,14 @@ struct Literals {
 pub struct Redactor {
     kinds: Vec<PrivateKind>,
     patterns: patterns::Compiled,
+    /// The patterns with a cue, for learning.
+    cues: patterns::Compiled,
+    /// Hashes of the long texts learning has read.
+    read: HashSet<u64>,
+    /// Long texts met twice (a job's system prompt), redacted once.
+    memo: HashMap<String, String>,
+    /// Hashes of the long texts redacted once.
+    redacted_once: HashSet<u64>,
     seed: u64,
     /// Values the conversations name as private, and their kinds.
     known: HashMap<String, PrivateKind>,
@@ -100,15 +114,19 @@ impl Redactor {
             }
             extra.push(compiled);
         }
-        let patterns = patterns::Compiled::new(&rules.kinds, &extra).map_err(|error| {
-            PrivacyError::Pattern {
-                pattern: rules.extra.join(" | "),
-                error: Box::new(error),
-            }
-        })?;
+        let compile_error = |error| PrivacyError::Pattern {
+            pattern: rules.extra.join(" | "),
+            error: Box::new(error),
+        };
+        let patterns = patterns::Compiled::new(&rules.kinds, &extra).map_err(compile_error)?;
+        let cues = patterns::Compiled::cues(&rules.kinds, &extra).map_err(compile_error)?;
         Ok(Redactor {
             kinds: rules.kinds.clone(),
             patterns,
+            cues,
+            read: HashSet::new(),
+            memo: HashMap::new(),
+            redacted_once: HashSet::new(),
             seed: rules.seed,
             known: HashMap::new(),
             literals: None,
@@ -122,12 +140,14 @@ impl Redactor {
     /// fields, its metadata, its cues): from now on they are replaced in
     /// every text, wherever they stand.
     pub fn learn(&mut self, conversation: &StoredConversation) {
-        for (value, kind) in known::learn(conversation, &self.patterns, &self.kinds) {
+        for (value, kind) in known::learn(conversation, &self.cues, &self.kinds, &mut self.read) {
             if self.given.contains(&value) || self.known.contains_key(&value) {
                 continue;
             }
             self.known.insert(value, kind);
             self.literals = None;
+            self.memo.clear();
+            self.redacted_once.clear();
         }
     }
 
@@ -175,6 +195,27 @@ impl Redactor {
     }
 
     fn redact_keeping(&mut self, text: &str, keep_fakes: bool) -> String {
+        let long = !keep_fakes && text.len() >= MEMO_TEXT;
+        if long {
+            if let Some(out) = self.memo.get(text) {
+                return out.clone();
+            }
+        }
+        let out = self.redact_spans(text, keep_fakes);
+        if long {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(text, &mut hasher);
+            let again = !self
+                .redacted_once
+                .insert(std::hash::Hasher::finish(&hasher));
+            if again && self.memo.len() < MEMO_MOST {
+                self.memo.insert(text.to_string(), out.clone());
+            }
+        }
+        out
+    }
+
+    fn redact_spans(&mut self, text: &str, keep_fakes: bool) -> String {
         let mut spans = self.known_in(text);
         spans.extend(
             self.patterns

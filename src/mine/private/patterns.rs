@@ -366,9 +366,24 @@ pub struct Found {
 impl Compiled {
     /// `extra` are the user's patterns, already checked to compile.
     pub fn new(kinds: &[PrivateKind], extra: &[Regex]) -> Result<Compiled, regex::Error> {
+        Compiled::chosen(kinds, extra, false)
+    }
+
+    /// Only the patterns with a cue (a group `v`): what learning needs.
+    pub fn cues(kinds: &[PrivateKind], extra: &[Regex]) -> Result<Compiled, regex::Error> {
+        Compiled::chosen(kinds, extra, true)
+    }
+
+    fn chosen(
+        kinds: &[PrivateKind],
+        extra: &[Regex],
+        cues: bool,
+    ) -> Result<Compiled, regex::Error> {
         let every = every_pattern()?;
+        let cued = |regex: &Regex| regex.capture_names().any(|n| n == Some("v"));
         let mut each: Vec<Compiled1> = extra
             .iter()
+            .filter(|regex| !cues || cued(regex))
             .map(|regex| Compiled1 {
                 kind: None,
                 regex: regex.clone(),
@@ -390,8 +405,8 @@ impl Compiled {
         }
         let set = if each.is_empty() {
             None
-        } else if extra.is_empty() && each.len() == PATTERNS.len() {
-            Some(every_pattern_set()?.clone())
+        } else if extra.is_empty() && each.len() == every_pattern_set(cues)?.len() {
+            Some(every_pattern_set(cues)?.clone())
         } else {
             Some(RegexSet::new(each.iter().map(|c| c.regex.as_str()))?)
         };
@@ -454,12 +469,24 @@ fn every_pattern() -> Result<&'static [Regex], regex::Error> {
         .map_err(Clone::clone)
 }
 
-/// Every pattern as one set, for the default of every kind.
-fn every_pattern_set() -> Result<&'static RegexSet, regex::Error> {
-    static SET: OnceLock<Result<RegexSet, regex::Error>> = OnceLock::new();
-    SET.get_or_init(|| RegexSet::new(PATTERNS.iter().map(|p| p.regex)))
-        .as_ref()
-        .map_err(Clone::clone)
+/// Every pattern (or every pattern with a cue) as one set, for the default
+/// of every kind.
+fn every_pattern_set(cues: bool) -> Result<&'static RegexSet, regex::Error> {
+    static EVERY: OnceLock<Result<RegexSet, regex::Error>> = OnceLock::new();
+    static CUES: OnceLock<Result<RegexSet, regex::Error>> = OnceLock::new();
+    let build = || {
+        let every = every_pattern()?;
+        let chosen = every
+            .iter()
+            .filter(|r| !cues || r.capture_names().any(|n| n == Some("v")));
+        RegexSet::new(chosen.map(Regex::as_str))
+    };
+    match cues {
+        true => CUES.get_or_init(build),
+        false => EVERY.get_or_init(build),
+    }
+    .as_ref()
+    .map_err(Clone::clone)
 }
 
 /// An international number: `+`, then groups up to 15 digits in all (a
