@@ -3,7 +3,8 @@
 //! faked as a real date written the same way (`November 12, 1992` →
 //! `March 3, 1968`), so a fake date of birth still reads as one.
 
-const MONTHS: [&str; 12] = [
+/// The months' names (a name found after a cue is never one).
+pub const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",

@@ -9,8 +9,9 @@ use sha2::{Digest, Sha256};
 use super::dates::{self, Day};
 use super::kind::PrivateKind;
 
-/// Words of an address that are kept, so a fake still reads as one.
-const ADDRESS_WORDS: &[&str] = &[
+/// Words of an address that say what it is, kept so a fake still reads as
+/// one: street types and directions ...
+const STREET_WORDS: &[&str] = &[
     "Street",
     "St",
     "Avenue",
@@ -34,19 +35,25 @@ const ADDRESS_WORDS: &[&str] = &[
     "Highway",
     "Square",
     "Trail",
+    "Floor",
+    "Box",
+    "North",
+    "South",
+    "East",
+    "West",
+];
+
+/// ... and the words before a unit's number (an address that starts with
+/// one is an address: `Suite 243`).
+pub const UNIT_WORDS: &[&str] = &[
     "Suite",
     "Ste",
     "Apt",
     "Apartment",
     "Unit",
     "Flat",
-    "Floor",
-    "Box",
     "PO",
-    "North",
-    "South",
-    "East",
-    "West",
+    "P.O.",
 ];
 
 /// A fake for `real` of kind `kind` (`None`: a user's pattern).
@@ -81,7 +88,7 @@ fn keeping_words(real: &str, seed: u64, attempt: u32) -> String {
     for word in real.split_inclusive(|c: char| !c.is_alphanumeric()) {
         let bare = word.trim_end_matches(|c: char| !c.is_alphanumeric());
         let end = at + word.len();
-        match ADDRESS_WORDS.contains(&bare) {
+        match STREET_WORDS.contains(&bare) || UNIT_WORDS.contains(&bare) {
             true => out.push_str(word),
             false => out.push_str(faked.get(at..end).unwrap_or(word)),
         }

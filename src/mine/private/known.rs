@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use crate::store::StoredConversation;
 
-use super::dates;
 use super::kind::PrivateKind;
 use super::patterns::Compiled;
+use super::{dates, fake};
 
 /// Keys (lower case, without `_`, `-` and spaces) whose values are a kind.
 const KEYS: &[(PrivateKind, &[&str])] = &[
@@ -226,18 +226,6 @@ const NOT_NAMES: &[&str] = &[
     "Friday",
     "Saturday",
     "Sunday",
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
     "Gold",
     "Silver",
     "Bronze",
@@ -463,6 +451,7 @@ impl Learner<'_> {
                 };
             if !is_name_word(word)
                 || NOT_NAMES.contains(&word)
+                || dates::MONTHS.contains(&word)
                 || ordinary.contains(&word.to_lowercase())
             {
                 return;
@@ -557,20 +546,10 @@ fn field_values(value: &str, kind: PrivateKind) -> Vec<String> {
         PrivateKind::Address => {
             let first = value.split_whitespace().next().unwrap_or_default();
             let last = value.split_whitespace().next_back().unwrap_or_default();
-            let unit = [
-                "Suite",
-                "Ste",
-                "Apt",
-                "Apartment",
-                "Unit",
-                "Flat",
-                "PO",
-                "P.O.",
-            ];
             one(n >= 3
                 && digits > 0
                 && (first.starts_with(|c: char| c.is_ascii_digit())
-                    || unit.contains(&first.trim_end_matches('.'))
+                    || fake::UNIT_WORDS.contains(&first.trim_end_matches('.'))
                     || last.chars().all(|c| c.is_ascii_digit())))
         }
         PrivateKind::Zip => one((3..=10).contains(&n) && digits > 0),
