@@ -42,8 +42,10 @@ pub struct MineArgs {
     /// The built-in environment the scenarios are for and checked against.
     #[arg(long, default_value = "builtin:chat")]
     environment: String,
-    /// What is private (comma-separated: email, phone, id; `none` for nothing).
-    #[arg(long, default_value = "email,phone,id", value_name = "KINDS")]
+    /// What is private (comma-separated: email, phone, id, payment, card,
+    /// secret, password, ssn, iban, ip, zip, name, address, dob; `all` for
+    /// every kind, `none` for nothing).
+    #[arg(long, default_value = "all", value_name = "KINDS")]
     private: String,
     /// A further regular expression whose matches are private (repeatable).
     #[arg(long = "private-pattern", value_name = "REGEX")]
@@ -165,16 +167,23 @@ fn request_of(args: &MineArgs) -> Result<MineRequest, String> {
         if name == "none" {
             continue;
         }
+        if name == "all" {
+            kinds.extend(PrivateKind::ALL);
+            continue;
+        }
         match PrivateKind::parse(name) {
             Some(kind) => kinds.push(kind),
             None => {
                 return Err(format!(
                     "--private: '{name}' is not a kind of private value; give a comma-separated \
-                     list of email, phone, id (or none)"
+                     list of {} (or all, or none)",
+                    PrivateKind::names()
                 ))
             }
         }
     }
+    kinds.sort();
+    kinds.dedup();
     let privacy = PrivacyRules {
         kinds,
         extra: args.private_patterns.clone(),

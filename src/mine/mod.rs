@@ -126,6 +126,7 @@ pub async fn mine(
         )
     })?;
     let mut redactor = Redactor::new(&request.privacy)?;
+    learn_private_values(store, job.id, &mut redactor).await?;
     let mut outcome = MineOutcome {
         job,
         conversations: 0,
@@ -175,7 +176,7 @@ pub async fn mine(
                 Err((rejection, reason)) => outcome.rejected.push(Rejected {
                     conversation_id: id,
                     rejection,
-                    reason: redactor.redact(&reason),
+                    reason: redactor.redact_answer(&reason),
                 }),
             }
         }
@@ -188,6 +189,26 @@ pub async fn mine(
     }
     outcome.private_values_replaced = redactor.replaced();
     Ok(outcome)
+}
+
+/// Every conversation's own private values learned before the first is
+/// sent: a value one conversation's records name is replaced in all of them.
+async fn learn_private_values(
+    store: &dyn Store,
+    job_id: i64,
+    redactor: &mut Redactor,
+) -> Result<(), MineError> {
+    let mut after = 0;
+    loop {
+        let page = store.conversations_page(job_id, after, PAGE).await?;
+        let Some(last) = page.last() else {
+            return Ok(());
+        };
+        after = last.conversation.id;
+        for conversation in &page {
+            redactor.learn(conversation);
+        }
+    }
 }
 
 async fn import_job(store: &dyn Store, id: i64) -> Result<JobRow, MineError> {
@@ -319,7 +340,8 @@ async fn decide(
 /// replaced (their ids are ours and stay).
 fn redact_mined(mined: Mined, redactor: &mut Redactor) -> Result<Mined, String> {
     let id = mined.scenario.id.clone();
-    let redo = |value: serde_json::Value, redactor: &mut Redactor| redactor.redact_json(&value);
+    let redo =
+        |value: serde_json::Value, redactor: &mut Redactor| redactor.redact_answer_json(&value);
     let scenario = serde_json::to_value(&mined.scenario).map_err(|e| e.to_string())?;
     let persona = serde_json::to_value(&mined.persona).map_err(|e| e.to_string())?;
     let mut scenario: Scenario =

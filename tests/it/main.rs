@@ -50,6 +50,7 @@ mod machine_traces;
 mod mcp;
 mod mcp_folders;
 mod mine;
+mod mine_privacy;
 mod mock_faults;
 mod nemo_gym;
 mod nemo_gym_agent;

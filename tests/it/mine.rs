@@ -275,9 +275,9 @@ async fn bad_inputs_are_refused_with_what_was_wrong_and_nothing_written() {
             "'mall' is not a built-in environment; give one of builtin:retail",
         ),
         (
-            vec![job.to_string(), "--private".into(), "ssn".into()],
+            vec![job.to_string(), "--private".into(), "gps".into()],
             2,
-            "--private: 'ssn' is not a kind of private value",
+            "--private: 'gps' is not a kind of private value",
         ),
         (
             vec![job.to_string(), "--private-pattern".into(), "(".into()],
