@@ -26,6 +26,7 @@ pub mod report;
 pub mod rollout_group;
 pub mod server;
 pub mod sim;
+pub mod stepped;
 pub mod store;
 pub mod synth;
 pub mod token_ids;

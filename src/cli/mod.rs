@@ -22,6 +22,7 @@ mod judge;
 pub mod logging;
 mod mine;
 mod mock_llm;
+mod openenv;
 mod personas;
 mod progress;
 mod run;
@@ -256,6 +257,30 @@ enum Command {
         #[arg(long, alias = "db")]
         database: Option<String>,
     },
+    /// Serve one job config as an OpenEnv environment (HTTP /reset, /step,
+    /// /state, /schema, /metadata, /health and the WebSocket /ws): the
+    /// action is the policy's message, the observation the tool results, the
+    /// simulated user's reply or the end with its reward; every episode is
+    /// stored as a conversation of the config's job. Prints its address.
+    Openenv {
+        /// The job config: the simulated user, environment, limits and scenarios.
+        #[arg(long)]
+        config: PathBuf,
+        /// Address to listen on (port 0: a free one, printed).
+        #[arg(long, default_value = "127.0.0.1:8000")]
+        bind: String,
+        /// The database (default: the config's `database`).
+        #[arg(long, alias = "db")]
+        database: Option<String>,
+        /// Sessions open at once (WebSocket connections and HTTP sessions),
+        /// as OpenEnv's `max_concurrent_envs`; 1 to 100000.
+        #[arg(long, default_value_t = crate::stepped::registry::DEFAULT_MAX_SESSIONS as u64)]
+        max_concurrent_envs: u64,
+        /// Seconds without a request before a session expires (its episode
+        /// dropped unstored); 1 to 86400.
+        #[arg(long, value_name = "SECS", default_value_t = crate::stepped::registry::DEFAULT_IDLE_SECS)]
+        session_timeout: u64,
+    },
     /// Serve the mock OpenAI-compatible model server (a test double).
     MockLlm {
         #[arg(long, default_value_t = 8089)]
@@ -434,6 +459,22 @@ pub async fn main() -> i32 {
             bind,
             database,
         } => agent::agent(&config, &bind, database.as_deref()).await,
+        Command::Openenv {
+            config,
+            bind,
+            database,
+            max_concurrent_envs,
+            session_timeout,
+        } => {
+            openenv::openenv(openenv::OpenEnvArgs {
+                config: &config,
+                bind: &bind,
+                database: database.as_deref(),
+                max_concurrent_envs,
+                session_timeout,
+            })
+            .await
+        }
         Command::MockLlm {
             port,
             host,

@@ -14,6 +14,7 @@ mod json_errors;
 mod judging;
 mod metrics;
 mod openapi;
+pub mod openenv;
 mod prometheus;
 mod query_values;
 mod relative_paths;
