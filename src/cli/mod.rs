@@ -241,6 +241,13 @@ enum Command {
         /// `:*` for any port). Default: any URL. Operator endpoints are exempt.
         #[arg(long = "allow-url", value_name = "PATTERN")]
         allow_url: Vec<String>,
+        /// Stepped sessions (`/v1/sessions`) open at once; 1 to 100000.
+        #[arg(long, default_value_t = crate::stepped::registry::DEFAULT_MAX_SESSIONS as u64)]
+        max_sessions: u64,
+        /// Seconds without a request before a stepped session expires (its
+        /// episode dropped unstored); 1 to 86400.
+        #[arg(long, value_name = "SECS", default_value_t = crate::stepped::registry::DEFAULT_IDLE_SECS)]
+        session_timeout: u64,
     },
     /// Serve one job config as a NeMo Gym agent server (POST /run,
     /// /v1/responses, /aggregate_metrics), every rollout stored as an item
@@ -446,11 +453,15 @@ pub async fn main() -> i32 {
             data_root,
             endpoints,
             allow_url,
+            max_sessions,
+            session_timeout,
         } => {
             let boundary = serve::ServeBoundary {
                 data_root,
                 endpoints,
                 allow_url,
+                max_sessions,
+                session_timeout,
             };
             serve::serve(&database, &bind, token, boundary).await
         }

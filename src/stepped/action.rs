@@ -243,19 +243,20 @@ fn tool_call(value: &Value, step: u32, index: usize) -> Result<ToolCall, Invalid
             ))
         }
     };
-    let id =
-        match call.get("id") {
-            None | Some(Value::Null) => format!("call_{step}_{index}"),
-            Some(Value::String(id)) if !id.is_empty() && id.chars().count() <= MAX_NAME_CHARS => {
-                id.clone()
-            }
-            Some(other) => return Err(Invalid::at(
+    let id = match call.get("id") {
+        None | Some(Value::Null) => format!("call_{step}_{index}"),
+        Some(Value::String(id)) if !id.is_empty() && id.chars().count() <= MAX_NAME_CHARS => {
+            id.clone()
+        }
+        Some(other) => {
+            return Err(Invalid::at(
                 "id",
                 format!(
                     "is {other}; give a non-empty string of at most {MAX_NAME_CHARS} characters"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     Ok(ToolCall {
         id,
         name,

@@ -102,6 +102,12 @@ pub enum SessionError {
          close one or wait for one to end"
     )]
     Capacity { open: usize, max: usize },
+    /// A service holding sessions of many job configs holds this many at most.
+    #[error(
+        "sessions of {max} job configs are open, the most this server holds; close the sessions \
+         of another config first"
+    )]
+    Configs { max: usize },
     /// The episode failed (a model call of the simulated user, the
     /// environment): it ends unstored, never with a reward of 0.
     #[error("the episode failed ({class}): {message}; nothing of it was stored")]
@@ -118,7 +124,7 @@ impl SessionError {
             SessionError::Unknown(_) => 404,
             SessionError::Closed(_) | SessionError::Expired { .. } => 410,
             SessionError::Ended { .. } | SessionError::NotStarted | SessionError::Busy(_) => 409,
-            SessionError::Capacity { .. } => 503,
+            SessionError::Capacity { .. } | SessionError::Configs { .. } => 503,
             SessionError::Failed { .. } => 502,
             SessionError::Store(_) => 500,
         }
@@ -129,7 +135,7 @@ impl SessionError {
         match self {
             SessionError::Invalid(_) => WsCode::ValidationError,
             SessionError::Config(_) => WsCode::FactoryError,
-            SessionError::Capacity { .. } => WsCode::CapacityReached,
+            SessionError::Capacity { .. } | SessionError::Configs { .. } => WsCode::CapacityReached,
             SessionError::Unknown(_)
             | SessionError::Closed(_)
             | SessionError::Expired { .. }
@@ -153,6 +159,7 @@ impl SessionError {
             SessionError::NotStarted => "not_started",
             SessionError::Busy(_) => "busy",
             SessionError::Capacity { .. } => "capacity",
+            SessionError::Configs { .. } => "configs",
             SessionError::Failed { .. } => "failed",
             SessionError::Store(_) => "store",
         }

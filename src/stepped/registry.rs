@@ -51,7 +51,7 @@ pub struct Slot {
 }
 
 struct Entry {
-    live: tokio::sync::Mutex<Live>,
+    live: Arc<tokio::sync::Mutex<Live>>,
     last: Mutex<Instant>,
     _slot: Slot,
 }
@@ -126,7 +126,7 @@ impl Sessions {
     pub fn insert(&self, live: Live, slot: Slot) {
         let id = live.id().to_string();
         let entry = Arc::new(Entry {
-            live: tokio::sync::Mutex::new(live),
+            live: Arc::new(tokio::sync::Mutex::new(live)),
             last: Mutex::new(Instant::now()),
             _slot: slot,
         });
@@ -153,16 +153,24 @@ impl Sessions {
         })
     }
 
-    /// Step session `id` with `action`; a second step while one runs is `Busy`.
+    /// Step session `id` with `action`; a second step while one runs is
+    /// `Busy`. The step runs as a task of its own: a caller that goes away
+    /// (a dropped connection, a timeout) never leaves it half done.
     pub async fn step(&self, id: &str, action: &Value) -> Result<Observation, SessionError> {
         let entry = self.entry(id)?;
-        let Ok(mut live) = entry.live.try_lock() else {
+        let Ok(mut live) = entry.live.clone().try_lock_owned() else {
             return Err(SessionError::Busy(id.to_string()));
         };
         entry.touch();
-        let observation = live.step(action).await;
+        let action = action.clone();
+        let stepped = tokio::spawn(async move { live.step(&action).await }).await;
         entry.touch();
-        observation
+        stepped.unwrap_or_else(|e| {
+            Err(SessionError::Failed {
+                class: "internal".into(),
+                message: format!("the step did not finish: {e}"),
+            })
+        })
     }
 
     /// Session `id`'s state.
