@@ -62,6 +62,7 @@ mod rewards;
 mod rollouts_api;
 mod server_api;
 mod service_boundary;
+mod sessions;
 mod simulated_tools;
 mod stats_export;
 mod store_story;
