@@ -194,6 +194,8 @@ class SparringTool(BaseTool):
         return ToolResponse(text=text), 0.0, {"done": observation.done}
 
 
-def tool_schemas(session: Session) -> List[OpenAIFunctionToolSchema]:
-    """The session's tools as verl's tool schemas (for its tool config)."""
-    return [OpenAIFunctionToolSchema.model_validate(t) for t in session.tools]
+def tool_schemas(tools: List[Dict[str, Any]]) -> List[OpenAIFunctionToolSchema]:
+    """Tools in chat completions' shape (a session's ``tools``, a
+    :func:`dataset_row`'s ``extra_info.tools``) as verl's tool schemas, for
+    its tool config: one :class:`SparringTool` each."""
+    return [OpenAIFunctionToolSchema.model_validate(t) for t in tools]

@@ -214,6 +214,22 @@ impl Live {
         !matches!(self.phase, Phase::Running(_))
     }
 
+    /// Once the episode is over, how: the state kept of it after the
+    /// session gives its place back.
+    /// Compact: the end's breakdown and user checks were in the last
+    /// observation, and are stored with the conversation.
+    pub fn ended_state(&self) -> Option<Value> {
+        if !self.is_over() {
+            return None;
+        }
+        let mut state = self.state();
+        if let Some(end) = state["end"].as_object_mut() {
+            end.remove("reward_breakdown");
+            end.remove("user_checks");
+        }
+        Some(state)
+    }
+
     /// The episode's tools in MCP's `tools/list` shape.
     pub fn mcp_tools(&self) -> Vec<Value> {
         self.tools

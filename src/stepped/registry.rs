@@ -33,7 +33,7 @@ pub const DEFAULT_IDLE_SECS: u64 = 600;
 pub const MAX_SESSIONS: crate::config::ranges::Whole = crate::config::ranges::whole(1, 100_000);
 pub const IDLE_SECS: crate::config::ranges::Whole = crate::config::ranges::whole(1, 86_400);
 /// Closed and expired ids remembered (the oldest forgotten first).
-const REMEMBERED: usize = 65_536;
+const REMEMBERED: usize = 16_384;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -69,10 +69,13 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Gone {
     Closed,
     Expired,
+    /// The episode ended (stored, or failed): its last state, for `state`
+    /// and for a late step's error. Its place was given back at once.
+    Over(Value),
 }
 
 /// The sessions of one server.
@@ -149,8 +152,18 @@ impl Sessions {
                 id: id.to_string(),
                 idle_secs: self.limits.idle.as_secs(),
             },
+            Some(Gone::Over(state)) => over_error(state),
             None => SessionError::Unknown(id.to_string()),
         })
+    }
+
+    /// The last state of session `id` if its episode is over.
+    fn over_state(&self, id: &str) -> Option<Value> {
+        let gone = self.gone.lock().unwrap_or_else(|e| e.into_inner());
+        match gone.0.get(id) {
+            Some(Gone::Over(state)) => Some(state.clone()),
+            _ => None,
+        }
     }
 
     /// Step session `id` with `action`; a second step while one runs is
@@ -163,18 +176,45 @@ impl Sessions {
         };
         entry.touch();
         let action = action.clone();
-        let stepped = tokio::spawn(async move { live.step(&action).await }).await;
+        let stepped = tokio::spawn(async move {
+            let observation = live.step(&action).await;
+            (observation, live.ended_state())
+        })
+        .await;
         entry.touch();
-        stepped.unwrap_or_else(|e| {
-            Err(SessionError::Failed {
+        match stepped {
+            Ok((observation, ended)) => {
+                if let Some(state) = ended {
+                    // Over: its place is free for the next session at once.
+                    self.forget(id, Gone::Over(state));
+                }
+                observation
+            }
+            Err(e) => Err(SessionError::Failed {
                 class: "internal".into(),
                 message: format!("the step did not finish: {e}"),
-            })
-        })
+            }),
+        }
+    }
+
+    /// Keep `live`, opened in `slot`; an episode over as it opened (the
+    /// user stopped at once) gives its place back at once.
+    pub fn keep(&self, live: Live, slot: Slot) {
+        match live.ended_state() {
+            Some(state) => {
+                let id = live.id().to_string();
+                self.insert(live, slot);
+                self.forget(&id, Gone::Over(state));
+            }
+            None => self.insert(live, slot),
+        }
     }
 
     /// Session `id`'s state.
     pub async fn state(&self, id: &str) -> Result<Value, SessionError> {
+        if let Some(state) = self.over_state(id) {
+            return Ok(state);
+        }
         let entry = self.entry(id)?;
         let live = entry.live.lock().await;
         entry.touch();
@@ -184,6 +224,9 @@ impl Sessions {
     /// Close session `id`: its place is free at once; an episode that had
     /// not ended is dropped, nothing of it stored. Its last state.
     pub async fn close(&self, id: &str) -> Result<Value, SessionError> {
+        if let Some(state) = self.over_state(id) {
+            return Ok(state);
+        }
         let entry = self.entry(id)?;
         self.forget(id, Gone::Closed);
         let live = entry.live.lock().await;
@@ -240,6 +283,21 @@ impl Sessions {
                 sessions.reap();
             }
         });
+    }
+}
+
+/// A step on a session whose episode is over: ended, or failed.
+fn over_error(state: &Value) -> SessionError {
+    let end = &state["end"];
+    match end.get("failed") {
+        Some(failed) => SessionError::Failed {
+            class: failed["class"].as_str().unwrap_or("").to_string(),
+            message: failed["message"].as_str().unwrap_or("").to_string(),
+        },
+        None => SessionError::Ended {
+            termination: end["termination"].as_str().unwrap_or("").to_string(),
+            conversation_id: end["conversation_id"].as_i64().unwrap_or(0),
+        },
     }
 }
 

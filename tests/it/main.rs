@@ -71,6 +71,7 @@ mod synthesis_job;
 mod synthesize;
 mod synthesize_envs;
 mod telemetry;
+mod trainer_libraries;
 mod transport;
 mod ui_pages;
 mod unsolved;

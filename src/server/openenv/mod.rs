@@ -187,7 +187,7 @@ async fn open_http(
     let (live, observation) = state.host.open_session(&id, request).await?;
     // An episode that ended at once (the user stopped) is stored already;
     // it is kept all the same, so that its state can be read.
-    state.sessions.insert(live, slot);
+    state.sessions.keep(live, slot);
     Ok(observation)
 }
 

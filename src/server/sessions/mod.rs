@@ -164,7 +164,7 @@ async fn open_session(
     let host = service.host_for(&state.jobs_context(), job).await?;
     let id = Sessions::new_id();
     let (live, observation) = host.open_session(&id, open).await?;
-    service.sessions.insert(live, slot);
+    service.sessions.keep(live, slot);
     Ok((id, observation))
 }
 
