@@ -97,6 +97,34 @@ enum Command {
         #[arg(long, conflicts_with_all = ["http2", "capture_memory"])]
         agent: bool,
     },
+    /// Benchmark an OpenEnv server (`sparring openenv`, or one of OpenEnv's
+    /// own): C WebSocket clients, each one session, each waiting --think-ms
+    /// before every step; prints steps a second against the ideal C ÷ L,
+    /// each step's round trip and, given --server-pid, the server's memory
+    /// per open session.
+    BenchOpenenv {
+        /// HOST:PORT of the server.
+        #[arg(long)]
+        addr: String,
+        /// Clients (sessions) at once, 1 to 10,000.
+        #[arg(long, default_value_t = 256, value_parser = crate::config::ranges::parse_concurrency)]
+        concurrency: usize,
+        /// The wait before each step (the trainer's generation), 1 to 60,000 ms.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+        think_ms: u64,
+        /// Seconds steps are counted, after every client's first reset; 1 to 3,600.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3_600))]
+        duration_secs: u64,
+        /// Each step's action, as JSON.
+        #[arg(long, default_value = r#"{"content": "Could you tell me a little more about that?"}"#)]
+        action: String,
+        /// `reset`'s data, as JSON (a seed is set per episode).
+        #[arg(long, default_value = "{}")]
+        reset: String,
+        /// The server's process id, for its resident memory.
+        #[arg(long)]
+        server_pid: Option<u32>,
+    },
     /// Judge a job's conversations (or two jobs' matched pairs) with the judges
     /// of a judges file, as a judging job: resumable, rate-limited, cached.
     Judge {
@@ -470,6 +498,26 @@ pub async fn main() -> i32 {
             bind,
             database,
         } => agent::agent(&config, &bind, database.as_deref()).await,
+        Command::BenchOpenenv {
+            addr,
+            concurrency,
+            think_ms,
+            duration_secs,
+            action,
+            reset,
+            server_pid,
+        } => {
+            bench::openenv(bench::OpenEnvArgs {
+                addr,
+                concurrency,
+                think_ms,
+                duration_secs,
+                action,
+                reset,
+                server_pid,
+            })
+            .await
+        }
         Command::Openenv {
             config,
             bind,
