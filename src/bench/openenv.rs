@@ -105,7 +105,9 @@ type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn round_trip(ws: &mut Ws, message: &Value) -> Option<Value> {
-    ws.send(Frame::Text(message.to_string().into())).await.ok()?;
+    ws.send(Frame::Text(message.to_string().into()))
+        .await
+        .ok()?;
     loop {
         match ws.next().await? {
             Ok(Frame::Text(text)) => return serde_json::from_str(&text).ok(),
@@ -167,11 +169,8 @@ pub async fn bench_openenv(opts: OpenEnvBench) -> Result<OpenEnvReport, OpenEnvB
                         break 'episodes;
                     }
                     let t = Instant::now();
-                    let answer = round_trip(
-                        &mut ws,
-                        &json!({"type": "step", "data": opts.action}),
-                    )
-                    .await;
+                    let answer =
+                        round_trip(&mut ws, &json!({"type": "step", "data": opts.action})).await;
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     match answer.filter(|a| a["type"] == "observation") {
                         Some(a) => {
@@ -189,7 +188,9 @@ pub async fn bench_openenv(opts: OpenEnvBench) -> Result<OpenEnvReport, OpenEnvB
                 }
                 tally.episodes += 1;
             }
-            let _ = ws.send(Frame::Text(json!({"type": "close"}).to_string().into())).await;
+            let _ = ws
+                .send(Frame::Text(json!({"type": "close"}).to_string().into()))
+                .await;
             tally
         }));
     }

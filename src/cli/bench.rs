@@ -254,7 +254,7 @@ pub struct OpenEnvArgs {
 /// wait of L before each step; the figures on stdout.
 pub async fn openenv(args: OpenEnvArgs) -> anyhow::Result<i32> {
     use crate::bench::openenv::{bench_openenv, OpenEnvBench};
-    let mut json = |flag: &str, text: &str| match serde_json::from_str::<serde_json::Value>(text) {
+    let json = |flag: &str, text: &str| match serde_json::from_str::<serde_json::Value>(text) {
         Ok(v) if v.is_object() => Ok(v),
         _ => Err(format!("{flag} {text:?} is not a JSON object")),
     };
@@ -280,11 +280,24 @@ pub async fn openenv(args: OpenEnvArgs) -> anyhow::Result<i32> {
     })
     .await?;
     let r = &report;
-    println!("steps counted                 {} in {:.1} s ({} episodes ended, {} errors)", r.steps, r.window_secs, r.episodes, r.errors);
-    println!("steps a second                {:.1} (ideal C / L = {:.1}; ratio {:.3})", r.steps_per_sec, r.ideal_steps_per_sec, r.ratio);
-    println!("step round trip, ms           p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}", r.step_ms.p50, r.step_ms.p90, r.step_ms.p99, r.step_ms.max);
-    println!("reset round trip, ms          p50 {:.2}  p99 {:.2}", r.reset_ms.p50, r.reset_ms.p99);
-    if let (Some(idle), Some(open), Some(per)) = (r.rss_idle_kib, r.rss_open_kib, r.per_session_kib) {
+    println!(
+        "steps counted                 {} in {:.1} s ({} episodes ended, {} errors)",
+        r.steps, r.window_secs, r.episodes, r.errors
+    );
+    println!(
+        "steps a second                {:.1} (ideal C / L = {:.1}; ratio {:.3})",
+        r.steps_per_sec, r.ideal_steps_per_sec, r.ratio
+    );
+    println!(
+        "step round trip, ms           p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+        r.step_ms.p50, r.step_ms.p90, r.step_ms.p99, r.step_ms.max
+    );
+    println!(
+        "reset round trip, ms          p50 {:.2}  p99 {:.2}",
+        r.reset_ms.p50, r.reset_ms.p99
+    );
+    if let (Some(idle), Some(open), Some(per)) = (r.rss_idle_kib, r.rss_open_kib, r.per_session_kib)
+    {
         println!("server memory, KiB            {idle} idle, {open} with every session open ({per:.1} a session)");
     }
     println!("json {}", serde_json::to_string(&report)?);

@@ -116,7 +116,10 @@ enum Command {
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3_600))]
         duration_secs: u64,
         /// Each step's action, as JSON.
-        #[arg(long, default_value = r#"{"content": "Could you tell me a little more about that?"}"#)]
+        #[arg(
+            long,
+            default_value = r#"{"content": "Could you tell me a little more about that?"}"#
+        )]
         action: String,
         /// `reset`'s data, as JSON (a seed is set per episode).
         #[arg(long, default_value = "{}")]
