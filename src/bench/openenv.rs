@@ -101,6 +101,9 @@ struct Tally {
     errors: u64,
 }
 
+// The bench is a client of the server it measures, not a model call: its
+// connections are its own, outside llm::transport's pool.
+#[allow(clippy::disallowed_types)]
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
