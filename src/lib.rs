@@ -27,6 +27,7 @@ pub mod rollout_group;
 pub mod server;
 pub mod sim;
 pub mod starter;
+pub mod stepped;
 pub mod store;
 pub mod synth;
 pub mod token_ids;

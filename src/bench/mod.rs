@@ -14,6 +14,7 @@ mod budget;
 pub mod capture;
 mod memory;
 mod netstat;
+pub mod openenv;
 mod sched_probe;
 mod tail;
 

@@ -238,3 +238,68 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
+
+/// What `sparring bench-openenv` is asked for.
+pub struct OpenEnvArgs {
+    pub addr: String,
+    pub concurrency: usize,
+    pub think_ms: u64,
+    pub duration_secs: u64,
+    pub action: String,
+    pub reset: String,
+    pub server_pid: Option<u32>,
+}
+
+/// `sparring bench-openenv`: OpenEnv's WebSocket protocol at C sessions, a
+/// wait of L before each step; the figures on stdout.
+pub async fn openenv(args: OpenEnvArgs) -> anyhow::Result<i32> {
+    use crate::bench::openenv::{bench_openenv, OpenEnvBench};
+    let json = |flag: &str, text: &str| match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        _ => Err(format!("{flag} {text:?} is not a JSON object")),
+    };
+    let (action, reset) = match (json("--action", &args.action), json("--reset", &args.reset)) {
+        (Ok(a), Ok(r)) => (a, r),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return Ok(super::EXIT_INVALID);
+        }
+    };
+    eprintln!(
+        "bench-openenv: {} sessions on ws://{}/ws, {} ms before each step, counting {} s …",
+        args.concurrency, args.addr, args.think_ms, args.duration_secs
+    );
+    let report = bench_openenv(OpenEnvBench {
+        addr: args.addr,
+        concurrency: args.concurrency,
+        think: Duration::from_millis(args.think_ms),
+        duration: Duration::from_secs(args.duration_secs),
+        reset,
+        action,
+        server_pid: args.server_pid,
+    })
+    .await?;
+    let r = &report;
+    println!(
+        "steps counted                 {} in {:.1} s ({} episodes ended, {} errors)",
+        r.steps, r.window_secs, r.episodes, r.errors
+    );
+    println!(
+        "steps a second                {:.1} (ideal C / L = {:.1}; ratio {:.3})",
+        r.steps_per_sec, r.ideal_steps_per_sec, r.ratio
+    );
+    println!(
+        "step round trip, ms           p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+        r.step_ms.p50, r.step_ms.p90, r.step_ms.p99, r.step_ms.max
+    );
+    println!(
+        "reset round trip, ms          p50 {:.2}  p99 {:.2}",
+        r.reset_ms.p50, r.reset_ms.p99
+    );
+    if let (Some(idle), Some(open), Some(per)) = (r.rss_idle_kib, r.rss_open_kib, r.per_session_kib)
+    {
+        println!("server memory, KiB            {idle} idle, {open} with every session open ({per:.1} a session)");
+    }
+    println!("json {}", serde_json::to_string(&report)?);
+    Ok(0)
+}

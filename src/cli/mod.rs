@@ -23,6 +23,7 @@ mod judge;
 pub mod logging;
 mod mine;
 mod mock_llm;
+mod openenv;
 mod personas;
 mod progress;
 mod run;
@@ -116,6 +117,37 @@ enum Command {
         /// sparring's overhead per agent turn instead of per model call.
         #[arg(long, conflicts_with_all = ["http2", "capture_memory"])]
         agent: bool,
+    },
+    /// Benchmark an OpenEnv server (`sparring openenv`, or one of OpenEnv's
+    /// own): C WebSocket clients, each one session, each waiting --think-ms
+    /// before every step; prints steps a second against the ideal C ÷ L,
+    /// each step's round trip and, given --server-pid, the server's memory
+    /// per open session.
+    BenchOpenenv {
+        /// HOST:PORT of the server.
+        #[arg(long)]
+        addr: String,
+        /// Clients (sessions) at once, 1 to 10,000.
+        #[arg(long, default_value_t = 256, value_parser = crate::config::ranges::parse_concurrency)]
+        concurrency: usize,
+        /// The wait before each step (the trainer's generation), 1 to 60,000 ms.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+        think_ms: u64,
+        /// Seconds steps are counted, after every client's first reset; 1 to 3,600.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3_600))]
+        duration_secs: u64,
+        /// Each step's action, as JSON.
+        #[arg(
+            long,
+            default_value = r#"{"content": "Could you tell me a little more about that?"}"#
+        )]
+        action: String,
+        /// `reset`'s data, as JSON (a seed is set per episode).
+        #[arg(long, default_value = "{}")]
+        reset: String,
+        /// The server's process id, for its resident memory.
+        #[arg(long)]
+        server_pid: Option<u32>,
     },
     /// Judge a job's conversations (or two jobs' matched pairs) with the judges
     /// of a judges file, as a judging job: resumable, rate-limited, cached.
@@ -261,6 +293,13 @@ enum Command {
         /// `:*` for any port). Default: any URL. Operator endpoints are exempt.
         #[arg(long = "allow-url", value_name = "PATTERN")]
         allow_url: Vec<String>,
+        /// Stepped sessions (`/v1/sessions`) open at once; 1 to 100000.
+        #[arg(long, default_value_t = crate::stepped::registry::DEFAULT_MAX_SESSIONS as u64)]
+        max_sessions: u64,
+        /// Seconds without a request before a stepped session expires (its
+        /// episode dropped unstored); 1 to 86400.
+        #[arg(long, value_name = "SECS", default_value_t = crate::stepped::registry::DEFAULT_IDLE_SECS)]
+        session_timeout: u64,
     },
     /// Serve one job config as a NeMo Gym agent server (POST /run,
     /// /v1/responses, /aggregate_metrics), every rollout stored as an item
@@ -276,6 +315,30 @@ enum Command {
         /// The database (default: the config's `database`).
         #[arg(long, alias = "db")]
         database: Option<String>,
+    },
+    /// Serve one job config as an OpenEnv environment (HTTP /reset, /step,
+    /// /state, /schema, /metadata, /health and the WebSocket /ws): the
+    /// action is the policy's message, the observation the tool results, the
+    /// simulated user's reply or the end with its reward; every episode is
+    /// stored as a conversation of the config's job. Prints its address.
+    Openenv {
+        /// The job config: the simulated user, environment, limits and scenarios.
+        #[arg(long)]
+        config: PathBuf,
+        /// Address to listen on (port 0: a free one, printed).
+        #[arg(long, default_value = "127.0.0.1:8000")]
+        bind: String,
+        /// The database (default: the config's `database`).
+        #[arg(long, alias = "db")]
+        database: Option<String>,
+        /// Sessions open at once (WebSocket connections and HTTP sessions),
+        /// as OpenEnv's `max_concurrent_envs`; 1 to 100000.
+        #[arg(long, default_value_t = crate::stepped::registry::DEFAULT_MAX_SESSIONS as u64)]
+        max_concurrent_envs: u64,
+        /// Seconds without a request before a session expires (its episode
+        /// dropped unstored); 1 to 86400.
+        #[arg(long, value_name = "SECS", default_value_t = crate::stepped::registry::DEFAULT_IDLE_SECS)]
+        session_timeout: u64,
     },
     /// Serve the mock OpenAI-compatible model server (a test double).
     MockLlm {
@@ -443,11 +506,15 @@ pub async fn main() -> i32 {
             data_root,
             endpoints,
             allow_url,
+            max_sessions,
+            session_timeout,
         } => {
             let boundary = serve::ServeBoundary {
                 data_root,
                 endpoints,
                 allow_url,
+                max_sessions,
+                session_timeout,
             };
             serve::serve(&database, &bind, token, boundary).await
         }
@@ -456,6 +523,42 @@ pub async fn main() -> i32 {
             bind,
             database,
         } => agent::agent(&config, &bind, database.as_deref()).await,
+        Command::BenchOpenenv {
+            addr,
+            concurrency,
+            think_ms,
+            duration_secs,
+            action,
+            reset,
+            server_pid,
+        } => {
+            bench::openenv(bench::OpenEnvArgs {
+                addr,
+                concurrency,
+                think_ms,
+                duration_secs,
+                action,
+                reset,
+                server_pid,
+            })
+            .await
+        }
+        Command::Openenv {
+            config,
+            bind,
+            database,
+            max_concurrent_envs,
+            session_timeout,
+        } => {
+            openenv::openenv(openenv::OpenEnvArgs {
+                config: &config,
+                bind: &bind,
+                database: database.as_deref(),
+                max_concurrent_envs,
+                session_timeout,
+            })
+            .await
+        }
         Command::MockLlm {
             port,
             host,

@@ -9,6 +9,8 @@ use anyhow::Context;
 
 use crate::config::{Boundary, EgressAllowlist, OperatorEndpoints};
 use crate::server::{self, AppState};
+use crate::stepped::registry::{IDLE_SECS, MAX_SESSIONS};
+use crate::stepped::Limits;
 use crate::store;
 
 use super::{report_problems, EXIT_INVALID};
@@ -19,6 +21,10 @@ pub struct ServeBoundary {
     pub endpoints: Option<PathBuf>,
     /// `--allow-url` patterns; none: any URL.
     pub allow_url: Vec<String>,
+    /// `--max-sessions`: stepped sessions open at once.
+    pub max_sessions: u64,
+    /// `--session-timeout`: idle seconds before a stepped session expires.
+    pub session_timeout: u64,
 }
 
 pub async fn serve(
@@ -45,6 +51,22 @@ pub async fn serve(
         );
         return Ok(EXIT_INVALID);
     }
+    for (flag, value, range) in [
+        ("--max-sessions", boundary.max_sessions, MAX_SESSIONS),
+        ("--session-timeout", boundary.session_timeout, IDLE_SECS),
+    ] {
+        if !range.contains(value) {
+            eprintln!(
+                "{flag} {value} is out of range; give {} to {}",
+                range.min, range.max
+            );
+            return Ok(EXIT_INVALID);
+        }
+    }
+    let limits = Limits {
+        max_sessions: boundary.max_sessions as usize,
+        idle: std::time::Duration::from_secs(boundary.session_timeout),
+    };
     let operators = match &boundary.endpoints {
         None => OperatorEndpoints::default(),
         Some(path) => match OperatorEndpoints::load(path) {
@@ -75,6 +97,7 @@ pub async fn serve(
     let egress = boundary.egress.describe();
     let mut state = AppState::new(store, database, token);
     state.boundary = Arc::new(boundary);
+    state.sessions = server::sessions::SessionService::new(limits);
     eprintln!(
         "sparring serving on http://{local} (database {database}; data root {data_root}; operator \
          endpoints: {operators}; submitted configs may reach {egress}; auth {}); Ctrl-C or \

@@ -161,6 +161,18 @@ fn to_wire_message(m: &Message) -> WireMessageOut<'_> {
     }
 }
 
+/// A message as chat completions write it (`tool_calls` with `type` and
+/// `function`, no content on an assistant message that only calls tools):
+/// what a stepped session shows its caller.
+pub fn message_json(m: &Message) -> serde_json::Value {
+    serde_json::to_value(to_wire_message(m)).unwrap_or(serde_json::Value::Null)
+}
+
+/// A tool spec as chat completions take it (`{"type": "function", "function": ...}`).
+pub fn tool_json(t: &ToolSpec) -> serde_json::Value {
+    serde_json::to_value(to_wire_tool(t)).unwrap_or(serde_json::Value::Null)
+}
+
 /// A chat completion response as real servers send it, every field optional.
 #[derive(Debug, Deserialize)]
 pub struct WireResponse {

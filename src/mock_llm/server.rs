@@ -201,8 +201,10 @@ struct IncomingMessage {
     role: String,
     #[serde(default)]
     content: Option<serde_json::Value>,
+    /// `null` as OpenAI's Python types write an assistant message without
+    /// calls (verifiers sends them so), or left out.
     #[serde(default)]
-    tool_calls: Vec<IncomingToolCall>,
+    tool_calls: Option<Vec<IncomingToolCall>>,
     #[serde(default)]
     tool_call_id: Option<String>,
 }
@@ -240,6 +242,7 @@ fn to_message(m: IncomingMessage) -> Option<Message> {
         tool_calls: m
             .tool_calls
             .into_iter()
+            .flatten()
             .map(|c| ToolCall {
                 id: c.id,
                 name: c.function.name,

@@ -14,11 +14,13 @@ mod json_errors;
 mod judging;
 mod metrics;
 mod openapi;
+pub mod openenv;
 mod prometheus;
 mod query_values;
 mod relative_paths;
 mod rollouts;
 mod runs;
+pub mod sessions;
 mod synthesis;
 mod ui;
 mod views;
@@ -65,6 +67,8 @@ pub struct AppState {
     pub mock: Option<Arc<dyn MockStarter>>,
     /// How often `/v1/jobs/{id}/events` reports progress.
     pub event_interval: Duration,
+    /// Stepped sessions (`/v1/sessions`) and the job configs they play.
+    pub sessions: Arc<sessions::SessionService>,
 }
 
 impl AppState {
@@ -77,6 +81,7 @@ impl AppState {
             runs: Runs::default(),
             mock: Some(Arc::new(InProcessMock)),
             event_interval: Duration::from_secs(1),
+            sessions: sessions::SessionService::new(crate::stepped::Limits::default()),
         }
     }
 }
@@ -169,6 +174,13 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        // After the timeout: a session's step waits for the simulated user.
+        .merge(
+            sessions::router().layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                auth::require_token,
+            )),
+        )
         .layer(axum::middleware::from_fn(json_errors::json_errors))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -59,6 +59,7 @@ pub fn document() -> Value {
     let mut document = paths_and_schemas();
     imports(&mut document);
     rollouts(&mut document);
+    sessions(&mut document);
     if let Some(paths) = document["paths"].as_object_mut() {
         for (path, item) in paths.iter_mut() {
             let Some(operations) = item.as_object_mut() else {
@@ -576,6 +577,85 @@ fn rollouts(document: &mut Value) {
         "concurrency": {"type": "integer", "description": "Conversations in flight at most (default: the config's)"}}});
 }
 
+/// The stepped sessions (`/v1/sessions`): what opens one, the action, the
+/// observation and the state, the schemas OpenEnv's `/schema` publishes.
+fn sessions(document: &mut Value) {
+    use crate::stepped::schema;
+    let session_id = json!({"name": "id", "in": "path", "required": true,
+        "description": "The session's id (`ses_` and 24 hex digits), from its first observation's metadata.session_id",
+        "schema": {"type": "string"}});
+    let gone = |what: &str| {
+        error(&format!(
+            "{what}: `kind` says which (unknown_session 404, closed or expired 410)"
+        ))
+    };
+    let paths = &mut document["paths"];
+    paths["/v1/sessions"] = json!({"post": {
+        "summary": "Open a stepped session: an episode whose policy is the caller, one assistant message a step",
+        "description": "The job config (`config`, a file inside the data root, or `config_toml`) gives the simulated user, \
+            the environment, the limits and the scenarios, loaded as a submitted job config is (the data root, the egress \
+            allowlist, operator endpoints); the other fields say which scenario and persona and the seed. The answer is \
+            the first observation: the opening (the policy's system prompt, the greeting, the user's first words) and the \
+            tools, never the scenario's hidden fields. The episode is stored as a conversation of the config's job when it \
+            ends (docs/sessions.md).",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionOpen"}}}},
+        "responses": {
+            "201": {"description": "The first observation",
+                    "headers": {"Location": {"description": "/v1/sessions/ID", "schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionObservation"}}}},
+            "422": json_response("A field of the request or of its config is wrong, each named", "Problems"),
+            "502": error("The episode failed as it opened (the simulated user's model, the environment); nothing stored"),
+            "503": error("The server holds its most sessions (`--max-sessions`) or job configs; `kind` says which")
+        }
+    }});
+    paths["/v1/sessions/{id}"] = json!({
+        "get": {
+            "summary": "A stepped session's state: ids, counts, and how it ended",
+            "parameters": [session_id.clone()],
+            "responses": {
+                "200": json_response("The state", "SessionState"),
+                "404": gone("No such session"),
+                "410": gone("The session was closed or expired")
+            }
+        },
+        "delete": {
+            "summary": "Close a stepped session: its place is free; an episode not ended is dropped, nothing of it stored",
+            "parameters": [session_id.clone()],
+            "responses": {
+                "200": json_response("The state it had, with `closed: true`", "SessionState"),
+                "404": gone("No such session"),
+                "410": gone("The session was closed or expired already")
+            }
+        }
+    });
+    paths["/v1/sessions/{id}/step"] = json!({"post": {
+        "summary": "Step a stepped session with the policy's message: its tool calls' results, the simulated user's reply, or the end",
+        "description": "At the end (`done`), the observation's metadata holds the termination, the reward's breakdown, the \
+            user checks and the stored conversation's id, and `reward` the stored reward (null when unscored). A wrong \
+            action is a 422 naming its field, and the session goes on as it was.",
+        "parameters": [session_id],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionAction"}}}},
+        "responses": {
+            "200": json_response("The next observation", "SessionObservation"),
+            "404": gone("No such session"),
+            "409": error("The episode ended already (`kind`: ended, with its conversation id), or another step of it is running (`kind`: busy)"),
+            "410": gone("The session was closed or expired"),
+            "422": json_response("A field of the action is wrong, named (`action.tool_calls[0].function.name`); nothing changed", "Problems"),
+            "502": error("The episode failed (the simulated user's model, the environment); it ends unstored, never with a reward of 0")
+        }
+    }});
+    let schemas = &mut document["components"]["schemas"];
+    let mut open = schema::open_request();
+    if let Some(props) = open["properties"].as_object_mut() {
+        props.insert("config".into(), json!({"type": "string", "description": "A job config file, relative to the data root (give this or config_toml)"}));
+        props.insert("config_toml".into(), json!({"type": "string", "description": "The job config itself, as TOML; its relative paths resolve against the data root"}));
+    }
+    schemas["SessionOpen"] = open;
+    schemas["SessionAction"] = schema::action();
+    schemas["SessionObservation"] = schema::observation();
+    schemas["SessionState"] = schema::state();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,6 +669,7 @@ mod tests {
             include_str!("imports.rs"),
             include_str!("synthesis.rs"),
             include_str!("rollouts/mod.rs"),
+            include_str!("sessions/mod.rs"),
             include_str!("ui/mod.rs"),
         ];
         let mut routes = Vec::new();

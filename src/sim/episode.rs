@@ -117,11 +117,93 @@ pub async fn run_episode(
     env: &dyn Environment,
 ) -> Result<Episode, EpisodeError> {
     let scenario_id = spec.scenario.id.as_str();
+    let Begun {
+        mut session,
+        mut state,
+        mut policy_next,
+    } = begin(spec, env).await?;
+    let mut policy_session = PolicySession::new();
+
+    let termination = loop {
+        if !policy_next {
+            if let Some(end) = user_turn(spec, user, session.as_mut(), &mut state).await? {
+                break end;
+            }
+        }
+        policy_next = false;
+
+        let before = state.transcript.messages.len();
+        let end = policy
+            .turn(PolicyTurn {
+                transcript: &mut state.transcript,
+                session: session.as_mut(),
+                tools: spec.scenario.tools.as_ref(),
+                seed: spec.seed,
+                scenario: scenario_id,
+                policy_session: &mut policy_session,
+            })
+            .await?;
+        let policy_usage = state.usage.entry("policy").or_default();
+        for r in &state.transcript.messages[before..] {
+            if let (Some(u), Some(ms)) = (r.usage, r.latency_ms) {
+                policy_usage.add(1, u, ms);
+            }
+        }
+        match end {
+            TurnEnd::Answered => {}
+            TurnEnd::OutOfSteps => break Termination::MaxSteps,
+            TurnEnd::Empty => break Termination::PolicyError,
+        }
+    };
+    let mut episode = finish(spec, session, state, termination).await?;
+    episode.policy_warning = policy_session.warning.take();
+    Ok(episode)
+}
+
+/// What an episode keeps as it goes: the transcript, usage by role, what
+/// the user model wrote, and how many user turns the scenario itself gave.
+#[derive(Debug, Default)]
+pub(super) struct EpisodeState {
+    pub transcript: Transcript,
+    pub usage: BTreeMap<&'static str, RoleUsage>,
+    pub user_outputs: Vec<UserOutput>,
+    /// User turns of the opening (a prelude's or a scripted opening's):
+    /// `max_turns` counts the simulated user's own after them.
+    pub given_user_turns: usize,
+}
+
+impl EpisodeState {
+    /// Count a policy generation recorded without going through a model
+    /// of sparring's (a stepped session's caller wrote it).
+    pub fn add_policy_call(&mut self, usage: Usage, latency_ms: u64) {
+        self.usage
+            .entry("policy")
+            .or_default()
+            .add(1, usage, latency_ms);
+    }
+}
+
+/// An episode's session opened and its transcript begun.
+pub(super) struct Begun {
+    pub session: Box<dyn Session>,
+    pub state: EpisodeState,
+    /// Whether the policy speaks first (the opening ends with the user's
+    /// words or a tool's); otherwise the simulated user does.
+    pub policy_next: bool,
+}
+
+/// Open the episode's environment session and write the opening: the
+/// policy's system prompt and greeting, or the dataset's prelude, and a
+/// scripted opening of the user's.
+pub(super) async fn begin(
+    spec: &EpisodeSpec<'_>,
+    env: &dyn Environment,
+) -> Result<Begun, EpisodeError> {
     let init = InitialState {
         seed: spec.seed,
         data: spec.scenario.initial_state.clone(),
     };
-    let mut session = env.open(&init).await?;
+    let session = env.open(&init).await?;
     let mut transcript = Transcript::default();
     let prelude = &spec.scenario.prelude;
     if prelude.is_empty() {
@@ -149,94 +231,101 @@ pub async fn run_episode(
     let given_user_turns = transcript.user_turns();
     // After a prelude (or an opening) that ends with the user's words (or a
     // tool's), the policy speaks.
-    let mut policy_next = opening.is_some()
+    let policy_next = opening.is_some()
         || prelude
             .last()
             .is_some_and(|m| matches!(m.role, Role::User | Role::Tool));
-    let mut usage: BTreeMap<&'static str, RoleUsage> = BTreeMap::new();
-    let mut user_outputs = Vec::new();
-    let mut policy_session = PolicySession::new();
+    Ok(Begun {
+        session,
+        state: EpisodeState {
+            transcript,
+            given_user_turns,
+            ..EpisodeState::default()
+        },
+        policy_next,
+    })
+}
 
-    let termination = loop {
-        if !policy_next {
-            if !spec.simulated_user {
-                break Termination::PolicyAnswered;
-            }
-            if transcript.user_turns() - given_user_turns >= spec.max_turns as usize {
-                break Termination::MaxTurns;
-            }
-            let (turn, steps) = user
-                .next(&mut transcript, session.as_mut(), spec.seed, scenario_id)
-                .await?;
-            if steps.calls > 0 {
-                usage
-                    .entry("user")
-                    .or_default()
-                    .add(steps.calls, steps.usage, steps.latency_ms);
-            }
-            let reply = match turn {
-                UserTurn::Empty {
-                    usage: u,
-                    latency_ms,
-                } => {
-                    usage.entry("user").or_default().add(2, u, latency_ms);
-                    break Termination::UserError;
-                }
-                UserTurn::OutOfSteps => break Termination::UserError,
-                UserTurn::Reply(reply) => reply,
-            };
-            usage
-                .entry("user")
-                .or_default()
-                .add(1, reply.usage, reply.latency_ms);
-            user_outputs.push(UserOutput {
-                message: (!reply.text.is_empty()).then_some(transcript.messages.len()),
-                raw: reply.raw.clone(),
-                finish_reason: reply.finish_reason.clone(),
-            });
-            if !reply.text.is_empty() {
-                transcript.push_generated(
-                    Message::user(reply.text.clone()),
-                    Author::User,
-                    reply.usage,
-                    reply.latency_ms,
-                    // The simulated user's words are never trained on.
-                    None,
-                );
-            }
-            match reply.signal {
-                Some(Signal::Stop) => break Termination::UserStop,
-                Some(Signal::Transfer) => break Termination::UserTransfer,
-                Some(Signal::OutOfScope) => break Termination::UserOutOfScope,
-                None => {}
-            }
+/// The turn after the policy answered: the simulated user's reply (with
+/// its own tool calls on the way), or the end: without a simulated user
+/// the policy's answer ends it, past `max_turns` it ends, and a control
+/// token or a broken user ends it. `None`: the policy speaks next.
+pub(super) async fn user_turn(
+    spec: &EpisodeSpec<'_>,
+    user: &UserSimulator,
+    session: &mut dyn Session,
+    state: &mut EpisodeState,
+) -> Result<Option<Termination>, EpisodeError> {
+    if !spec.simulated_user {
+        return Ok(Some(Termination::PolicyAnswered));
+    }
+    let transcript = &mut state.transcript;
+    if transcript.user_turns() - state.given_user_turns >= spec.max_turns as usize {
+        return Ok(Some(Termination::MaxTurns));
+    }
+    let usage = &mut state.usage;
+    let (turn, steps) = user
+        .next(transcript, session, spec.seed, &spec.scenario.id)
+        .await?;
+    if steps.calls > 0 {
+        usage
+            .entry("user")
+            .or_default()
+            .add(steps.calls, steps.usage, steps.latency_ms);
+    }
+    let reply = match turn {
+        UserTurn::Empty {
+            usage: u,
+            latency_ms,
+        } => {
+            usage.entry("user").or_default().add(2, u, latency_ms);
+            return Ok(Some(Termination::UserError));
         }
-        policy_next = false;
-
-        let before = transcript.messages.len();
-        let end = policy
-            .turn(PolicyTurn {
-                transcript: &mut transcript,
-                session: session.as_mut(),
-                tools: spec.scenario.tools.as_ref(),
-                seed: spec.seed,
-                scenario: scenario_id,
-                policy_session: &mut policy_session,
-            })
-            .await?;
-        let policy_usage = usage.entry("policy").or_default();
-        for r in &transcript.messages[before..] {
-            if let (Some(u), Some(ms)) = (r.usage, r.latency_ms) {
-                policy_usage.add(1, u, ms);
-            }
-        }
-        match end {
-            TurnEnd::Answered => {}
-            TurnEnd::OutOfSteps => break Termination::MaxSteps,
-            TurnEnd::Empty => break Termination::PolicyError,
-        }
+        UserTurn::OutOfSteps => return Ok(Some(Termination::UserError)),
+        UserTurn::Reply(reply) => reply,
     };
+    usage
+        .entry("user")
+        .or_default()
+        .add(1, reply.usage, reply.latency_ms);
+    state.user_outputs.push(UserOutput {
+        message: (!reply.text.is_empty()).then_some(transcript.messages.len()),
+        raw: reply.raw.clone(),
+        finish_reason: reply.finish_reason.clone(),
+    });
+    if !reply.text.is_empty() {
+        transcript.push_generated(
+            Message::user(reply.text.clone()),
+            Author::User,
+            reply.usage,
+            reply.latency_ms,
+            // The simulated user's words are never trained on.
+            None,
+        );
+    }
+    Ok(match reply.signal {
+        Some(Signal::Stop) => Some(Termination::UserStop),
+        Some(Signal::Transfer) => Some(Termination::UserTransfer),
+        Some(Signal::OutOfScope) => Some(Termination::UserOutOfScope),
+        None => None,
+    })
+}
 
+/// The end of an episode: verified when its termination says something
+/// about the policy (and its scenario is scored), with the environment's
+/// usage added.
+pub(super) async fn finish(
+    spec: &EpisodeSpec<'_>,
+    mut session: Box<dyn Session>,
+    state: EpisodeState,
+    termination: Termination,
+) -> Result<Episode, EpisodeError> {
+    let EpisodeState {
+        transcript,
+        mut usage,
+        user_outputs,
+        ..
+    } = state;
     // `reward_basis = "none"`: generated, not scored; no reward is stored.
     let scored = !spec.scenario.evaluation.reward_basis.is_unscored();
     let verification = if termination.is_scored() && scored {
@@ -277,7 +366,7 @@ pub async fn run_episode(
         verification,
         usage,
         user_outputs,
-        policy_warning: policy_session.warning.take(),
+        policy_warning: None,
     })
 }
 

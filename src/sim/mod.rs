@@ -4,6 +4,7 @@
 pub mod episode;
 pub mod model_policy;
 pub mod policy;
+pub mod stepped;
 pub mod termination;
 pub mod transcript;
 pub mod user_simulator;
@@ -11,6 +12,7 @@ pub mod user_simulator;
 pub use episode::{run_episode, Episode, EpisodeError, EpisodeSpec, RoleUsage};
 pub use model_policy::ModelPolicy;
 pub use policy::{Policy, PolicySession, PolicyTurn, TurnEnd};
+pub use stepped::{PolicyMessage, SteppedEpisode, SteppedSpec};
 pub use termination::Termination;
 pub use transcript::{Author, Transcript};
 pub use user_simulator::UserSimulator;

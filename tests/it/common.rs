@@ -320,6 +320,17 @@ impl Service {
         self.authorized(self.client.get(format!("{}{path}", self.url)))
     }
 
+    /// DELETE `path` with the token; the answer's JSON.
+    pub async fn authorized_delete(&self, path: &str) -> serde_json::Value {
+        self.authorized(self.client.delete(format!("{}{path}", self.url)))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.authorized(self.client.post(format!("{}{path}", self.url)))
     }

@@ -1,6 +1,7 @@
 //! Generation items: one conversation per item, from a scenario, a persona
 //! and a seed, as an episode between the policy and the simulated user.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -132,30 +133,11 @@ impl Generation {
     ) -> Outcome {
         let p = &self.prepared;
         let seed = item.seed as u64;
-        // The resolved persona (a copy of the persona) is only needed to
-        // render the prompt; of it, the conversation keeps its knobs.
-        let (user_prompt, persona_knobs) = {
-            let persona = knobs::resolve(persona, seed);
-            let mut ctx = user_simulator_context(&persona, &scenario.user);
-            with_user_tools(&mut ctx, &p.user_tools);
-            let rendered = p.prompts.render(USER_SIMULATOR, &ctx);
-            (rendered, persona.resolved_knobs)
-        };
-        let user_prompt = match user_prompt {
-            Ok(text) => text,
+        let (user, persona_knobs) = match self.user_simulator(scenario, persona, seed) {
+            Ok(user) => user,
             Err(e) => return Outcome::failed("template", e.to_string()),
         };
-        let user = UserSimulator::new(self.user_model.clone(), user_prompt)
-            .with_tools(p.user_tools.clone());
-        let spec = EpisodeSpec {
-            scenario,
-            seed,
-            policy_prompt: p.policy_prompt.clone(),
-            opener: self.job.user_simulator.opens,
-            greeting: &self.job.user_simulator.greeting,
-            max_turns: self.job.max_turns,
-            simulated_user: self.job.user_simulator.mode == UserMode::Llm,
-        };
+        let spec = self.episode_spec(scenario, seed);
         let started_at = store::now_ms();
         let episode =
             match run_episode(&spec, self.policy.as_ref(), &user, p.environment.as_ref()).await {
@@ -165,6 +147,81 @@ impl Generation {
                     return Outcome::failed(e.class(), e.to_string());
                 }
             };
+        let recorded = Recorded {
+            episode,
+            persona_knobs,
+            policy_model: self.policy.name(),
+            user_model: user.model_name(),
+            started_at,
+        };
+        self.record(item, scenario, persona, basis, recorded).await
+    }
+
+    /// The simulated user of one conversation: the job's user model with
+    /// the prompt rendered for `persona` (its knobs drawn by `seed`) and
+    /// `scenario`, and the knobs it drew.
+    pub fn user_simulator(
+        &self,
+        scenario: &crate::persona::Scenario,
+        persona: &crate::persona::Persona,
+        seed: u64,
+    ) -> Result<(UserSimulator, BTreeMap<String, String>), crate::prompt::PromptError> {
+        let p = &self.prepared;
+        // The resolved persona (a copy of the persona) is only needed to
+        // render the prompt; of it, the conversation keeps its knobs.
+        let persona = knobs::resolve(persona, seed);
+        let mut ctx = user_simulator_context(&persona, &scenario.user);
+        with_user_tools(&mut ctx, &p.user_tools);
+        let rendered = p.prompts.render(USER_SIMULATOR, &ctx)?;
+        let user =
+            UserSimulator::new(self.user_model.clone(), rendered).with_tools(p.user_tools.clone());
+        Ok((user, persona.resolved_knobs))
+    }
+
+    /// The episode's spec for `scenario`: the job's prompt, opener,
+    /// greeting, turns and whether a simulated user takes part.
+    pub fn episode_spec<'a>(
+        &'a self,
+        scenario: &'a crate::persona::Scenario,
+        seed: u64,
+    ) -> EpisodeSpec<'a> {
+        EpisodeSpec {
+            scenario,
+            seed,
+            policy_prompt: self.prepared.policy_prompt.clone(),
+            opener: self.job.user_simulator.opens,
+            greeting: &self.job.user_simulator.greeting,
+            max_turns: self.job.max_turns,
+            simulated_user: self.job.user_simulator.mode == UserMode::Llm,
+        }
+    }
+
+    /// The job's config as loaded.
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// A finished episode as the conversation `item` stores: its messages,
+    /// reward and breakdown, usage, metadata and user checks, with the
+    /// scenario's `judge:NAME` rewards judged (their judgments come back
+    /// with it, stored once the conversation has an id).
+    pub async fn record(
+        &self,
+        item: &ItemRow,
+        scenario: &crate::persona::Scenario,
+        persona: &crate::persona::Persona,
+        basis: &ScenarioBasis,
+        recorded: Recorded<'_>,
+    ) -> Outcome {
+        let p = &self.prepared;
+        let Recorded {
+            episode,
+            persona_knobs,
+            policy_model,
+            user_model,
+            started_at,
+        } = recorded;
+        let simulated_user = self.job.user_simulator.mode == UserMode::Llm;
         let mut conversation = NewConversation {
             job_id: item.job_id,
             item_id: item.id,
@@ -173,8 +230,8 @@ impl Generation {
             persona_id: item.persona_id.clone(),
             sample: item.sample,
             seed: item.seed,
-            policy_model: self.policy.name().to_string(),
-            user_model: user.model_name().to_string(),
+            policy_model: policy_model.to_string(),
+            user_model: user_model.to_string(),
             termination: episode.termination.as_str().to_string(),
             reward: episode
                 .verification
@@ -198,9 +255,7 @@ impl Generation {
             usage: usage_rows(&episode),
             started_at,
             finished_at: store::now_ms(),
-            user_checks: Some(
-                user_checks(&episode, scenario, basis, spec.simulated_user).to_json(),
-            ),
+            user_checks: Some(user_checks(&episode, scenario, basis, simulated_user).to_json()),
             messages: message_rows(&episode),
         };
         let judged = episode
@@ -240,6 +295,17 @@ impl Generation {
         });
         Outcome::Judged(Box::new(conversation), judged.judgments)
     }
+}
+
+/// A finished episode with what the conversation row says of who took part.
+pub struct Recorded<'a> {
+    pub episode: Episode,
+    /// The knobs the persona drew for this conversation.
+    pub persona_knobs: BTreeMap<String, String>,
+    /// What played the policy: the job's policy, or a stepped session's caller.
+    pub policy_model: &'a str,
+    pub user_model: &'a str,
+    pub started_at: i64,
 }
 
 /// What a conversation keeps besides its messages: the persona's knobs, the

@@ -107,6 +107,34 @@ fn load_templates(
     )
 }
 
+/// A job's config hash: its config and the content of every file it names
+/// (the scenarios, personas, replay and templates; a built-in template's
+/// text as its file's was, so a job that used the default files hashes and
+/// resumes as it did). Cheap beside [`prepare`]: a service finds what it
+/// prepared for the same config by it.
+pub fn config_hash_of(job: &Job) -> Result<String, Vec<Problem>> {
+    job_config_hash(job, &template_sources(job))
+}
+
+fn job_config_hash(
+    job: &Job,
+    templates: &[(&'static str, TemplateSource)],
+) -> Result<String, Vec<Problem>> {
+    let mut inputs: Vec<Input<'_>> = vec![Input::File(&job.dataset.scenarios)];
+    inputs.extend(job.dataset.personas.as_deref().map(Input::File));
+    inputs.extend(job.dataset.replay.as_deref().map(Input::File));
+    inputs.extend(templates.iter().map(|(_, source)| match source {
+        TemplateSource::File(file) => Input::File(file),
+        TemplateSource::BuiltIn(t) => Input::Text(t.text),
+    }));
+    config_hash(&job.snapshot, &inputs).map_err(|e| {
+        vec![Problem::in_file(
+            &job.source,
+            format!("cannot hash the job inputs: {e}"),
+        )]
+    })
+}
+
 /// Load and check everything; every problem found is reported, not just the first.
 pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let mut problems = Vec::new();
@@ -230,21 +258,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
                 e.to_string(),
             )]
         })?;
-    let mut inputs: Vec<Input<'_>> = vec![Input::File(&job.dataset.scenarios)];
-    inputs.extend(job.dataset.personas.as_deref().map(Input::File));
-    inputs.extend(job.dataset.replay.as_deref().map(Input::File));
-    // A built-in template's text is hashed as its file's was, so a job that
-    // used the default files hashes (and resumes) as it did.
-    inputs.extend(templates.iter().map(|(_, source)| match source {
-        TemplateSource::File(file) => Input::File(file),
-        TemplateSource::BuiltIn(t) => Input::Text(t.text),
-    }));
-    let config_hash = config_hash(&job.snapshot, &inputs).map_err(|e| {
-        vec![Problem::in_file(
-            &job.source,
-            format!("cannot hash the job inputs: {e}"),
-        )]
-    })?;
+    let config_hash = job_config_hash(job, &templates)?;
     let tools: Arc<[ToolSpec]> = environment.tools().to_vec().into();
     let user_tools: Arc<[ToolSpec]> = environment.user_tools().to_vec().into();
     Ok(Prepared {
