@@ -7,18 +7,21 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::import::pairing::PAIRING_KEY;
 use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
 use crate::persona::Scenario;
 use crate::prompt::STOP_TOKEN;
 use crate::store::{self, NewConversation, NewItem, NewMessage};
 use crate::user_checks::{
-    check_conversation, CheckResult, Line, ScenarioBasis, UserChecks, UserFlag, UserOutput,
-    UserTurns, CHECKS_VERSION,
+    check_conversation, Line, ScenarioBasis, UserChecks, UserOutput, UserTurns,
 };
 
 /// Where the metadata says which file and line a conversation came from.
 pub const SOURCE_KEY: &str = "import";
+/// Where the metadata keeps the scenario's gold (`verify::Criteria`), when
+/// the source has it: `premature_stop` and the gold-versus-taken view read it.
+pub const EVALUATION_KEY: &str = "evaluation";
 
 /// Where a conversation was read: its file's name (never its folder) and
 /// line, and the format.
@@ -53,6 +56,12 @@ pub fn stored_form(
     if let Some(scenario) = &c.scenario {
         metadata.insert("scenario".into(), json!(scenario));
     }
+    if let Some(criteria) = &c.criteria {
+        metadata.insert(EVALUATION_KEY.into(), json!(criteria));
+    }
+    if let Some(pairing) = &c.pairing {
+        metadata.insert(PAIRING_KEY.into(), pairing.clone());
+    }
     let messages = messages(c);
     let user_checks = user_checks(c, &scenario_id, &messages);
     let now = store::now_ms();
@@ -64,8 +73,18 @@ pub fn stored_form(
         persona_id,
         sample,
         seed: 0,
-        policy_model: text_of(&metadata, &["policy_model", "model"]).unwrap_or_default(),
-        user_model: text_of(&metadata, &["user_model"]).unwrap_or_default(),
+        policy_model: c
+            .models
+            .policy
+            .clone()
+            .or_else(|| text_of(&metadata, &["policy_model", "model"]))
+            .unwrap_or_default(),
+        user_model: c
+            .models
+            .user
+            .clone()
+            .or_else(|| text_of(&metadata, &["user_model"]))
+            .unwrap_or_default(),
         termination: text_of(&metadata, &["termination", "termination_reason"])
             .unwrap_or_else(|| "imported".into()),
         reward: c.reward,
@@ -143,14 +162,16 @@ fn row(role: &str, text: &str, author: &str) -> NewMessage {
 /// scenario when the source has one; without a simulated user every check
 /// is unknown.
 fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessage]) -> UserChecks {
-    let user = c.scenario.as_ref().map_or_else(|| json!({}), |u| json!(u));
-    let Ok(scenario) = serde_json::from_value::<Scenario>(json!({"id": scenario_id, "user": user}))
-    else {
-        // Not reached: every field but the id and the user has a default.
-        return UserChecks {
-            version: CHECKS_VERSION,
-            checks: UserFlag::ALL.map(CheckResult::unknown).to_vec(),
-        };
+    let scenario = Scenario {
+        id: scenario_id.to_string(),
+        description: String::new(),
+        difficulty: None,
+        tags: Vec::new(),
+        user: c.scenario.clone().unwrap_or_default(),
+        initial_state: Value::Null,
+        evaluation: c.criteria.clone().unwrap_or_default(),
+        prelude: Vec::new(),
+        tools: None,
     };
     let lines: Vec<Line> = messages
         .iter()
