@@ -15,6 +15,7 @@
 pub mod basis;
 pub mod checks;
 pub mod control_tokens;
+pub mod directions;
 pub mod input;
 pub mod instruction_leak;
 pub mod invented_fact;
@@ -31,7 +32,7 @@ pub use input::{Line, Speaker, UserOutput, UserTurns};
 
 /// The version of the checks a stored result was made by; bumped when a check
 /// changes what it flags, so old results can be told apart.
-pub const CHECKS_VERSION: u32 = 2;
+pub const CHECKS_VERSION: u32 = 3;
 
 /// A deterministic check of the simulated user, named as it is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

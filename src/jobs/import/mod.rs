@@ -29,7 +29,7 @@ use super::options::RunOptions;
 use super::progress::{Notice, ProgressSnapshot};
 use super::stored::{find_or_create, ByName};
 
-pub use stored_form::{Provenance, EVALUATION_KEY, SOURCE_KEY};
+pub use stored_form::{checks_of, Provenance, EVALUATION_KEY, SOURCE_KEY};
 
 /// Conversations stored per transaction.
 const BATCH: usize = 512;

@@ -11,7 +11,7 @@ use crate::import::pairing::PAIRING_KEY;
 use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
 use crate::persona::Scenario;
-use crate::prompt::STOP_TOKEN;
+use crate::prompt::{OUT_OF_SCOPE_TOKEN, STOP_TOKEN, TRANSFER_TOKEN};
 use crate::store::{self, NewConversation, NewItem, NewMessage};
 use crate::user_checks::{
     check_conversation, Line, ScenarioBasis, UserChecks, UserOutput, UserTurns,
@@ -98,6 +98,13 @@ pub fn stored_form(
         messages,
     };
     (item, conversation)
+}
+
+/// The simulated-user checks of an imported conversation, as importing it
+/// stores them (what the real-user corpus test measures).
+pub fn checks_of(c: &ImportedConversation) -> UserChecks {
+    let scenario_id = c.origin.scenario_id.clone().unwrap_or_else(|| prompt_id(c));
+    user_checks(c, &scenario_id, &messages(c))
 }
 
 fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
@@ -209,18 +216,28 @@ fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessa
             })
         })
         .collect();
+    // Whether the user ended it with ###STOP###: what its last output says,
+    // or (none recorded) the source's termination. tau2 records a
+    // ###TRANSFER### as `user_stop` too.
+    let last_raw = c
+        .metadata
+        .get("user_outputs")
+        .and_then(Value::as_array)
+        .and_then(|o| o.last())
+        .and_then(|o| o.get("raw"))
+        .and_then(Value::as_str);
+    let user_stopped = match last_raw {
+        Some(raw) if raw.contains(STOP_TOKEN) => true,
+        Some(raw) if raw.contains(TRANSFER_TOKEN) || raw.contains(OUT_OF_SCOPE_TOKEN) => false,
+        _ => {
+            last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
+                || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
+        }
+    };
     let turns = UserTurns {
         lines,
         outputs,
-        user_stopped: last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
-            || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
-            || c.metadata
-                .get("user_outputs")
-                .and_then(Value::as_array)
-                .and_then(|o| o.last())
-                .and_then(|o| o.get("raw"))
-                .and_then(Value::as_str)
-                .is_some_and(|raw| raw.contains(STOP_TOKEN)),
+        user_stopped,
         simulated_user: c.simulated_user,
     };
     check_conversation(&turns, &scenario, &ScenarioBasis::of(&scenario.user))
