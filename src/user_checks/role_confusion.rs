@@ -61,7 +61,8 @@ pub const AGENT_VOICE: &[&str] = &[
     // Offering help, as an agent does (not "happy to assist others").
     r"\b(?:happy|glad|here) to (?:assist|help)(?: you\b| with\b|[.!,]|$)",
     // The customer's records, spoken of as the customer's.
-    r"\byour (?:reservation|booking|order|account|profile|user id|user-id|membership|payment method|itinerary|flight|trip)s?\b",
+    r"\byour (?:reservation|booking|order|account|profile|user id|user-id|membership|payment method|itinerary|flight|trip|gift card|credit card|certificate|budget|cancellation|refund)s?\b",
+    r"\byour (?:current|upcoming|original|remaining|most recent) (?:reservation|booking|order|flight|trip|cabin|payment)",
     // The agent's actions on them, reported.
     r"\b(?:i've|i have|we've|we have) (?:successfully |now |just )?(?:updated|cancell?ed|booked|processed|issued|modified|changed|transferred|refunded|upgraded|downgraded|applied|added|removed) (?:your|the reservation|the booking|this reservation)\b",
     // An offer to act.
@@ -69,7 +70,11 @@ pub const AGENT_VOICE: &[&str] = &[
     // The customer's details, asked for.
     r"\b(?:could|can|may) you (?:please )?(?:provide|give|share|confirm|tell) (?:me )?(?:with )?your\b|\bplease (?:confirm|provide) (?:the following|your)\b",
     r"\blet me (?:check|search|look up|look for|look into|calculate|verify|find|pull up|retrieve|review|process|summarize|show you)\b(?: (?:if|whether|the|that|this|for|available|your|you))",
-    r"\bfeel free to (?:ask|reach out|contact)\b",
+    r"\bfeel free to (?:ask|reach out|contact)\b|\bif you have any (?:other |more |further )?questions\b|\bif you need (?:any )?further assistance\b",
+    // Confirming with the customer what it will do.
+    r"\blet me confirm\b|\bto confirm,? you\b|\bplease confirm (?:if|whether|that) you\b|\bwould you like to proceed\b",
+    r"\bi can (?:assist|help) (?:you|with)\b|\bunderstand (?:your frustration|how frustrating|how difficult)\b",
+    r"\bunfortunately,? i (?:cannot|can't|am unable to|'m unable to) (?:remove|cancel|modify|change|add|process|offer|issue|refund|upgrade|book|undo|reinstate)\b|\bthe policy states\b",
     // The business's own rules and its transfers.
     r"\bour (?:policy|policies|system|records|team)\b|\b(?:per|according to) our polic(?:y|ies)\b",
     r"\byou are being transferred\b|\b(?:i'll|i will|let me) transfer you\b|\btransferring you\b",
