@@ -12,9 +12,10 @@
 //! - the agent spoken of in the third person (`the agent`, `If Agent tells
 //!   you…`; not `a human agent` or `another agent`, which a user asks for);
 //! - an order at the head of a sentence or clause: one of [`ORDERS`] after
-//!   the start, a stop, a comma or semicolon, or a joining word
-//!   ([`JOINERS`]): `Mention that…`, `…, and do not…`, `Be polite and
-//!   always end…`;
+//!   the start, a stop, a semicolon or a colon, or (but for
+//!   [`SENTENCE_ORDERS`]) a comma or a joining word ([`JOINERS`]):
+//!   `Mention that…`, `…; do not…`, `Be polite and always end…`, `If the
+//!   agent refuses, insist…`;
 //! - `should` or `must` after `you`;
 //! - a condition on what the user is asked ([`CONDITIONS`] before `asked`:
 //!   `when asked for identification`).
@@ -69,6 +70,14 @@ pub const ORDERS: &[&str] = &[
     "disclose",
     "repeat",
     "thank",
+];
+
+/// Of [`ORDERS`], those that head a clause only after a sentence's start
+/// (or `;`, `:`): after "and" or a comma they are mostly not orders ("you
+/// have several orders and do not know which").
+pub const SENTENCE_ORDERS: &[&str] = &[
+    "do", "don't", "never", "always", "only", "be", "keep", "end", "stay", "remain", "make", "try",
+    "note", "act", "state",
 ];
 
 /// Words that open a condition.
@@ -185,8 +194,11 @@ fn is_mark(text: &str, words: &[Word], i: usize) -> bool {
         return true;
     };
     let between = &text[words[p].end..words[i].start];
-    between.contains(['.', ',', ';', ':', '!', '?', '\n', '(', '-'])
-        || JOINERS.contains(&words[p].norm.as_str())
+    if between.contains(['.', ';', ':', '!', '?', '\n', '(', '-']) {
+        return true;
+    }
+    !SENTENCE_ORDERS.contains(&word)
+        && (between.contains(',') || JOINERS.contains(&words[p].norm.as_str()))
 }
 
 #[cfg(test)]
@@ -218,8 +230,9 @@ mod tests {
         );
         assert_eq!(
             marked("Be polite and always end each of your replies with 'You are the best agent.'"),
-            ["be", "always"]
+            ["be"]
         );
+        assert!(marked("You have several orders and do not know which one it is in.").is_empty());
         assert_eq!(
             marked("You want to be transferred to a human agent. You should not insist."),
             ["should"]
