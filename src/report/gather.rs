@@ -157,11 +157,22 @@ pub struct ConversationTally {
     scenarios: BTreeMap<String, (u64, u64)>,
     /// scenario → its rewards, in id order: its rollout group.
     group_rewards: BTreeMap<String, Vec<f64>>,
+    /// model → conversations, for the policy and the user.
+    policy_models: BTreeMap<String, u64>,
+    user_models: BTreeMap<String, u64>,
 }
 
 impl ConversationTally {
     pub fn add(&mut self, c: &ConversationRow) {
         self.total += 1;
+        *self
+            .policy_models
+            .entry(c.policy_model.trim().to_string())
+            .or_default() += 1;
+        *self
+            .user_models
+            .entry(c.user_model.trim().to_string())
+            .or_default() += 1;
         let termination = self.terminations.entry(c.termination.clone()).or_default();
         termination.0 += 1;
         if let Some(parts) = c.reward_breakdown.as_object() {
@@ -220,6 +231,12 @@ impl ConversationTally {
             |(scenario, rewards)| rewards.into_iter().map(move |r| (scenario.clone(), r)),
         ))
         .counts();
+        let split = |mut models: BTreeMap<String, u64>| {
+            let unrecorded = models.remove("").unwrap_or(0);
+            (models.into_iter().collect::<Vec<_>>(), unrecorded)
+        };
+        let (policy, policy_unrecorded) = split(self.policy_models);
+        let (user, user_unrecorded) = split(self.user_models);
         let stats = ConversationStats {
             total: self.total,
             scored: self.rewards.len() as u64,
@@ -227,6 +244,12 @@ impl ConversationTally {
             components,
             terminations,
             groups,
+            models: super::stats::Models {
+                policy,
+                user,
+                policy_unrecorded,
+                user_unrecorded,
+            },
         };
         (stats, pass_hat_k)
     }

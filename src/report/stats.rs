@@ -54,6 +54,17 @@ pub struct StatsReport {
     pub synthesized: Option<super::synthesized::SynthesizedReport>,
 }
 
+/// The policy and user models of a job's conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Models {
+    /// Model name → conversations, in name order.
+    pub policy: Vec<(String, u64)>,
+    pub user: Vec<(String, u64)>,
+    /// Conversations that name no policy model, and no user model.
+    pub policy_unrecorded: u64,
+    pub user_unrecorded: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JobInfo {
     pub id: i64,
@@ -78,6 +89,9 @@ pub struct ConversationStats {
     /// Rollout groups (a scenario's conversations with a reward) and the
     /// flat ones among them; `None` when none is scored.
     pub groups: Option<crate::export::groups::GroupCounts>,
+    /// The models the conversations name (an imported file's, when it
+    /// recorded them), per role, with how many conversations each made.
+    pub models: Models,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
