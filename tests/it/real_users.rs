@@ -16,6 +16,8 @@
 //! (default: `../shared/data/real-users` beside the repository), NeMo Gym's
 //! rollouts from the installed wheel (`SPARRING_NEMO_GYM_DIR`).
 
+mod curation;
+mod import;
 mod plant;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,6 +35,10 @@ use crate::common::repo;
 const MAX_FALSE_POSITIVE_RATE: f64 = 0.05;
 /// The least a check must find of the defects planted for it.
 const MIN_RECALL: f64 = 0.90;
+
+/// The shared files, by name in `SPARRING_REAL_USERS_DIR`.
+const TAU2_FILE: &str = "tau2-airline-claude-sonnet-4-5-user-gpt-4.1.json";
+const TAU_BENCH_FILE: &str = "tau-bench-v1-airline-gpt-4o.json";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
