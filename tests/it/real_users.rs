@@ -101,7 +101,19 @@ fn labels() -> Labels {
             "labels.toml has no rule for {flag}"
         );
     }
+    for f in &labels.files {
+        assert!(
+            !f.sample.trim().is_empty(),
+            "{}: say which sample was read",
+            f.key
+        );
+    }
     for c in &labels.conversations {
+        assert!(
+            !c.note.trim().is_empty(),
+            "{}: a label says what was seen",
+            c.at
+        );
         for name in c.defects.iter().chain(&c.clean) {
             assert!(
                 name == "all" || UserFlag::parse(name).is_some(),
@@ -277,6 +289,9 @@ fn every_user_check_keeps_its_false_positives_and_recall_within_the_bars_on_real
     }
 
     println!("real-user corpus: {} conversations", corpus.len());
+    for f in &labels.files {
+        println!("  {}: {} (read: {})", f.key, f.path, f.sample);
+    }
     println!(
         "| check | cannot run | labelled clean | flagged of them | false-positive rate | labelled defects | found | planted | caught | recall |"
     );
