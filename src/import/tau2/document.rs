@@ -81,18 +81,20 @@ where
                     if self.second || (self.state.run.is_some() && self.state.tasks.is_some()) =>
                 {
                     let run = self.state.run.take().unwrap_or_default();
-                    let tasks = self.state.tasks.take().unwrap_or_default();
+                    // A document without `tasks` (some submissions write only
+                    // the simulations) is read as a bare list is.
+                    let tasks = self.state.tasks.take();
                     let each = &mut *self.each;
                     let read = map.next_value_seed(Elements {
                         lines: self.lines,
                         each: &mut |index, line, sim| {
-                            each(simulation::read(index, line, sim, &run, Some(&tasks)))
+                            each(simulation::read(index, line, sim, &run, tasks.as_ref()))
                         },
                         stopped: &mut self.state.stopped,
                         expecting: "`simulations` as a list of simulations",
                     });
                     self.state.run = Some(run);
-                    self.state.tasks = Some(tasks);
+                    self.state.tasks = tasks;
                     read?;
                     self.state.simulations = Simulations::Read;
                 }

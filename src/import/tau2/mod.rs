@@ -33,6 +33,7 @@ use run::Run;
 
 pub(crate) use run::{criteria as evaluation_criteria, id_text};
 pub(crate) use scenario::{field as instruction_field, user_scenario};
+pub use simulation::TASKLESS_KEY;
 
 /// Reads a whole results file from its start, handing each simulation's
 /// conversation, or why it cannot be read, to `each` in file order; `each`

@@ -22,6 +22,10 @@ use crate::llm::message::{Message, Role};
 use super::messages;
 use super::run::{id_text, Run, Task};
 
+/// The metadata key that says a simulation named no task (`task_id`), so it
+/// was read without its task's scenario and gold.
+pub const TASKLESS_KEY: &str = "no_task_id";
+
 /// `index` is the simulation's place in `simulations`, `line` the line of
 /// the file it starts on; `tasks` is `None` for a bare list of simulations,
 /// whose tasks are not in the file.
@@ -48,9 +52,6 @@ pub(super) fn read(
         };
         LineProblem::new(line, format!("`simulations[{index}]`{task}: {why}"))
     };
-    let Some(task_id) = task_id.clone() else {
-        return Err(at("no `task_id`".into()));
-    };
     let list = match sim.remove("messages") {
         Some(Value::Array(list)) => list,
         None | Some(Value::Null) if sim.get("ticks").is_some_and(|t| !t.is_null()) => {
@@ -61,13 +62,16 @@ pub(super) fn read(
         None | Some(Value::Null) => return Err(at("no `messages`".into())),
         Some(_) => return Err(at("`messages` is not a list".into())),
     };
-    let task = match tasks {
-        Some(tasks) => Some(
+    // A simulation that names no task is read without one (no scenario, no
+    // gold), and says so in its metadata; one that names a task the file
+    // does not hold is a problem.
+    let task = match (&task_id, tasks) {
+        (Some(id), Some(tasks)) => Some(
             tasks
-                .get(&task_id)
-                .ok_or_else(|| at(format!("task `{task_id}` is not in the file's `tasks`")))?,
+                .get(id)
+                .ok_or_else(|| at(format!("task `{id}` is not in the file's `tasks`")))?,
         ),
-        None => None,
+        _ => None,
     };
     let scenario = match task {
         Some(task) => task
@@ -102,6 +106,9 @@ pub(super) fn read(
     if !read.tool_errors.is_empty() {
         sim.insert("tool_errors".into(), serde_json::json!(read.tool_errors));
     }
+    if task_id.is_none() {
+        sim.insert(TASKLESS_KEY.into(), Value::Bool(true));
+    }
     let mut conversation =
         ImportedConversation::new(line, messages, run.tools.clone(), reward, sim)
             .map_err(|p| at(p.why))?;
@@ -112,7 +119,7 @@ pub(super) fn read(
             .insert("user_outputs".into(), Value::Array(cut.outputs));
     }
     conversation.origin = Origin {
-        scenario_id: Some(task_id),
+        scenario_id: task_id,
         persona_id: None,
         trial,
     };

@@ -218,6 +218,29 @@ fn a_bare_list_of_simulations_is_read_without_tasks_scenario_or_run() {
 }
 
 #[test]
+fn a_document_without_tasks_or_a_simulation_without_task_id_is_read_without_a_task() {
+    // As NeMo-style and leaderboard submissions write them: `simulations`
+    // (and other keys) without `info` or `tasks`.
+    let file = format!(
+        r#"{{"domain": "medical_triage", "model": "m", "simulations": [{}]}}"#,
+        simulation("4", 0, 1.0)
+    );
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    let c = read.into_iter().next().unwrap().unwrap();
+    assert_eq!(c.origin.scenario_id.as_deref(), Some("4"));
+    assert!(c.scenario.is_none());
+    let no_id = simulation("1", 0, 1.0).replace(r#""task_id": "1", "#, "");
+    let file = format!(r#"{{"info": {INFO}, "tasks": {TASKS}, "simulations": [{no_id}]}}"#);
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    let c = read.into_iter().next().unwrap().unwrap();
+    assert_eq!(c.origin.scenario_id, None);
+    assert!(c.scenario.is_none() && c.criteria.is_none());
+    assert_eq!(c.metadata[TASKLESS_KEY], true);
+}
+
+#[test]
 fn a_tasks_evaluation_criteria_are_its_gold_and_the_runs_models_are_kept() {
     let tasks = r#"[{"id": "1", "user_scenario": {"instructions": {"reason_for_call": "cancel",
         "known_info": "Your user id is emma_kim_9957."}},

@@ -78,6 +78,8 @@ pub struct SourceReport {
     /// and of those, how many never name one of its identifiers.
     pub pairing_checked: u64,
     pub unpaired: u64,
+    /// Valid conversations read without a task: their simulation named none.
+    pub taskless: u64,
 }
 
 impl SourceReport {
@@ -102,6 +104,13 @@ impl SourceReport {
                 names.len(),
                 if names.len() == 1 { "" } else { "s" },
                 names.join(", ")
+            ));
+        }
+        if self.taskless > 0 {
+            out.push(format!(
+                "{}: {} of {} simulations name no task (`task_id`): read without a scenario or \
+                 gold, so the user checks that need them cannot run on them",
+                self.shown, self.taskless, self.conversations
             ));
         }
         if self.unpaired > 0 {
@@ -261,6 +270,7 @@ async fn read_whole(
                 inferred_tool_names: Default::default(),
                 pairing_checked: 0,
                 unpaired: 0,
+                taskless: 0,
             };
             let first = problems.len();
             let read = source.read(format, |_, read| {
@@ -397,6 +407,9 @@ fn count(report: &mut SourceReport, c: &ImportedConversation) {
         report
             .inferred_tool_names
             .extend(names.iter().filter_map(|n| n.as_str()).map(str::to_string));
+    }
+    if c.metadata.contains_key(crate::import::tau2::TASKLESS_KEY) {
+        report.taskless += 1;
     }
     if let Some(pairing) = &c.pairing {
         report.pairing_checked += 1;
