@@ -22,6 +22,7 @@ pub mod invented_fact;
 pub mod premature_stop;
 pub mod repetition;
 pub mod role_confusion;
+pub mod stored;
 pub mod words;
 
 use serde::{Deserialize, Serialize};
@@ -178,6 +179,12 @@ impl UserChecks {
             .into_iter()
             .filter(|f| self.outcome(*f) == Outcome::Flagged)
             .collect()
+    }
+
+    /// Made by this version of the checks ([`CHECKS_VERSION`]); older ones
+    /// are checked again by `sparring recheck`.
+    pub fn is_current(&self) -> bool {
+        self.version == CHECKS_VERSION
     }
 
     pub fn is_flagged(&self, flag: UserFlag) -> bool {

@@ -10,12 +10,9 @@ use serde_json::{json, Map, Value};
 use crate::import::pairing::PAIRING_KEY;
 use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
-use crate::persona::Scenario;
-use crate::prompt::{OUT_OF_SCOPE_TOKEN, STOP_TOKEN, TRANSFER_TOKEN};
 use crate::store::{self, NewConversation, NewItem, NewMessage};
-use crate::user_checks::{
-    check_conversation, Line, ScenarioBasis, UserChecks, UserOutput, UserTurns,
-};
+use crate::user_checks::stored::{imported_turns, scenario_of, stored_line};
+use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserChecks};
 
 /// Where the metadata says which file and line a conversation came from.
 pub const SOURCE_KEY: &str = "import";
@@ -169,76 +166,17 @@ fn row(role: &str, text: &str, author: &str) -> NewMessage {
 /// scenario when the source has one; without a simulated user every check
 /// is unknown.
 fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessage]) -> UserChecks {
-    let scenario = Scenario {
-        id: scenario_id.to_string(),
-        description: String::new(),
-        difficulty: None,
-        tags: Vec::new(),
-        user: c.scenario.clone().unwrap_or_default(),
-        initial_state: Value::Null,
-        evaluation: c.criteria.clone().unwrap_or_default(),
-        prelude: Vec::new(),
-        tools: None,
-    };
+    let scenario = scenario_of(scenario_id, c.scenario.clone(), c.criteria.clone());
     let lines: Vec<Line> = messages
         .iter()
         .enumerate()
-        .map(|(index, m)| {
-            let calls = m
-                .tool_calls
-                .iter()
-                .flat_map(|calls| calls.as_array().into_iter().flatten())
-                .filter_map(|call| call.get("name").and_then(Value::as_str))
-                .map(str::to_string)
-                .collect();
-            Line::new(index, &m.role, &m.author, &m.content, calls)
-        })
+        .map(|(index, m)| stored_line(index, &m.role, &m.author, &m.content, m.tool_calls.as_ref()))
         .collect();
-    let last_user = messages.iter().rev().find(|m| m.role == "user");
-    // What the simulated user wrote before its control tokens were cut
-    // (`import` keeps it as `user_outputs`), at the stored messages' indexes:
-    // the system prompt, when there is one, comes first.
-    let offset = usize::from(c.system_prompt.is_some());
-    let outputs = c
-        .metadata
-        .get("user_outputs")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|o| {
-            Some(UserOutput {
-                message: o
-                    .get("message")
-                    .and_then(Value::as_u64)
-                    .map(|i| i as usize + offset),
-                raw: o.get("raw")?.as_str()?.to_string(),
-                finish_reason: None,
-            })
-        })
-        .collect();
-    // Whether the user ended it with ###STOP###: what its last output says,
-    // or (none recorded) the source's termination. tau2 records a
-    // ###TRANSFER### as `user_stop` too.
-    let last_raw = c
-        .metadata
-        .get("user_outputs")
-        .and_then(Value::as_array)
-        .and_then(|o| o.last())
-        .and_then(|o| o.get("raw"))
-        .and_then(Value::as_str);
-    let user_stopped = match last_raw {
-        Some(raw) if raw.contains(STOP_TOKEN) => true,
-        Some(raw) if raw.contains(TRANSFER_TOKEN) || raw.contains(OUT_OF_SCOPE_TOKEN) => false,
-        _ => {
-            last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
-                || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
-        }
-    };
-    let turns = UserTurns {
+    let turns = imported_turns(
         lines,
-        outputs,
-        user_stopped,
-        simulated_user: c.simulated_user,
-    };
+        &c.metadata,
+        c.system_prompt.is_some(),
+        c.simulated_user,
+    );
     check_conversation(&turns, &scenario, &ScenarioBasis::of(&scenario.user))
 }
