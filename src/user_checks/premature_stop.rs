@@ -117,6 +117,15 @@ pub const DECLINES: &[&str] = &[
     "not sure",
     "think about it",
     "hold off",
+    "keep my current",
+    "keep it as is",
+    "as is for now",
+    "i'll keep",
+    "i'd like to keep",
+    "i would like to keep",
+    "no changes",
+    "not proceed",
+    "won't proceed",
 ];
 
 /// A user's last message that agrees to the action the agent was about to

@@ -69,7 +69,7 @@ pub const AGENT_VOICE: &[&str] = &[
     r"\bwould you like me to\b|\bshall i (?:proceed|go ahead|book|cancel|process)\b|\bdo you want me to (?:proceed|go ahead|book|cancel|modify|change|update|process)\b",
     // The customer's details, asked for.
     r"\b(?:could|can|may) you (?:please )?(?:provide|give|share|confirm|tell) (?:me )?(?:with )?your\b|\bplease (?:confirm|provide) (?:the following|your)\b",
-    r"\blet me (?:check|search|look up|look for|look into|calculate|verify|find|pull up|retrieve|review|process|summarize|show you)\b(?: (?:if|whether|the|that|this|for|available|your|you))",
+    r"\blet me (?:check|search|look up|look into|calculate|verify|pull up|retrieve|review|process|summarize|show you)\b(?: (?:if (?:the|your|there|we)|whether (?:the|your|there|we)|the|that for you|this for you|for you|available|your|you)\b)",
     r"\bfeel free to (?:ask|reach out|contact)\b|\bif you have any (?:other |more |further )?questions\b|\bif you need (?:any )?further assistance\b",
     // Confirming with the customer what it will do.
     r"\blet me confirm\b|\bto confirm,? you\b|\bplease confirm (?:if|whether|that) you\b|\bwould you like to proceed\b",

@@ -299,13 +299,22 @@ fn normalize(kind: EntityKind, text: &str) -> Option<String> {
     }
 }
 
-/// The normal forms of the entities of `texts`.
+/// The normal forms of the entities of `texts`: what a speaker has said, or
+/// a scenario gives. The parts of a joined id that are ids themselves count
+/// too: the agent's `gift_card_5634230` is the user's "the card ending in
+/// 5634230".
 pub fn entity_set<'a>(texts: impl IntoIterator<Item = &'a str>) -> HashSet<(EntityKind, String)> {
-    texts
-        .into_iter()
-        .flat_map(entities)
-        .map(|e| (e.kind, e.norm))
-        .collect()
+    let mut set = HashSet::new();
+    for e in texts.into_iter().flat_map(entities) {
+        if e.kind == EntityKind::Id {
+            let parts: Vec<&str> = e.text.split(['_', '-']).collect();
+            for part in parts.iter().filter(|p| parts.len() > 1 && is_id(p)) {
+                set.extend(normalize(e.kind, part).map(|n| (e.kind, n)));
+            }
+        }
+        set.insert((e.kind, e.norm));
+    }
+    set
 }
 
 #[cfg(test)]
@@ -392,6 +401,9 @@ mod tests {
             "On 2024-05-20 at 10:30, call 555-0198 within 24-hours: the 100th, 750ml, 60x80, 11am, 1990s flight."
         )
         .is_empty());
+        assert!(
+            entity_set(["Use gift_card_5634230."]).contains(&(EntityKind::Id, "5634230".into()))
+        );
     }
 
     #[test]
