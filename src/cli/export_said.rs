@@ -193,12 +193,17 @@ pub fn said(export: &PreparedExport, report: &Report, target: &ExportTarget) -> 
     if report.sides.len() < 2 {
         return said;
     }
+    let total: u64 = report.sides.iter().map(|(_, n)| *n).sum();
     let per_side: Vec<String> = report
         .sides
         .iter()
         .filter_map(|(side, n)| {
             let side = (*side)?;
             Some(match target {
+                // An empty side is not written (`export::writing`).
+                ExportTarget::File(_) if *n == 0 && total > 0 => {
+                    format!("none to {} (its file is not written)", side.name())
+                }
                 ExportTarget::File(out) => {
                     let file = with_part(out, side.name());
                     let name = file.file_name().unwrap_or(file.as_os_str());

@@ -11,7 +11,8 @@ use super::{report_problems, DEFAULT_DATABASE, EXIT_INVALID};
 
 #[derive(clap::Args)]
 pub struct ImportArgs {
-    /// JSONL files of conversations, read line by line (any size).
+    /// JSONL files of conversations, read line by line (any size), or
+    /// tau2-bench / tau-bench JSON documents.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The import job: made by the first import of this name, added to by
@@ -22,8 +23,11 @@ pub struct ImportArgs {
     /// file is read too), hf (`messages`, `tools`, `metadata`), sharegpt
     /// (`conversations` of from/value), nemo_gym (rollouts:
     /// `responses_create_params` and `response`, or `usersim_result`), tau2
-    /// (a `tau2 run` results file, one JSON document), or auto (told from
-    /// each file's first line or, for tau2, its first bytes; and said).
+    /// (a `tau2 run` results file, one JSON document, or a bare list of its
+    /// simulations), tau_bench (tau-bench's trajectories: a list of
+    /// `{task_id, reward, info, traj, trial}`), or auto (told from each
+    /// file's first line or, for tau2 and tau_bench, its first bytes; and
+    /// said).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     format: FormatArg,
     /// Store the valid conversations and count the invalid lines, instead of
@@ -86,6 +90,9 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<i32> {
 fn print_report(report: &ImportReport) {
     for problem in &report.skipped {
         eprintln!("skipped: {problem}");
+    }
+    for warning in report.sources.iter().flat_map(|s| s.warnings()) {
+        eprintln!("warning: {warning}");
     }
     for source in &report.sources {
         println!(

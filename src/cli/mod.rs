@@ -26,6 +26,7 @@ mod mock_llm;
 mod openenv;
 mod personas;
 mod progress;
+mod recheck;
 mod run;
 mod serve;
 mod show;
@@ -262,6 +263,9 @@ enum Command {
     Import(import::ImportArgs),
     /// Statistics of a job: rewards, pass^k, and what its judges said.
     Stats(stats::StatsArgs),
+    /// Check a job's stored conversations again with this version of the
+    /// simulated-user checks, where an older version checked them.
+    Recheck(recheck::RecheckArgs),
     /// Compare the simulated users of two jobs (two user prompts or models)
     /// on matched scenarios, personas and samples: flag rates, reward, pass^k.
     CompareUsers(compare_users::CompareUsersArgs),
@@ -497,6 +501,7 @@ pub async fn main() -> i32 {
         Command::Export(args) => export::export(args).await,
         Command::Import(args) => import::import(args).await,
         Command::Stats(args) => stats::stats(args).await,
+        Command::Recheck(args) => recheck::recheck(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
         Command::Mine(args) => mine::mine(args).await,
         Command::Serve {

@@ -55,6 +55,16 @@ impl FileSet {
         Ok(set)
     }
 
+    /// Leave the file at `path` out of the set: nothing is renamed there, a
+    /// file already there (a previous export's) is removed at the commit,
+    /// and the manifest does not list it. An export leaves out a split's
+    /// side that got no rows.
+    pub fn leave_out(&mut self, path: &Path) {
+        for file in self.files.iter_mut().filter(|f| f.out == path) {
+            file.left_out = true;
+        }
+    }
+
     /// The writers of the files, in the order of the paths given.
     pub fn writers(&mut self) -> impl Iterator<Item = &mut (dyn Write + Send)> {
         self.files.iter_mut().map(PartialFile::writer)
@@ -67,7 +77,9 @@ impl FileSet {
         let mut listed = String::new();
         for file in &mut self.files {
             let digest = file.finish()?;
-            listed.push_str(&manifest_line(&digest, &file.out));
+            if !file.left_out {
+                listed.push_str(&manifest_line(&digest, &file.out));
+            }
         }
         if let Some(manifest) = &mut self.manifest {
             manifest
@@ -84,6 +96,10 @@ impl FileSet {
             .and_then(|n| n.parse::<usize>().ok());
         let mut renamed = 0;
         for file in self.files.iter_mut().chain(self.manifest.as_mut()) {
+            if file.left_out {
+                file.remove_target()?;
+                continue;
+            }
             file.rename()?;
             renamed += 1;
             if abort_after == Some(renamed) {
@@ -137,6 +153,8 @@ struct PartialFile {
     partial: PathBuf,
     out: PathBuf,
     writer: Hashing<BufWriter<File>>,
+    /// Not to be renamed into place ([`FileSet::leave_out`]).
+    left_out: bool,
 }
 
 impl PartialFile {
@@ -172,6 +190,7 @@ impl PartialFile {
             partial,
             out: out.to_path_buf(),
             writer: Hashing::new(BufWriter::new(file)),
+            left_out: false,
         })
     }
 
@@ -189,6 +208,18 @@ impl PartialFile {
             .sync_all()
             .map_err(io_error("write", &self.partial))?;
         Ok(self.writer.hasher.clone().finalize().to_vec())
+    }
+
+    /// Remove what is at the target (checked to be missing or a regular
+    /// file) and the partial file.
+    fn remove_target(&mut self) -> Result<(), TargetError> {
+        match std::fs::remove_file(&self.out) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(io_error("remove the empty side's old", &self.out)(e))
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn rename(&mut self) -> Result<(), TargetError> {
@@ -245,6 +276,25 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_file_left_out_is_not_written_nor_listed_and_an_old_one_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = [dir.path().join("a.jsonl"), dir.path().join("b.jsonl")];
+        std::fs::write(&paths[1], "old\n").unwrap();
+        let mut set = FileSet::with_manifest(&paths, &dir.path().join("x.sha256")).unwrap();
+        for w in set.writers() {
+            w.write_all(b"line\n").unwrap();
+        }
+        set.leave_out(&paths[1]);
+        set.commit().unwrap();
+        assert_eq!(names(dir.path()), ["a.jsonl", "x.sha256"]);
+        let listed = std::fs::read_to_string(dir.path().join("x.sha256")).unwrap();
+        assert!(
+            listed.contains("a.jsonl") && !listed.contains("b.jsonl"),
+            "{listed}"
+        );
     }
 
     #[test]

@@ -145,6 +145,25 @@ pub async fn write_files(
         };
         write_to(store, export, &mut outputs, progress).await?
     };
+    // A side of a split that got no rows is not written (nor its sidecar):
+    // `datasets` refuses a split without data, and the card names only the
+    // files there are.
+    let total: u64 = report.sides.iter().map(|(_, n)| *n).sum();
+    if export.split.is_some() && total > 0 {
+        for (name, path) in ExportPaths::data_files(out, true) {
+            let rows: u64 = report
+                .sides
+                .iter()
+                .filter(|(side, _)| side.map(|s| s.name()) == Some(name))
+                .map(|(_, n)| *n)
+                .sum();
+            if rows == 0 {
+                let sidecar = super::split::with_part(&path, "metadata");
+                files.leave_out(&path);
+                files.leave_out(&sidecar);
+            }
+        }
+    }
     // After the lines: the features, then a curated export's manifest.json
     // and README.md.
     let mut rest = files.writers().skip(paths.lines.len());
@@ -188,5 +207,8 @@ fn data_files(out: &Path, split: bool, report: &Report) -> Vec<manifest::DataFil
                 .map(|(_, n)| *n)
                 .sum(),
         })
+        // An empty side of a split is not written (see `write_files`),
+        // unless every side is empty.
+        .filter(|f| !split || f.rows > 0 || report.sides.iter().all(|(_, n)| *n == 0))
         .collect()
 }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::llm::message::{Message, Role};
 use crate::persona::UserScenario;
+use crate::verify::Criteria;
 
 use super::LineProblem;
 
@@ -37,6 +38,25 @@ pub struct ImportedConversation {
     /// NeMo Gym's user-simulation rollouts) rather than a person; only then
     /// do the simulated-user checks flag anything.
     pub simulated_user: bool,
+    /// The scenario's gold, when the source has it (tau2's
+    /// `evaluation_criteria`, tau-bench's `actions` and `outputs`): what
+    /// `premature_stop` and the gold-versus-taken view read.
+    pub criteria: Option<Criteria>,
+    /// The models the source names (tau2's `info`).
+    pub models: Models,
+    /// Whether its user speaks of its task's identifiers
+    /// (`import::pairing`), when the source pairs it with a task that has
+    /// some.
+    pub pairing: Option<Value>,
+}
+
+/// The models that made a conversation, as its source names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Models {
+    /// The agent's.
+    pub policy: Option<String>,
+    /// The simulated user's.
+    pub user: Option<String>,
 }
 
 /// Where a source places a conversation.
@@ -83,6 +103,9 @@ impl ImportedConversation {
             origin,
             scenario: None,
             simulated_user: false,
+            criteria: None,
+            models: Models::default(),
+            pairing: None,
         })
     }
 }

@@ -1,28 +1,76 @@
 //! `--format auto`: which format a file is in, from its first bytes (a
-//! tau2-bench results document, whose first line may be only `{`) or else
-//! its first line.
+//! tau2-bench results document, whose first line may be only `{`, or a JSON
+//! list of tau2 simulations or tau-bench runs) or else its first line.
 
 use std::fmt;
 
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::Format;
 
-/// [`Format::Tau2`] when `head`, the first bytes of a file (the whole file
-/// or a prefix of it, say 64 KiB), opens a JSON object whose first
-/// top-level key that tells formats apart is `info`, `tasks` or
-/// `simulations`, as a tau2-bench results file does, pretty-printed or on
-/// one line; `None` when it is a JSON-lines format's key (`messages`,
-/// `conversations`, `responses_create_params`, `usersim_result`) or the
-/// head says nothing: then [`detect`] the first line.
+/// The format of a file that is one JSON document, from `head`, its first
+/// bytes (the whole file or a prefix of it, say 64 KiB), pretty-printed or
+/// on one line:
+/// - [`Format::Tau2`] when it opens a JSON object whose first top-level
+///   key that tells formats apart is `info`, `tasks` or `simulations`, as a
+///   tau2-bench results file does, or a list whose first element has
+///   `task_id` and `messages` (a bare list of tau2 simulations);
+/// - [`Format::TauBench`] when it opens a list whose first element has
+///   `traj` (tau-bench's trajectories).
+///
+/// `None` when an object's first telling key is a JSON-lines format's
+/// (`messages`, `conversations`, `responses_create_params`,
+/// `usersim_result`) or the head says nothing: then [`detect`] the first
+/// line.
 pub fn detect_document(head: &[u8]) -> Option<Format> {
     let mut found = None;
     let mut de = serde_json::Deserializer::from_slice(head);
-    // The visitor stops at the first key that tells, with an error that only
+    // The visitors stop at the first key that tells, with an error that only
     // means "stop"; a head cut inside a value fails the same way.
-    let _ = de::Deserializer::deserialize_map(&mut de, Keys(&mut found));
+    let _ = de::Deserializer::deserialize_any(&mut de, Keys(&mut found));
     found
+}
+
+/// The first element of a list: the keys that tell a tau2 simulation from a
+/// tau-bench run.
+struct ElementKeys<'a>(&'a mut Option<Format>);
+
+impl<'de> Visitor<'de> for ElementKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut task_id, mut messages) = (false, false);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traj" => {
+                    *self.0 = Some(Format::TauBench);
+                    return Err(de::Error::custom("told"));
+                }
+                "task_id" => task_id = true,
+                "messages" => messages = true,
+                _ => {}
+            }
+            if task_id && messages {
+                *self.0 = Some(Format::Tau2);
+                return Err(de::Error::custom("told"));
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for ElementKeys<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
 }
 
 struct Keys<'a>(&'a mut Option<Format>);
@@ -31,7 +79,12 @@ impl<'de> Visitor<'de> for Keys<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
+        f.write_str("a JSON object or list")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        seq.next_element_seed(ElementKeys(self.0))?;
+        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
@@ -119,21 +172,26 @@ mod tests {
 
     #[test]
     fn every_formats_name_parses_back_and_only_tau2_is_a_document() {
-        for f in [
-            Format::Openai,
-            Format::Hf,
-            Format::ShareGpt,
-            Format::NemoGym,
-            Format::Tau2,
-        ] {
+        for f in Format::ALL {
             assert_eq!(Format::parse(f.as_str()), Some(f));
-            assert_eq!(f.is_document(), f == Format::Tau2);
+            assert_eq!(
+                f.is_document(),
+                matches!(f, Format::Tau2 | Format::TauBench)
+            );
         }
         assert_eq!(Format::parse("auto"), None);
         let why = Format::Tau2.read_line("{}", 3).unwrap_err();
         assert!(why
             .to_string()
             .starts_with("line 3: a tau2-bench results file is one JSON document"));
+    }
+
+    #[test]
+    fn a_list_of_tau2_simulations_or_tau_bench_runs_is_told_by_its_first_element() {
+        let bare = b"[\n  {\n    \"id\": \"a\",\n    \"task_id\": \"3\",\n    \"messages\": [{\"role\": \"as";
+        assert_eq!(detect_document(bare), Some(Format::Tau2));
+        let v1 = br#"[{"task_id": 0, "reward": 0.0, "info": {"task": {}}, "traj": [{"ro"#;
+        assert_eq!(detect_document(v1), Some(Format::TauBench));
     }
 
     #[test]
@@ -151,6 +209,8 @@ mod tests {
             br#"{"responses_create_params": {}, "tasks": []}"#,
             br#"{"timestamp": "cut her"#,
             b"[{\"info\": 1}]",
+            b"[{\"messages\": []}]",
+            b"[]",
             b"",
             b"\xff\xfe",
         ] {

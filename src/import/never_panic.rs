@@ -7,20 +7,19 @@ use std::ops::ControlFlow;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use super::{detect, detect_document, tau2, Format};
+use super::{detect, detect_document, tau2, tau_bench, Format};
 
-const FORMATS: [Format; 5] = [
-    Format::Openai,
-    Format::Hf,
-    Format::ShareGpt,
-    Format::NemoGym,
-    Format::Tau2,
-];
+const FORMATS: [Format; 6] = Format::ALL;
 
-/// Reads `bytes` as a tau2-bench results file to the end.
+/// Reads `bytes` as a tau2-bench results file and as tau-bench
+/// trajectories to the end.
 fn read_tau2(bytes: &[u8]) {
     let _ = detect_document(bytes);
     let _ = tau2::read_file(Cursor::new(bytes), |c| {
+        let _ = c.map(|c| c.messages.len());
+        ControlFlow::Continue(())
+    });
+    let _ = tau_bench::read_file(Cursor::new(bytes), |c| {
         let _ = c.map(|c| c.messages.len());
         ControlFlow::Continue(())
     });
@@ -84,6 +83,13 @@ fn json_value() -> impl Strategy<Value = Value> {
         "error",
         "is_audio",
         "ticks",
+        "traj",
+        "evaluation_criteria",
+        "communicate_info",
+        "actions",
+        "kwargs",
+        "outputs",
+        "instruction",
     ]);
     let word = prop::sample::select(vec![
         "",

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
-    detect, detect_document, tau2, DocumentError, Format, ImportedConversation, LineProblem,
+    detect, detect_document, tau2, tau_bench, DocumentError, Format, ImportedConversation,
+    LineProblem,
 };
 
 /// A file or a body of conversations, with the name messages give it.
@@ -39,11 +40,14 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
-    #[error(
-        "{shown}: its format cannot be told from its first line: {why}; give --format \
-         openai, hf, sharegpt, nemo_gym or tau2"
-    )]
-    Undetected { shown: String, why: String },
+    /// `suggestion` names the formats that read it, only those
+    /// (`import::probe`).
+    #[error("{shown}: its format cannot be told from its first line: {why}; {suggestion}")]
+    Undetected {
+        shown: String,
+        why: String,
+        suggestion: String,
+    },
     /// A tau2-bench results document broken where `problem` says.
     #[error("{shown}: {problem}")]
     Document { shown: String, problem: LineProblem },
@@ -124,6 +128,7 @@ impl Source {
                 return Err(SourceError::Undetected {
                     shown: self.shown.clone(),
                     why: "it holds no line".into(),
+                    suggestion: "no format reads an empty file".into(),
                 })
             }
         };
@@ -133,8 +138,9 @@ impl Source {
                 shown: self.shown.clone(),
                 why: "it is not a JSON object with `messages`, `conversations`, \
                       `responses_create_params` or `usersim_result`, nor a tau2-bench results \
-                      document"
+                      document, nor a list of tau2 simulations or tau-bench runs"
                     .into(),
+                suggestion: super::probe::suggestion(self, None),
             }),
         }
     }
@@ -165,7 +171,7 @@ impl Source {
         mut each: impl FnMut(usize, Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
     ) -> Result<(), SourceError> {
         if format.is_document() {
-            return self.read_document(each);
+            return self.read_document(format, each);
         }
         let mut sidecar = match (format, self.sidecar()) {
             (Format::Openai, Some(sidecar)) => Some((sidecar.lines()?, sidecar)),
@@ -189,21 +195,26 @@ impl Source {
 }
 
 impl Source {
-    /// A tau2-bench results document, simulation by simulation: each
-    /// conversation is handed on with its number in the file (from 1), each
-    /// problem with the line its simulation starts on.
+    /// A tau2-bench results document (or tau-bench's trajectories),
+    /// conversation by conversation: each is handed on with its number in
+    /// the file (from 1), each problem with the line its element starts on.
     fn read_document(
         &self,
+        format: Format,
         mut each: impl FnMut(usize, Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
     ) -> Result<(), SourceError> {
         let mut simulation = 0;
-        let read = tau2::read_file(self.reader()?, |read| {
+        let handle = |read: Result<ImportedConversation, LineProblem>| {
             simulation += 1;
             match read {
                 Ok(conversation) => each(simulation, Ok(conversation)),
                 Err(problem) => each(problem.line, Err(problem)),
             }
-        });
+        };
+        let read = match format {
+            Format::TauBench => tau_bench::read_file(self.reader()?, handle),
+            _ => tau2::read_file(self.reader()?, handle),
+        };
         read.map_err(|e| match e {
             DocumentError::Io(e) => self.io(e),
             DocumentError::Invalid(problem) => SourceError::Document {
@@ -302,7 +313,7 @@ mod tests {
             err.starts_with("x.jsonl: its format cannot be told"),
             "{err}"
         );
-        assert!(err.contains("--format"), "{err}");
+        assert!(err.contains("no format sparring reads"), "{err}");
         let empty = Source::text("", "e.jsonl").format(None).unwrap_err();
         assert!(empty.to_string().contains("no line"), "{empty}");
     }

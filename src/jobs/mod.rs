@@ -23,6 +23,7 @@ pub mod judging;
 pub mod models;
 pub mod options;
 pub mod progress;
+pub mod recheck;
 pub mod report;
 pub mod seed;
 pub mod shutdown;

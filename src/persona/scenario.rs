@@ -11,7 +11,7 @@ use crate::llm::message::{Message, ToolSpec};
 use crate::verify::Criteria;
 
 /// What the simulated user knows and wants. Never shown to the policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserScenario {
     /// Why the user contacts the agent, in their own terms. Needed unless

@@ -159,6 +159,9 @@ pub struct ConversationTally {
     group_rewards: BTreeMap<String, Vec<f64>>,
     /// The policy's warning → the conversations it was left on.
     warnings: BTreeMap<String, u64>,
+    /// model → conversations, for the policy and the user.
+    policy_models: BTreeMap<String, u64>,
+    user_models: BTreeMap<String, u64>,
 }
 
 impl ConversationTally {
@@ -171,6 +174,14 @@ impl ConversationTally {
         {
             *self.warnings.entry(warning.to_string()).or_default() += 1;
         }
+        *self
+            .policy_models
+            .entry(c.policy_model.trim().to_string())
+            .or_default() += 1;
+        *self
+            .user_models
+            .entry(c.user_model.trim().to_string())
+            .or_default() += 1;
         let termination = self.terminations.entry(c.termination.clone()).or_default();
         termination.0 += 1;
         if let Some(parts) = c.reward_breakdown.as_object() {
@@ -238,6 +249,12 @@ impl ConversationTally {
             })
             .collect();
         warnings.sort_by_key(|w| std::cmp::Reverse(w.conversations));
+        let split = |mut models: BTreeMap<String, u64>| {
+            let unrecorded = models.remove("").unwrap_or(0);
+            (models.into_iter().collect::<Vec<_>>(), unrecorded)
+        };
+        let (policy, policy_unrecorded) = split(self.policy_models);
+        let (user, user_unrecorded) = split(self.user_models);
         let stats = ConversationStats {
             total: self.total,
             scored: self.rewards.len() as u64,
@@ -246,6 +263,12 @@ impl ConversationTally {
             terminations,
             groups,
             warnings,
+            models: super::stats::Models {
+                policy,
+                user,
+                policy_unrecorded,
+                user_unrecorded,
+            },
         };
         (stats, pass_hat_k)
     }

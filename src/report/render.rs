@@ -5,6 +5,16 @@ use std::fmt::{self, Write as _};
 use super::interval::{IntervalMethod, Mean};
 use super::stats::{JudgeStats, StatsReport};
 
+/// `gpt-4.1 (50)`, each model with its conversations; those that name none
+/// as `not recorded (N)`.
+fn models(named: &[(String, u64)], unrecorded: u64) -> String {
+    let mut parts: Vec<String> = named.iter().map(|(m, n)| format!("{m} ({n})")).collect();
+    if unrecorded > 0 {
+        parts.push(format!("not recorded ({unrecorded})"));
+    }
+    parts.join(", ")
+}
+
 /// Numbers in [0, 1] (rewards, rates).
 pub(super) fn rate(x: f64) -> String {
     format!("{x:.3}")
@@ -156,6 +166,17 @@ impl fmt::Display for StatsReport {
                 None => "n/a (nothing scored)".to_string(),
             },
         ]);
+        if c.total > 0 {
+            let m = &c.models;
+            rows.push(vec![
+                "policy model".to_string(),
+                models(&m.policy, m.policy_unrecorded),
+            ]);
+            rows.push(vec![
+                "user model".to_string(),
+                models(&m.user, m.user_unrecorded),
+            ]);
+        }
         pairs(&mut out, "  ", &rows);
         if !c.warnings.is_empty() {
             out.push_str("\nWarnings\n");

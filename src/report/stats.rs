@@ -54,6 +54,17 @@ pub struct StatsReport {
     pub synthesized: Option<super::synthesized::SynthesizedReport>,
 }
 
+/// The policy and user models of a job's conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Models {
+    /// Model name → conversations, in name order.
+    pub policy: Vec<(String, u64)>,
+    pub user: Vec<(String, u64)>,
+    /// Conversations that name no policy model, and no user model.
+    pub policy_unrecorded: u64,
+    pub user_unrecorded: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JobInfo {
     pub id: i64,
@@ -83,6 +94,9 @@ pub struct ConversationStats {
     /// frequent first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<WarningCount>,
+    /// The models the conversations name (an imported file's, when it
+    /// recorded them), per role, with how many conversations each made.
+    pub models: Models,
 }
 
 /// One warning and the conversations it was left on.

@@ -20,6 +20,9 @@ pub struct UserReport {
     pub checked: u64,
     /// Conversations stored before the checks existed (left out below).
     pub unchecked: u64,
+    /// Of the checked ones, those an older version of the checks made (their
+    /// flags are that version's: `sparring recheck` makes them again).
+    pub older_checks: u64,
     /// Checked conversations with at least one flag.
     pub any_flag: Option<FlagRate>,
     /// In [`UserFlag::ALL`] order.
@@ -77,6 +80,7 @@ pub struct JudgeAgreement {
 #[derive(Debug, Default)]
 pub struct UserTally {
     unchecked: u64,
+    older_checks: u64,
     counts: FlagCounts,
     by_persona: BTreeMap<String, Group>,
     by_scenario: BTreeMap<String, Group>,
@@ -164,6 +168,7 @@ impl UserTally {
             self.unchecked += 1;
             return Ok(());
         };
+        self.older_checks += u64::from(!checks.is_current());
         self.counts
             .add(UserFlag::ALL.map(|flag| checks.outcome(flag)));
         let flagged = checks.flagged();
@@ -202,6 +207,7 @@ impl UserTally {
         Ok(UserReport {
             checked: self.counts.checked,
             unchecked: self.unchecked,
+            older_checks: self.older_checks,
             any_flag: self.counts.any_flag(),
             flags: self.counts.rates(),
             by_persona: groups(self.by_persona),

@@ -66,6 +66,16 @@ pub(super) fn section(out: &mut String, r: &UserReport) {
             ),
         ]);
     }
+    if r.older_checks > 0 {
+        head.push(vec![
+            "older checks".to_string(),
+            format!(
+                "{} (checked by an older version of the checks, whose flags they keep; \
+                 sparring recheck --job ID checks them again)",
+                r.older_checks
+            ),
+        ]);
+    }
     pairs(out, "  ", &head);
     let mut rows = vec![cells(&[
         "flag",

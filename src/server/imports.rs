@@ -72,6 +72,9 @@ struct SourceView {
     conversations: u64,
     added: u64,
     invalid: u64,
+    /// Tools inferred from the calls, simulations that seem paired with the
+    /// wrong tasks (see `SourceReport::warnings`).
+    warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -212,6 +215,7 @@ async fn view_of(state: &AppState, report: &ImportReport) -> Result<ImportView, 
                 conversations: s.conversations,
                 added: s.added,
                 invalid: s.invalid,
+                warnings: s.warnings(),
             })
             .collect(),
         skipped: report

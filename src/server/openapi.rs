@@ -500,7 +500,7 @@ fn imports(document: &mut Value) {
             // Not `choice`: the JSON API reads a blank value as a 400, not as "any".
             {"name": "format", "in": "query", "required": false,
              "description": "NDJSON body: the format of its lines (default auto)",
-             "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "auto"]}},
+             "schema": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "tau_bench", "auto"]}},
             query("skip_invalid", "boolean", "NDJSON body: store the valid lines and count the invalid ones")
         ],
         "requestBody": {"required": true, "content": {
@@ -517,7 +517,7 @@ fn imports(document: &mut Value) {
     schemas["ImportRequest"] = json!({"type": "object", "required": ["name", "files"], "additionalProperties": false, "properties": {
                     "name": {"type": "string", "description": "The import job to make or add to"},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "JSONL files, relative to the data root"},
-                    "format": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "auto"]},
+                    "format": {"enum": ["openai", "hf", "sharegpt", "nemo_gym", "tau2", "tau_bench", "auto"]},
                     "skip_invalid": {"type": "boolean", "description": "Store the valid lines and count the invalid ones, instead of storing nothing"}}});
     schemas["ImportReport"] = json!({"type": "object", "required": ["job", "created", "conversations", "added", "invalid", "sources", "skipped"], "properties": {
                     "job": {"$ref": "#/components/schemas/Job"},
@@ -527,7 +527,8 @@ fn imports(document: &mut Value) {
                     "invalid": {"type": "integer", "description": "Invalid lines skipped"},
                     "sources": {"type": "array", "items": {"type": "object", "properties": {
                         "source": {"type": "string"}, "format": {"type": "string"}, "detected": {"type": "boolean"},
-                        "conversations": {"type": "integer"}, "added": {"type": "integer"}, "invalid": {"type": "integer"}}}},
+                        "conversations": {"type": "integer"}, "added": {"type": "integer"}, "invalid": {"type": "integer"},
+                        "warnings": {"type": "array", "items": {"type": "string"}, "description": "Tools inferred from the calls; simulations whose user never names its task's identifiers"}}}},
                     "skipped": {"type": "array", "description": "The invalid lines skipped, the first 1,000", "items": {"type": "object"}}}});
 }
 

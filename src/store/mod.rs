@@ -167,6 +167,14 @@ pub trait Store: Send + Sync {
     /// how many items failed with each, commonest first, at most `limit`.
     async fn item_errors(&self, job_id: i64, limit: u32) -> Result<Vec<(String, i64)>, StoreError>;
 
+    /// Replace the user checks of each `(conversation id, checks)` (a
+    /// `user_checks::UserChecks` as JSON), in one transaction: `sparring
+    /// recheck` writes the current version's over an older one's.
+    async fn replace_user_checks(
+        &self,
+        checks: &[(i64, serde_json::Value)],
+    ) -> Result<u64, StoreError>;
+
     async fn get_conversation(&self, id: i64) -> Result<Option<StoredConversation>, StoreError>;
     /// Conversations of a job with id > `after_id`, in id order, at most `limit`.
     async fn conversations_page(

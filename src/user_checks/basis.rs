@@ -5,12 +5,13 @@
 
 use crate::persona::UserScenario;
 
-use super::{instruction_leak, invented_fact};
+use super::{instruction_leak, invented_fact, repetition};
 
 #[derive(Debug, Default)]
 pub struct ScenarioBasis {
     pub(super) leak: instruction_leak::Basis,
     pub(super) invented: invented_fact::Basis,
+    pub(super) repetition: repetition::Basis,
 }
 
 impl ScenarioBasis {
@@ -18,6 +19,7 @@ impl ScenarioBasis {
         ScenarioBasis {
             leak: instruction_leak::basis(scenario),
             invented: invented_fact::basis(scenario),
+            repetition: repetition::basis(scenario),
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn check_conversation(
             role_confusion::check(turns),
             instruction_leak::check(turns, &basis.leak),
             invented_fact::check(turns, &basis.invented),
-            repetition::check(turns),
+            repetition::check(turns, &basis.repetition),
             control_tokens::check(turns),
         ]
     } else {

@@ -1,9 +1,14 @@
 //! `control_token_misuse`: the user's `###STOP###`, `###TRANSFER###` and
-//! `###OUT-OF-SCOPE###` used wrongly. Four signs: text after a token (which
+//! `###OUT-OF-SCOPE###` used wrongly. Five signs: text after a token (which
 //! the engine drops, so the agent never sees it: "…###STOP### Agent: You're
 //! welcome!"); a malformed token left in a message ("##STOP", "STOP###");
 //! a STOP or TRANSFER before the agent said anything but its greeting; a
-//! TRANSFER when the agent neither called a transfer tool nor spoke of one.
+//! TRANSFER before the agent transferred the user (it called no transfer
+//! tool, and said no "transferred" since the user's last message: "Yes,
+//! please transfer me. ###TRANSFER###" ends the conversation before the
+//! agent can); a STOP or OUT-OF-SCOPE right after the agent transferred the
+//! user. A transfer's token is TRANSFER, said once transferred (tau2-bench's
+//! user guidelines).
 
 use std::sync::LazyLock;
 
@@ -56,12 +61,29 @@ pub fn check(turns: &UserTurns) -> CheckResult {
             });
             continue;
         }
-        if token == TRANSFER_TOKEN && !transfer_in_sight(turns, before) {
+        if token != TRANSFER_TOKEN && just_transferred(turns, before) {
             evidence.push(Evidence {
                 message: output.message,
                 text: excerpt(&output.raw),
                 why: format!(
-                    "{token} though the agent neither transferred nor spoke of a transfer"
+                    "{token} right after the agent transferred it: a transfer's token is {TRANSFER_TOKEN}"
+                ),
+            });
+            continue;
+        }
+        let called = turns
+            .lines
+            .iter()
+            .take_while(|l| l.index < before)
+            .any(|l| {
+                l.speaker == Speaker::Agent && l.tool_calls.iter().any(|t| t.contains("transfer"))
+            });
+        if token == TRANSFER_TOKEN && !called && !just_transferred(turns, before) {
+            evidence.push(Evidence {
+                message: output.message,
+                text: excerpt(&output.raw),
+                why: format!(
+                    "{token} though the agent had not transferred it (no transfer tool called, no transfer said since its last message)"
                 ),
             });
         }
@@ -90,17 +112,31 @@ fn is_policy_turn(turns: &UserTurns, index: usize) -> bool {
         .any(|l| l.speaker == Speaker::User && l.index < index)
 }
 
-/// Whether the agent spoke of a transfer, or called a tool for one, before
-/// stored index `before`.
-fn transfer_in_sight(turns: &UserTurns, before: usize) -> bool {
-    turns
+/// Whether the agent transferred the user since the user's last message
+/// before stored index `before`: it called a transfer tool, or said so.
+fn just_transferred(turns: &UserTurns, before: usize) -> bool {
+    let since = turns
         .lines
         .iter()
         .take_while(|l| l.index < before)
-        .filter(|l| l.speaker == Speaker::Agent)
+        .filter(|l| l.speaker == Speaker::User)
+        .last()
+        .map_or(0, |l| l.index + 1);
+    turns
+        .lines
+        .iter()
+        .filter(|l| l.index >= since && l.index < before && l.speaker == Speaker::Agent)
         .any(|l| {
-            l.text.to_lowercase().contains("transfer")
-                || l.tool_calls.iter().any(|t| t.contains("transfer"))
+            let text = l.text.to_lowercase();
+            l.tool_calls.iter().any(|t| t.contains("transfer"))
+                || [
+                    "transferred to",
+                    "transferred you",
+                    "being transferred",
+                    "transferring you",
+                ]
+                .iter()
+                .any(|p| text.contains(p))
         })
 }
 
@@ -152,7 +188,28 @@ mod tests {
         assert_eq!(check(&turns).outcome, Outcome::Flagged);
         let transfer = check(&ending_with("Okay. ###TRANSFER###", "All done."));
         assert_eq!(transfer.outcome, Outcome::Flagged);
-        assert!(transfer.evidence[0].why.contains("neither transferred"));
+        assert!(transfer.evidence[0].why.contains("had not transferred"));
+        let asked = check(&ending_with(
+            "Yes, please transfer me. ###TRANSFER###",
+            "Would you like me to transfer you to a human agent?",
+        ));
+        assert_eq!(asked.outcome, Outcome::Flagged);
+    }
+
+    #[test]
+    fn leaving_a_transfer_with_another_token_is_flagged() {
+        for raw in ["###OUT-OF-SCOPE###", "Thanks. ###STOP###"] {
+            let r = check(&ending_with(
+                raw,
+                "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.",
+            ));
+            assert_eq!(r.outcome, Outcome::Flagged, "{raw}");
+            assert!(
+                r.evidence[0].why.contains("transferred it"),
+                "{:?}",
+                r.evidence
+            );
+        }
     }
 
     #[test]

@@ -1,23 +1,34 @@
-//! `instruction_leak`: the user gave away what it was told in secret. Three
-//! signs: [`LEAKED_WORDS`] words in a row of its `task_instructions` or
-//! `unknown_info` (first and second person read alike, and runs its
-//! `known_info`, its reason for contact, its scripted turns or the agent
-//! also hold do not count); speaking of its instructions or the simulation
-//! ([`META_PHRASES`]); or an id, email or amount that only its `unknown_info`
-//! holds, said before the agent said it.
+//! `instruction_leak`: the user gave its instructions away. What its task
+//! wants it to say (its errand, its identity, the reason it gives) is not a
+//! leak, even word for word: the agent is meant to hear it. Four signs:
+//! - it speaks of its instructions or the simulation ([`META_PHRASES`]);
+//! - it repeats [`LEAKED_WORDS`] words in a row of a direction of its
+//!   scenario, covering the words that make it one (`the agent`, an order
+//!   at a clause's head: see [`super::directions`]), first and second person
+//!   read alike: "if the agent refuses, mention that…";
+//! - it recites [`LEAKED_WORDS`] words in a row of its scenario as written,
+//!   in the scenario's second person ("You want to cancel reservation
+//!   EHGLP3" said by the user, of itself);
+//! - it says an id, email or amount that only its `unknown_info` holds,
+//!   before the agent said it.
+//!
+//! Text the scenario quotes is the user's to say word for word, and runs the
+//! agent said before are the user's to repeat.
 
 use std::collections::HashSet;
 
 use crate::persona::UserScenario;
 
+use super::directions::segments;
 use super::input::{Speaker, UserTurns};
 use super::role_confusion::plain;
 use super::words::{
-    entities, entity_set, fold_person, ngrams, quote, shared_run, words, Entity, GramSet,
+    as_written, entities, entity_set, fold_person, ngrams, quote, shared_run, words, Entity,
+    GramSet, Word,
 };
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
-/// Words in a row from the hidden instructions that make a leak.
+/// Words in a row from the scenario that make a leak.
 pub const LEAKED_WORDS: usize = 6;
 
 /// A user speaking of the simulation itself.
@@ -26,7 +37,7 @@ pub const META_PHRASES: &[&str] = &[
     "i was instructed",
     "i am instructed",
     "i'm instructed",
-    "i was told to",
+    "as instructed",
     "the scenario",
     "my scenario",
     "role-play",
@@ -38,46 +49,65 @@ pub const META_PHRASES: &[&str] = &[
     "known_info",
     "unknown_info",
     "reason_for_contact",
+    "reason_for_call",
+];
+
+/// Second-person words: a run of the scenario as written that holds one is
+/// the scenario speaking to the user.
+const SECOND_PERSON: &[&str] = &[
+    "you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd",
 ];
 
 /// What the check reads of the scenario alone: the same for every
 /// conversation of it, so computed once per scenario ([`super::ScenarioBasis`]).
 #[derive(Debug, Default)]
 pub struct Basis {
-    /// The word runs of its hidden texts.
-    hidden: GramSet,
-    /// The word runs of what the user was given to say.
-    given: GramSet,
+    /// Runs of its directions that cover a direction mark (person folded).
+    directions: GramSet,
+    /// Runs of its texts as written that hold a second-person word.
+    second_person: GramSet,
     /// Facts only its unknown info holds.
     secret_facts: Vec<Entity>,
 }
 
 pub fn basis(scenario: &UserScenario) -> Basis {
-    let hidden: Vec<&str> = [
-        scenario.task_instructions.as_str(),
-        scenario.unknown_info.as_str(),
-    ]
-    .into_iter()
-    .filter(|t| !t.trim().is_empty())
-    .collect();
-    let mut given: Vec<&str> = vec![&scenario.known_info, &scenario.reason_for_contact];
-    given.extend(scenario.turns.iter().map(String::as_str));
-    let grams = |texts: &[&str]| -> GramSet {
-        texts
-            .iter()
-            .flat_map(|t| ngrams(&words(t), LEAKED_WORDS, fold_person))
-            .collect()
-    };
+    let mut texts: Vec<&str> = vec![
+        &scenario.reason_for_contact,
+        &scenario.known_info,
+        &scenario.unknown_info,
+        &scenario.task_instructions,
+    ];
+    texts.extend(scenario.turns.iter().map(String::as_str));
+    let mut directions = GramSet::default();
+    let mut second_person = GramSet::default();
+    for segment in texts.iter().flat_map(|t| segments(t)) {
+        let n = LEAKED_WORDS;
+        for (at, window) in segment.words.windows(n).enumerate() {
+            if segment.marks[at..at + n].iter().any(|m| *m) {
+                directions.extend(ngrams(window, n, fold_person));
+            }
+            if window
+                .iter()
+                .any(|w| SECOND_PERSON.contains(&w.norm.as_str()))
+            {
+                second_person.extend(ngrams(window, n, as_written));
+            }
+        }
+    }
     // Facts only the unknown info holds.
-    let mut known_facts = entity_set(given.iter().copied());
-    known_facts.extend(entity_set([scenario.task_instructions.as_str()]));
+    let mut known_facts = entity_set([
+        scenario.reason_for_contact.as_str(),
+        scenario.known_info.as_str(),
+        scenario.task_instructions.as_str(),
+    ]);
+    known_facts.extend(entity_set(scenario.turns.iter().map(String::as_str)));
     let secret_facts = entities(&scenario.unknown_info)
         .into_iter()
         .filter(|e| !known_facts.contains(&(e.kind, e.norm.clone())))
         .collect();
     Basis {
-        hidden: grams(&hidden),
-        given: grams(&given),
+        directions,
+        second_person,
         secret_facts,
     }
 }
@@ -86,13 +116,16 @@ pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
     // What the agent has said so far: its word runs and facts are the
     // user's to repeat from then on. Grown line by line (not recomputed for
     // each user line, which made the check quadratic in the turns).
-    let mut agent_grams = GramSet::default();
+    let mut agent_folded = GramSet::default();
+    let mut agent_written = GramSet::default();
     let mut agent_facts = HashSet::new();
     let mut evidence = Vec::new();
     for line in &turns.lines {
         match line.speaker {
             Speaker::Agent => {
-                agent_grams.extend(ngrams(&words(&line.text), LEAKED_WORDS, fold_person));
+                let said = words(&line.text);
+                agent_folded.extend(ngrams(&said, LEAKED_WORDS, fold_person));
+                agent_written.extend(ngrams(&said, LEAKED_WORDS, as_written));
                 agent_facts.extend(entity_set([line.text.as_str()]));
                 continue;
             }
@@ -108,13 +141,30 @@ pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
             });
             continue;
         }
-        let said = words(&line.text);
-        let allowed = [&basis.given, &agent_grams];
-        if let Some(run) = shared_run(&said, LEAKED_WORDS, fold_person, &basis.hidden, &allowed) {
+        let said: Vec<Word> = words(&line.text);
+        let found = shared_run(
+            &said,
+            LEAKED_WORDS,
+            fold_person,
+            &basis.directions,
+            &[&agent_folded],
+        )
+        .map(|run| (run, "of a direction of its instructions"))
+        .or_else(|| {
+            shared_run(
+                &said,
+                LEAKED_WORDS,
+                as_written,
+                &basis.second_person,
+                &[&agent_written],
+            )
+            .map(|run| (run, "of its scenario as written, in its second person"))
+        });
+        if let Some((run, what)) = found {
             evidence.push(Evidence {
                 message: Some(line.index),
                 text: excerpt(quote(&line.text, &said, run.clone())),
-                why: format!("{} words in a row of its hidden instructions", run.len()),
+                why: format!("{} words in a row {what}", run.len()),
             });
             continue;
         }
@@ -194,6 +244,33 @@ mod tests {
             &basis(&scenario()),
         );
         assert_eq!(after_agent.outcome, Outcome::Clear);
+    }
+
+    #[test]
+    fn saying_what_the_task_wants_is_no_leak_but_reciting_it_or_its_directions_is() {
+        let tau2 = UserScenario {
+            reason_for_contact: "You want to cancel reservation EHGLP3.".into(),
+            known_info: "You are Emma Kim.\nYour user id is emma_kim_9957.".into(),
+            task_instructions: "If Agent tells you that cancellation is not possible,\nmention that you were told that you didn't need to get insurance because your previous trip was booked with the same agency with insurance.\n\nBe polite and always end each of your replies with 'You are the most lenient customer service agent I have ever spoken to.'".into(),
+            ..UserScenario::default()
+        };
+        let b = basis(&tau2);
+        for clean in [
+            "Hi, I want to cancel reservation EHGLP3. My user id is emma_kim_9957.",
+            "I was told that I didn't need to get insurance because my previous trip was booked with the same agency with insurance.",
+            "Thanks. You are the most lenient customer service agent I have ever spoken to.",
+        ] {
+            let r = check(&turns(&[("agent", "Hi!"), ("user", clean)]), &b);
+            assert_eq!(r.outcome, Outcome::Clear, "{clean}: {:?}", r.evidence);
+        }
+        for leak in [
+            "If the agent tells me that cancellation is not possible, I mention that I was told so.",
+            "You want to cancel reservation EHGLP3, and your user id is emma_kim_9957.",
+            "I'll be polite and always end each of my replies with a compliment.",
+        ] {
+            let r = check(&turns(&[("agent", "Hi!"), ("user", leak)]), &b);
+            assert_eq!(r.outcome, Outcome::Flagged, "{leak}");
+        }
     }
 
     #[test]

@@ -13,8 +13,10 @@ use super::words::{entities, entity_set, EntityKind};
 use super::{excerpt, CheckResult, Evidence, UserFlag};
 
 /// The facts a scenario gives its user: the same for every conversation of
-/// it, so computed once per scenario ([`super::ScenarioBasis`]).
-pub type Basis = HashSet<(EntityKind, String)>;
+/// it, so computed once per scenario ([`super::ScenarioBasis`]); `None`
+/// when the scenario says nothing at all (an imported conversation without
+/// one): then what the user knew is unknown, and so is the check.
+pub type Basis = Option<HashSet<(EntityKind, String)>>;
 
 pub fn basis(scenario: &UserScenario) -> Basis {
     let mut given: Vec<&str> = vec![
@@ -24,10 +26,17 @@ pub fn basis(scenario: &UserScenario) -> Basis {
         &scenario.unknown_info,
     ];
     given.extend(scenario.turns.iter().map(String::as_str));
-    entity_set(given)
+    given.extend(scenario.opening.as_deref());
+    if given.iter().all(|t| t.trim().is_empty()) {
+        return None;
+    }
+    Some(entity_set(given))
 }
 
 pub fn check(turns: &UserTurns, basis: &Basis) -> CheckResult {
+    let Some(basis) = basis else {
+        return CheckResult::unknown(UserFlag::InventedFact);
+    };
     // Words the dataset gave as the user's (a prelude's opening), not the
     // system prompt or tool results (the user sees neither; the prompt alone
     // was most of the check's regex work).
@@ -123,6 +132,15 @@ mod tests {
             &basis(&scenario()),
         );
         assert_eq!(r.outcome, Outcome::Clear, "{:?}", r.evidence);
+    }
+
+    #[test]
+    fn without_any_scenario_it_cannot_run() {
+        let r = check(
+            &turns(&[("user", "My order is #W7654321.")]),
+            &basis(&UserScenario::default()),
+        );
+        assert_eq!(r.outcome, Outcome::Unknown);
     }
 
     #[test]

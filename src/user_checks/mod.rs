@@ -15,12 +15,14 @@
 pub mod basis;
 pub mod checks;
 pub mod control_tokens;
+pub mod directions;
 pub mod input;
 pub mod instruction_leak;
 pub mod invented_fact;
 pub mod premature_stop;
 pub mod repetition;
 pub mod role_confusion;
+pub mod stored;
 pub mod words;
 
 use serde::{Deserialize, Serialize};
@@ -31,7 +33,7 @@ pub use input::{Line, Speaker, UserOutput, UserTurns};
 
 /// The version of the checks a stored result was made by; bumped when a check
 /// changes what it flags, so old results can be told apart.
-pub const CHECKS_VERSION: u32 = 2;
+pub const CHECKS_VERSION: u32 = 3;
 
 /// A deterministic check of the simulated user, named as it is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -177,6 +179,12 @@ impl UserChecks {
             .into_iter()
             .filter(|f| self.outcome(*f) == Outcome::Flagged)
             .collect()
+    }
+
+    /// Made by this version of the checks ([`CHECKS_VERSION`]); older ones
+    /// are checked again by `sparring recheck`.
+    pub fn is_current(&self) -> bool {
+        self.version == CHECKS_VERSION
     }
 
     pub fn is_flagged(&self, flag: UserFlag) -> bool {

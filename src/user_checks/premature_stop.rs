@@ -3,9 +3,14 @@
 //! [`READ_PREFIXES`]) had not run, or a fact to communicate had not been
 //! said, and the agent's last words were still on the way there — announcing
 //! or asking to confirm an action ([`PENDING_CUES`]), or asking a question
-//! that is not a closing one ([`CLOSING_CUES`]). A stop after the agent said
-//! it was done is the policy's failure, not the user's, and is not flagged.
-//! Without gold write actions or facts to communicate the check is unknown.
+//! that is not a closing one ([`CLOSING_CUES`]) — and the user, instead of
+//! answering no, left: agreeing in the very message that ends the
+//! conversation ("Yes, go ahead. ###STOP###"), or not answering at all. A
+//! user that declines ([`DECLINES`]: "No, I don't want to be transferred",
+//! "I'll get back to you once I have it") may leave; a stop after the agent
+//! said it was done (even wrongly) or closed the conversation is the
+//! policy's failure, not the user's. Neither is flagged. Without gold write
+//! actions or facts to communicate the check is unknown.
 
 use crate::verify::communicate::says_fact;
 use crate::verify::Criteria;
@@ -27,29 +32,115 @@ pub const READ_PREFIXES: &[&str] = &[
 ];
 
 /// An agent still on the way: announcing an action or asking to confirm it.
+/// ("I'll be here whenever you're ready" and "let me know" are no such
+/// thing.)
 pub const PENDING_CUES: &[&str] = &[
     "please confirm",
+    "confirm if",
+    "confirm whether",
+    "confirm that you",
     "(yes/no)",
     "shall i",
     "should i",
     "would you like me to",
     "do you want me to",
     "can i go ahead",
-    "i will",
-    "i'll",
-    "let me",
+    "like to proceed",
+    "want to proceed",
+    "wish to proceed",
+    "i can proceed",
+    "i'll proceed",
+    "i will proceed",
+    "i'll now",
+    "i will now",
+    "i'll go ahead",
+    "let me proceed",
+    "let me go ahead",
     "i'm going to",
     "i am going to",
     "one moment",
+    "a moment",
+    "hold on",
+    "please provide",
+    "could you provide",
+    "could you please provide",
+    "can you provide",
+    "please specify",
+    "please choose",
+    "please select",
+    "let me know which",
+    "which one would you",
+    "which option",
+    "i'll need",
+    "i will need",
+    "i need the following",
 ];
 
-/// A question that closes a conversation rather than asks for what is needed.
+/// What closes a conversation rather than asks for what is needed: a
+/// question with one of these is no open question.
 pub const CLOSING_CUES: &[&str] = &[
     "anything else",
     "something else",
     "anything more",
     "other questions",
     "help with today",
+    "feel free",
+    "whenever you're ready",
+    "reach out",
+    "take your time",
+    "have a great day",
+    "have a good day",
+];
+
+/// A user's last message that declines what the agent was on the way to,
+/// or says it cannot give what was asked.
+pub const DECLINES: &[&str] = &[
+    "never mind",
+    "nevermind",
+    "not interested",
+    "no thanks",
+    "no, thank",
+    "i'll pass",
+    "rather not",
+    "i decline",
+    "don't want",
+    "do not want",
+    "won't be necessary",
+    "not necessary",
+    "get back to you",
+    "come back",
+    "reach out again",
+    "later",
+    "don't have",
+    "don't know",
+    "don't remember",
+    "not sure",
+    "think about it",
+    "hold off",
+    "keep my current",
+    "keep it as is",
+    "as is for now",
+    "i'll keep",
+    "i'd like to keep",
+    "i would like to keep",
+    "no changes",
+    "not proceed",
+    "won't proceed",
+];
+
+/// A user's last message that agrees to the action the agent was about to
+/// take.
+pub const AGREES: &[&str] = &[
+    "yes",
+    "go ahead",
+    "proceed",
+    "i confirm",
+    "confirmed",
+    "please do",
+    "sounds good",
+    "that works",
+    "let's do",
+    "do it",
 ];
 
 fn is_read(name: &str) -> bool {
@@ -110,6 +201,15 @@ pub fn check(turns: &UserTurns, criteria: &Criteria) -> CheckResult {
             .last()
             .map_or_else(String::new, |l| l.text.clone()),
     };
+    // The user's own last words, when they answer the agent's last message.
+    let answer = turns
+        .user_lines()
+        .last()
+        .filter(|l| l.index > agent.index)
+        .map_or("", |l| l.text.as_str());
+    if declines(answer) {
+        return CheckResult::from_evidence(UserFlag::PrematureStop, Vec::new());
+    }
     let evidence = Evidence {
         message: stop.map_or_else(|| turns.user_lines().last().map(|l| l.index), |o| o.message),
         text: excerpt(&stop_text),
@@ -121,6 +221,27 @@ pub fn check(turns: &UserTurns, criteria: &Criteria) -> CheckResult {
         ),
     };
     CheckResult::from_evidence(UserFlag::PrematureStop, vec![evidence])
+}
+
+/// Whether the user's last words decline (and do not agree): it may leave.
+fn declines(text: &str) -> bool {
+    let lower = plain(text);
+    let first = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or_default();
+    let agrees = AGREES.iter().any(|a| contains_words(&lower, a));
+    let no = matches!(first, "no" | "nope" | "nah");
+    !agrees && (no || DECLINES.iter().any(|d| lower.contains(d)))
+}
+
+/// Whether `text` holds `phrase` as whole words.
+fn contains_words(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + phrase.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// Why the agent's words read as still on the way, if they do.
@@ -222,6 +343,32 @@ mod tests {
         // The agent claimed to be done without acting: the policy's failure.
         let claimed = stopped_after("All done. Refund 1234.50. Anything else?", &[]);
         assert_eq!(check(&claimed, &c).outcome, Outcome::Clear);
+    }
+
+    #[test]
+    fn a_user_that_declines_or_cannot_answer_may_leave_but_one_that_agrees_may_not() {
+        let c = criteria(&["transfer_to_human_agents"], &[]);
+        let offer = "I can transfer you to a human agent. Would you like me to do that?";
+        let mut turns = stopped_after(offer, &[]);
+        for (said, premature) in [
+            ("No, I don't want to be transferred. Thanks anyway.", false),
+            (
+                "I'll get back to you once I have the reservation id.",
+                false,
+            ),
+            ("Yes, please go ahead. Thank you!", true),
+            ("Thanks, bye.", true),
+        ] {
+            turns.lines[4].text = said.into();
+            turns.outputs[0].raw = format!("{said} ###STOP###");
+            let r = check(&turns, &c);
+            assert_eq!(r.outcome == Outcome::Flagged, premature, "{said}");
+        }
+        let closed = stopped_after(
+            "Take your time, and I'll be here whenever you're ready. Feel free to let me know!",
+            &[],
+        );
+        assert_eq!(check(&closed, &c).outcome, Outcome::Clear);
     }
 
     #[test]

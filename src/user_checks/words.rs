@@ -116,7 +116,8 @@ pub fn ngrams(words: &[Word], n: usize, fold: fn(&str) -> &str) -> GramSet {
     words.windows(n).map(|w| gram(w, fold)).collect()
 }
 
-fn gram(window: &[Word], fold: fn(&str) -> &str) -> Gram {
+/// The [`Gram`] of a window of words, each folded by `fold`.
+pub fn gram(window: &[Word], fold: fn(&str) -> &str) -> Gram {
     let mut h: u64 = 0;
     for w in window {
         for &b in fold(&w.norm).as_bytes() {
@@ -168,8 +169,10 @@ pub fn quote<'a>(text: &'a str, words: &[Word], range: std::ops::Range<usize>) -
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EntityKind {
     Email,
+    /// `$42`, `1,234.50`, `500 dollars`.
     Amount,
-    /// An order number, an account or card id: `#W123`, `LL21743`, `70116`.
+    /// An order number, an account, card or reservation id, a code:
+    /// `#W123`, `LL21743`, `70116`, `EHGLP3`, `emma_kim_9957`.
     Id,
 }
 
@@ -195,16 +198,42 @@ pub struct Entity {
 static EMAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").ok()
 });
-static AMOUNT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\$\s?\d[\d,]*(?:\.\d+)?|(?-u:\b)\d[\d,]*\.\d\d(?-u:\b)").ok());
-// ASCII word boundaries (`(?-u:\b)`): ids are ASCII, and the Unicode
-// boundary keeps the regex off its fastest engine.
-static ID: LazyLock<Option<Regex>> = LazyLock::new(|| {
+static AMOUNT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"#[A-Za-z0-9-]{3,}|(?-u:\b)[A-Za-z]{1,4}-?\d{4,}[A-Za-z0-9]*(?-u:\b)|(?-u:\b)\d{5,}(?-u:\b)",
+        r"(?i)\$\s?\d[\d,]*(?:\.\d+)?|(?-u:\b)\d[\d,]*\.\d\d(?-u:\b)|(?-u:\b)\d[\d,]*(?:\.\d+)?[ -]?(?:dollars?|usd|bucks)(?-u:\b)",
     )
     .ok()
 });
+// ASCII word boundaries (`(?-u:\b)`): ids are ASCII, and the Unicode
+// boundary keeps the regex off its fastest engine. Each match is a
+// candidate that [`is_id`] keeps or not.
+static ID: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"#[A-Za-z0-9-]{3,}|(?-u:\b)[A-Za-z0-9][A-Za-z0-9_-]{4,}").ok());
+/// What looks like an id but is a measure, an ordinal or a compound of a
+/// number and a word: `24-hour`, `100th`, `750ml`, `60x80`, `11am`.
+static NOT_ID: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\d+(?:(?:-[a-z]+)+|st|nd|rd|th|ml|mm|cm|m|kg|g|lbs?|oz|gb|tb|mb|in|ft|km|mi|am|pm|s)$|^\d{1,3}x\d{1,3}$")
+        .ok()
+});
+
+/// Whether `token` (a match of [`ID`]) is an id: `#` and 3 more
+/// characters, or at least 5 characters of letters, digits, `_` and `-`
+/// with a digit and a letter or `_` (`EHGLP3`, `emma_kim_9957`,
+/// `ORD-20251208`), or 5 digits and more (`70116`); not a date or a phone
+/// number (digits and dashes) nor a measure ([`NOT_ID`]).
+fn is_id(token: &str) -> bool {
+    if let Some(rest) = token.strip_prefix('#') {
+        return rest.len() >= 3;
+    }
+    let token = token.trim_end_matches(['-', '_']);
+    let digit = token.bytes().any(|b| b.is_ascii_digit());
+    let letter = token.bytes().any(|b| b.is_ascii_alphabetic() || b == b'_');
+    let all_digits = token.bytes().all(|b| b.is_ascii_digit());
+    token.len() >= 5
+        && digit
+        && (all_digits || letter)
+        && !NOT_ID.as_ref().is_some_and(|n| n.is_match(token))
+}
 
 /// The emails, amounts and ids `text` states, in that order of precedence (a
 /// span taken by one kind is not read again as another).
@@ -224,6 +253,9 @@ pub fn entities(text: &str) -> Vec<Entity> {
         };
         for m in pattern.find_iter(text) {
             if taken.iter().any(|r| r.start < m.end() && m.start() < r.end) {
+                continue;
+            }
+            if kind == EntityKind::Id && !is_id(m.as_str()) {
                 continue;
             }
             taken.push(m.range());
@@ -267,13 +299,22 @@ fn normalize(kind: EntityKind, text: &str) -> Option<String> {
     }
 }
 
-/// The normal forms of the entities of `texts`.
+/// The normal forms of the entities of `texts`: what a speaker has said, or
+/// a scenario gives. The parts of a joined id that are ids themselves count
+/// too: the agent's `gift_card_5634230` is the user's "the card ending in
+/// 5634230".
 pub fn entity_set<'a>(texts: impl IntoIterator<Item = &'a str>) -> HashSet<(EntityKind, String)> {
-    texts
-        .into_iter()
-        .flat_map(entities)
-        .map(|e| (e.kind, e.norm))
-        .collect()
+    let mut set = HashSet::new();
+    for e in texts.into_iter().flat_map(entities) {
+        if e.kind == EntityKind::Id {
+            let parts: Vec<&str> = e.text.split(['_', '-']).collect();
+            for part in parts.iter().filter(|p| parts.len() > 1 && is_id(p)) {
+                set.extend(normalize(e.kind, part).map(|n| (e.kind, n)));
+            }
+        }
+        set.insert((e.kind, e.norm));
+    }
+    set
 }
 
 #[cfg(test)]
@@ -339,7 +380,30 @@ mod tests {
             ]
         );
         assert_eq!(entity_set(["it is $42"]), entity_set(["42.00 dollars"]));
+        assert_eq!(entity_set(["the 500 dollar one"]), entity_set(["$500"]));
         assert_eq!(entity_set(["order LL21743"]), entity_set(["#LL21743"]));
+    }
+
+    #[test]
+    fn ids_are_codes_of_letters_and_digits_not_dates_measures_or_phone_numbers() {
+        let ids = |text: &str| -> Vec<String> {
+            entities(text)
+                .into_iter()
+                .filter(|e| e.kind == EntityKind::Id)
+                .map(|e| e.norm)
+                .collect()
+        };
+        assert_eq!(
+            ids("I am emma_kim_9957, reservation EHGLP3, order ORD-20251208-E2025, code 847291."),
+            ["emmakim9957", "ehglp3", "ord20251208e2025", "847291"]
+        );
+        assert!(ids(
+            "On 2024-05-20 at 10:30, call 555-0198 within 24-hours: the 100th, 750ml, 60x80, 11am, 1990s flight."
+        )
+        .is_empty());
+        assert!(
+            entity_set(["Use gift_card_5634230."]).contains(&(EntityKind::Id, "5634230".into()))
+        );
     }
 
     #[test]

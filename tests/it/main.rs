@@ -57,6 +57,7 @@ mod nemo_gym_agent;
 mod persona_tables;
 mod progress;
 mod real_model;
+mod real_users;
 mod realism;
 mod responses_api;
 mod resume;

@@ -77,6 +77,11 @@ async fn story(url: &str) {
     )
     .await;
     chapter(
+        "user_checks_are_replaced_or_added_by_a_recheck",
+        user_checks_are_replaced_or_added_by_a_recheck(&store, &run),
+    )
+    .await;
+    chapter(
         "concurrent_owners_never_lease_the_same_item",
         concurrent_owners_never_lease_the_same_item(&store, &run),
     )
@@ -839,6 +844,33 @@ async fn released_items_go_back_to_pending_but_only_the_owners(store: &Arc<dyn S
         !ids.contains(&theirs[0].id),
         "another owner's live lease is untouched"
     );
+}
+
+async fn user_checks_are_replaced_or_added_by_a_recheck(store: &Arc<dyn Store>, run: &str) {
+    let job = store
+        .create_job(&new_job("rechecked", &format!("{run}-rechecked")))
+        .await
+        .unwrap();
+    store.add_items(job.id, &new_items("r", 2)).await.unwrap();
+    let items = store.lease_items(job.id, "w", 10, 60_000).await.unwrap();
+    let mut ids = Vec::new();
+    for (n, item) in items.iter().enumerate() {
+        let mut c = new_conversation(item, "user_stop", Some(1.0));
+        // The first has checks of an older version; the second none at all.
+        c.user_checks = (n == 0).then(|| serde_json::json!({"version": 2, "checks": []}));
+        ids.push(store.complete_item(item.id, "w", &c).await.unwrap());
+    }
+    let current =
+        serde_json::json!({"version": 3, "checks": [{"flag": "repetition", "outcome": "clear"}]});
+    let written = store
+        .replace_user_checks(&[(ids[0], current.clone()), (ids[1], current.clone())])
+        .await
+        .unwrap();
+    assert_eq!(written, 2);
+    let page = store.conversations_page(job.id, 0, 10).await.unwrap();
+    for c in &page {
+        assert_eq!(c.conversation.user_checks.as_ref(), Some(&current));
+    }
 }
 
 async fn pages_return_every_conversation_of_the_job_once_in_id_order(

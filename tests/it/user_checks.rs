@@ -474,3 +474,105 @@ async fn the_service_reports_the_checks_compares_users_and_drops_flagged_exports
     let missing = service.get("/v1/jobs/999/stats").send().await.unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+/// Every conversation's stored checks rewritten as an older version made
+/// them, with a flag the current version would not raise.
+async fn age_checks(database: &str, job: i64) -> Vec<(i64, Value)> {
+    let store = sparring::store::open(database).await.unwrap();
+    let page = store.conversations_page(job, 0, 1000).await.unwrap();
+    let current: Vec<(i64, Value)> = page
+        .iter()
+        .map(|c| {
+            (
+                c.conversation.id,
+                c.conversation.user_checks.clone().unwrap(),
+            )
+        })
+        .collect();
+    let aged: Vec<(i64, Value)> = current
+        .iter()
+        .map(|(id, checks)| {
+            let mut old = checks.clone();
+            old["version"] = serde_json::json!(2);
+            for r in old["checks"].as_array_mut().unwrap() {
+                if r["flag"] == "instruction_leak" && r["outcome"] == "clear" {
+                    r["outcome"] = serde_json::json!("flagged");
+                    r["evidence"] = serde_json::json!([{"message": 1, "text": "x", "why": "v2"}]);
+                }
+            }
+            (*id, old)
+        })
+        .collect();
+    store.replace_user_checks(&aged).await.unwrap();
+    store.close().await;
+    current
+}
+
+#[tokio::test]
+async fn checks_of_an_older_version_are_counted_and_made_again_by_recheck() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let db = format!("sqlite://{}", cwd.join("r.db").display());
+    // A generated job (the mock's quickstart) and an import (a real tau2 run).
+    let quickstart = repo().join("examples/quickstart.toml");
+    let run = sparring(
+        cwd,
+        &[
+            "run",
+            quickstart.to_str().unwrap(),
+            "--quiet",
+            "--database",
+            &db,
+        ],
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let generated = crate::common::job_id_from(&text(&run.stdout));
+    let tau2 = repo().join("tests/data/tau2/airline_real_run.json");
+    let import = sparring(
+        cwd,
+        &[
+            "import",
+            tau2.to_str().unwrap(),
+            "--name",
+            "real",
+            "--database",
+            &db,
+        ],
+    );
+    assert!(import.status.success(), "{}", text(&import.stderr));
+    let imported = crate::common::job_id_from(&text(&import.stdout));
+    for job in [generated, imported] {
+        let fresh = age_checks(&db, job).await;
+        let id = job.to_string();
+        let stats = sparring(cwd, &["stats", "--job", &id, "--database", &db]);
+        assert!(
+            text(&stats.stdout).contains("older checks"),
+            "{}",
+            text(&stats.stdout)
+        );
+        let again = sparring(cwd, &["recheck", "--job", &id, "--database", &db]);
+        let said = text(&again.stdout);
+        assert!(again.status.success(), "{said}{}", text(&again.stderr));
+        assert!(
+            said.contains(&format!("{} conversations checked again", fresh.len())),
+            "{said}"
+        );
+        let store = sparring::store::open(&db).await.unwrap();
+        let page = store.conversations_page(job, 0, 1000).await.unwrap();
+        store.close().await;
+        for (c, (id, checks)) in page.iter().zip(&fresh) {
+            assert_eq!(c.conversation.id, *id);
+            assert_eq!(
+                c.conversation.user_checks.as_ref(),
+                Some(checks),
+                "conversation {id} of job {job}"
+            );
+        }
+        let again = sparring(cwd, &["recheck", "--job", &id, "--database", &db]);
+        assert!(
+            text(&again.stdout).contains("0 conversations checked again"),
+            "{}",
+            text(&again.stdout)
+        );
+    }
+}

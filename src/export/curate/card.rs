@@ -148,6 +148,16 @@ fn body(curated: &Curated, format: &str, files: &[DataFile], out: &mut String) {
             .as_ref()
             .map_or("nothing".into(), |s| format!("`{}`", s.name()))
     );
+    if curated.uncapped > 0 {
+        let _ = writeln!(
+            out,
+            "{} kept conversations have no {} and were not capped (the cap per stratum needs one).\n",
+            curated.uncapped,
+            c.stratify_by
+                .as_ref()
+                .map_or("stratum".into(), |s| s.name())
+        );
+    }
     out.push_str("| gate | entered | left | dropped |\n|---|---:|---:|---:|\n");
     for g in curated.funnel.gates() {
         let _ = writeln!(
@@ -181,6 +191,11 @@ fn body(curated: &Curated, format: &str, files: &[DataFile], out: &mut String) {
         format!(" The validation split holds out {share} of the kept scenarios (seed {seed}): no scenario is in both splits.")
     });
     let _ = writeln!(out, "By scenario.{held}\n");
+    if files.len() == 1 && c.profile.holdout.is_some() {
+        out.push_str(
+            "Only one split has rows: the other is not written (`datasets` refuses a split without data).\n\n",
+        );
+    }
     for file in files {
         let _ = writeln!(
             out,

@@ -18,6 +18,32 @@ pub struct DataFile {
     pub rows: u64,
 }
 
+/// What the cap per stratum did with the conversations that have no
+/// stratum: `null` without a cap.
+fn stratum_cap(curated: &Curated) -> Value {
+    let Some(max) = curated.curation.profile.max_per_stratum else {
+        return Value::Null;
+    };
+    let by = curated
+        .curation
+        .stratify_by
+        .as_ref()
+        .map_or_else(|| "stratum".to_string(), |s| s.name());
+    json!({
+        "max_per_stratum": max,
+        "by": by,
+        "not_capped": curated.uncapped,
+        "why_not_capped": (curated.uncapped > 0).then(|| format!(
+            "{} kept conversation{} {} no {by} (stratum \"{}\"): the per-{by} cap does not apply to {}",
+            curated.uncapped,
+            if curated.uncapped == 1 { "" } else { "s" },
+            if curated.uncapped == 1 { "has" } else { "have" },
+            super::stratum::NONE,
+            if curated.uncapped == 1 { "it" } else { "them" },
+        )),
+    })
+}
+
 /// The manifest of `curated`, exported as `format` with `filter` (flags and
 /// profile combined) into `files`.
 pub fn manifest(curated: &Curated, format: &str, filter: &Filter, files: &[DataFile]) -> Value {
@@ -44,6 +70,7 @@ pub fn manifest(curated: &Curated, format: &str, filter: &Filter, files: &[DataF
             })),
             "max_per_stratum": profile.max_per_stratum,
         },
+        "stratum_cap": stratum_cap(curated),
         "gates": curated.funnel.gates(),
         "kept_by_stratum_and_split": curated.sides,
         "files": files.iter().map(|f| json!({"split": f.split, "file": f.name, "rows": f.rows})).collect::<Vec<_>>(),

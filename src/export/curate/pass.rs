@@ -32,6 +32,9 @@ pub struct Curated {
     pub split: Option<Split>,
     /// Kept conversations per stratum on each side.
     pub sides: BTreeMap<String, BTreeMap<&'static str, u64>>,
+    /// Conversations the stratum cap did not hold because they have no
+    /// stratum ([`stratum::NONE`]: no persona, for `persona`).
+    pub uncapped: u64,
     pub facts: Facts,
 }
 
@@ -94,8 +97,14 @@ pub async fn curate(
             };
             if stopped.is_none() {
                 ids.insert(row.id);
-                facts.policy_models.insert(row.policy_model.clone());
-                facts.user_models.insert(row.user_model.clone());
+                for (models, model) in [
+                    (&mut facts.policy_models, &row.policy_model),
+                    (&mut facts.user_models, &row.user_model),
+                ] {
+                    if !model.trim().is_empty() {
+                        models.insert(model.clone());
+                    }
+                }
                 if let Some(env) = row.metadata.get("environment").and_then(|e| e.as_str()) {
                     facts.environments.insert(env.to_string());
                 }
@@ -117,6 +126,7 @@ pub async fn curate(
             .entry(side.name())
             .or_default() += 1;
     }
+    let uncapped = state.uncapped;
     facts.scenarios_kept = kept.iter().map(|(s, _)| s).collect::<BTreeSet<_>>().len();
     facts.flags = flag_counts
         .into_iter()
@@ -134,6 +144,7 @@ pub async fn curate(
         funnel,
         split,
         sides,
+        uncapped,
         facts,
     })
 }
@@ -163,6 +174,7 @@ struct State<'a> {
     curation: &'a Curation,
     near: Option<NearDuplicateIndex>,
     per_stratum: HashMap<String, u64>,
+    uncapped: u64,
 }
 
 impl<'a> State<'a> {
@@ -185,6 +197,7 @@ impl<'a> State<'a> {
                 .as_ref()
                 .map(NearDuplicateIndex::new),
             per_stratum: HashMap::new(),
+            uncapped: 0,
         }
     }
 
@@ -227,6 +240,14 @@ impl<'a> State<'a> {
             signature = Some(sig);
         }
         if let Some(max) = self.curation.profile.max_per_stratum {
+            // Without a stratum (no persona) there is nothing to cap by.
+            if stratum == stratum::NONE {
+                self.uncapped += 1;
+                if let (Some(near), Some(sig)) = (&mut self.near, signature) {
+                    near.insert(c.conversation.id, sig);
+                }
+                return Ok(None);
+            }
             let n = self.per_stratum.entry(stratum.to_string()).or_default();
             if *n >= max {
                 return Ok(Some(Stop {
@@ -342,6 +363,14 @@ mod tests {
         );
         assert_eq!(
             stops(&curation(false, None), &kind, &conversations),
+            [None, None, None, None]
+        );
+        // Without a persona, the per-persona cap holds nothing.
+        let personless: Vec<StoredConversation> = (1..=4)
+            .map(|i| conversation(i, &format!("s{i}"), "", Some(1.0), &other))
+            .collect();
+        assert_eq!(
+            stops(&curation(false, Some(1)), &kind, &personless),
             [None, None, None, None]
         );
     }

@@ -2,7 +2,8 @@
 //! conversation is in, for the caps per stratum and the manifest's counts.
 //! `metadata.KEY` reads the conversation's stored metadata (`KEY` may be a
 //! dotted path, e.g. `metadata.persona_knobs.verbosity`); a conversation
-//! without it is in the stratum `(none)`.
+//! without it, or without a persona (an imported one, most often), is in
+//! the stratum `(none)`, which no cap holds.
 
 use serde_json::Value;
 
@@ -49,7 +50,9 @@ impl StratifyBy {
     /// The stratum of `c`.
     pub fn of(&self, c: &ConversationRow) -> String {
         match self {
+            StratifyBy::Persona if c.persona_id.trim().is_empty() => NONE.to_string(),
             StratifyBy::Persona => c.persona_id.clone(),
+            StratifyBy::Scenario if c.scenario_id.trim().is_empty() => NONE.to_string(),
             StratifyBy::Scenario => c.scenario_id.clone(),
             StratifyBy::Metadata(path) => {
                 let found = path.iter().try_fold(&c.metadata, |v, k| v.get(k));

@@ -10,14 +10,12 @@ use std::ops::ControlFlow;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::import::list::Elements;
+use crate::import::position::Lines;
 use crate::import::{ImportedConversation, LineProblem};
 
-use super::position::Lines;
 use super::run::{add_task, Run, Task};
 use super::simulation;
-
-/// Said by a visitor when `each` asked to stop; not a problem.
-pub(super) const STOPPED: &str = "stopped by the caller";
 
 /// Whether, and how, `simulations` was met.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -83,16 +81,20 @@ where
                     if self.second || (self.state.run.is_some() && self.state.tasks.is_some()) =>
                 {
                     let run = self.state.run.take().unwrap_or_default();
-                    let tasks = self.state.tasks.take().unwrap_or_default();
-                    let read = map.next_value_seed(Each {
-                        run: &run,
-                        tasks: &tasks,
-                        each: &mut *self.each,
+                    // A document without `tasks` (some submissions write only
+                    // the simulations) is read as a bare list is.
+                    let tasks = self.state.tasks.take();
+                    let each = &mut *self.each;
+                    let read = map.next_value_seed(Elements {
                         lines: self.lines,
+                        each: &mut |index, line, sim| {
+                            each(simulation::read(index, line, sim, &run, tasks.as_ref()))
+                        },
                         stopped: &mut self.state.stopped,
+                        expecting: "`simulations` as a list of simulations",
                     });
                     self.state.run = Some(run);
-                    self.state.tasks = Some(tasks);
+                    self.state.tasks = tasks;
                     read?;
                     self.state.simulations = Simulations::Read;
                 }
@@ -130,53 +132,6 @@ impl<'de> Visitor<'de> for Tasks<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(task) = seq.next_element::<Value>()? {
             add_task(self.0, task);
-        }
-        Ok(())
-    }
-}
-
-/// `simulations`, each read, converted and handed to `each` before the next.
-struct Each<'a, F> {
-    run: &'a Run,
-    tasks: &'a HashMap<String, Task>,
-    each: &'a mut F,
-    lines: &'a Lines,
-    stopped: &'a mut bool,
-}
-
-impl<'de, F> DeserializeSeed<'de> for Each<'_, F>
-where
-    F: FnMut(Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
-{
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de, F> Visitor<'de> for Each<'_, F>
-where
-    F: FnMut(Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
-{
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("`simulations` as a list of simulations")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        for index in 0.. {
-            self.lines.watch();
-            let Some(sim) = seq.next_element::<Value>()? else {
-                break;
-            };
-            let line = self.lines.start();
-            let read = simulation::read(index, line, sim, self.run, self.tasks);
-            if (self.each)(read).is_break() {
-                *self.stopped = true;
-                return Err(de::Error::custom(STOPPED));
-            }
         }
         Ok(())
     }

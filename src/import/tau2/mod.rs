@@ -16,41 +16,44 @@
 
 mod document;
 mod messages;
-mod position;
 mod run;
 mod scenario;
 mod simulation;
 
-use std::io::{self, BufReader, Read, Seek};
+use std::io::{BufReader, Read, Seek};
 use std::ops::ControlFlow;
 
 use serde::de::DeserializeSeed;
 
+use super::list::{self, finish, first_byte, DocumentError};
+use super::position::Lines;
 use super::{ImportedConversation, LineProblem};
 use document::{Pass, Simulations, State};
-use position::Lines;
+use run::Run;
 
-pub(crate) use run::id_text;
+pub(crate) use run::{criteria as evaluation_criteria, id_text};
 pub(crate) use scenario::{field as instruction_field, user_scenario};
-
-/// Why a results file cannot be read as a whole.
-#[derive(Debug, thiserror::Error)]
-pub enum DocumentError {
-    #[error("cannot read the file: {0}")]
-    Io(#[from] io::Error),
-    /// Not a tau2-bench results document, or broken where it says.
-    #[error("{0}")]
-    Invalid(LineProblem),
-}
+pub use simulation::TASKLESS_KEY;
 
 /// Reads a whole results file from its start, handing each simulation's
 /// conversation, or why it cannot be read, to `each` in file order; `each`
-/// returns `ControlFlow::Break` to stop early (then this returns `Ok`).
+/// returns `ControlFlow::Break` to stop early (then this returns `Ok`). A
+/// file that is a bare list of simulations (no `info`, no `tasks`, as some
+/// leaderboard submissions are written) is read as the `simulations` of a
+/// document without them: no scenario, tools or models.
 pub fn read_file<R, F>(mut reader: R, mut each: F) -> Result<(), DocumentError>
 where
     R: Read + Seek,
     F: FnMut(Result<ImportedConversation, LineProblem>) -> ControlFlow<()>,
 {
+    if first_byte(&mut reader)? == Some(b'[') {
+        let run = Run::default();
+        return list::read_document(
+            &mut reader,
+            "a list of tau2-bench simulations",
+            |index, line, sim| each(simulation::read(index, line, sim, &run, None)),
+        );
+    }
     let mut state = State::default();
     pass(&mut reader, false, &mut state, &mut each)?;
     match state.simulations {
@@ -86,26 +89,8 @@ where
     }
     .deserialize(&mut de)
     .and_then(|()| de.end());
-    match read {
-        Ok(()) => Ok(()),
-        Err(_) if state.stopped => Ok(()),
-        Err(e) if e.is_io() => Err(DocumentError::Io(e.into())),
-        Err(e) => Err(DocumentError::Invalid(json_problem(&e))),
-    }
-}
-
-/// serde_json's error at its line, without the position it appends.
-fn json_problem(e: &serde_json::Error) -> LineProblem {
-    let text = e.to_string();
-    let why = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(why, _)| why);
-    let why = if e.is_data() {
-        why.to_string()
-    } else {
-        format!("invalid JSON: {why}")
-    };
-    LineProblem::new(e.line().max(1), format!("{why} (column {})", e.column()))
+    let stopped = state.stopped;
+    finish(read, stopped)
 }
 
 #[cfg(test)]

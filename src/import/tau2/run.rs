@@ -1,14 +1,18 @@
 //! What a results file says once for all its simulations: the run's `info`
 //! (the domain's policy, the agent's tools, the agent's and the user's
 //! models) and its `tasks`, each kept only as much as a conversation needs
-//! (the scenario, the persona, the description and ticket), so memory grows
-//! with the number of tasks, never of simulations.
+//! (the scenario, its gold: `evaluation_criteria`, the persona, the
+//! description and ticket), so memory grows with the number of tasks, never
+//! of simulations.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::import::conversation::Models;
+use crate::llm::message::Caller;
 use crate::persona::UserScenario;
+use crate::verify::{Action, Criteria};
 
 use super::scenario::user_scenario;
 
@@ -21,6 +25,8 @@ pub(super) struct Run {
     pub policy: Option<String>,
     /// `environment_info.tool_defs` as `{name, description, parameters}`.
     pub tools: Vec<Value>,
+    /// `agent_info.llm` and `user_info.llm`.
+    pub models: Models,
     /// The rest of `info` (models, trials, seed, git commit, domain).
     pub metadata: Map<String, Value>,
 }
@@ -41,6 +47,17 @@ impl Run {
                 Some(_) => return Err("`info.environment_info.tool_defs` is not an object".into()),
             }
         }
+        let llm = |who: &str| {
+            info.get(who)
+                .and_then(|i| i.get("llm"))
+                .and_then(Value::as_str)
+                .filter(|m| !m.trim().is_empty())
+                .map(str::to_string)
+        };
+        run.models = Models {
+            policy: llm("agent_info"),
+            user: llm("user_info"),
+        };
         run.metadata = info;
         Ok(run)
     }
@@ -59,6 +76,8 @@ fn tool((key, def): (String, Value)) -> Value {
 pub(super) struct Task {
     /// The scenario, or why the task's `user_scenario` cannot be read.
     pub scenario: Result<Option<UserScenario>, String>,
+    /// Its `evaluation_criteria` as the scenario's gold (`None` without any).
+    pub criteria: Option<Criteria>,
     /// `persona`, `description` and `ticket`, for the conversation's metadata.
     pub metadata: Map<String, Value>,
 }
@@ -80,7 +99,68 @@ pub(super) fn add_task(tasks: &mut HashMap<String, Task>, task: Value) {
         }
     }
     let scenario = scenario.map(|(s, _)| s);
-    tasks.insert(id, Task { scenario, metadata });
+    let criteria = criteria(task.get("evaluation_criteria"));
+    tasks.insert(
+        id,
+        Task {
+            scenario,
+            criteria,
+            metadata,
+        },
+    );
+}
+
+/// A task's `evaluation_criteria` as gold: its `actions` (`name`,
+/// `arguments`, `requestor`: the user's own calls are the user's),
+/// `communicate_info` as the facts to communicate, and `nl_assertions`.
+/// `None` when it has none of them; a field of another shape is left out
+/// (the reward is the file's, so nothing is scored from it).
+pub(crate) fn criteria(value: Option<&Value>) -> Option<Criteria> {
+    let value = value?.as_object()?;
+    let list = |key: &str| value.get(key).and_then(Value::as_array);
+    let actions: Vec<Action> = list("actions")
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let name = a.get("name")?.as_str()?.to_string();
+            let arguments = a
+                .get("arguments")
+                .or_else(|| a.get("kwargs"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            let caller = match a.get("requestor").and_then(Value::as_str) {
+                Some("user") => Caller::User,
+                _ => Caller::Policy,
+            };
+            Some(Action {
+                name,
+                arguments,
+                caller,
+            })
+        })
+        .collect();
+    let texts = |key: &str| -> Vec<String> {
+        list(key)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| match v {
+                Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let communicate = texts("communicate_info");
+    let nl_assertions = texts("nl_assertions");
+    if actions.is_empty() && communicate.is_empty() && nl_assertions.is_empty() {
+        return None;
+    }
+    Some(Criteria {
+        actions,
+        communicate,
+        nl_assertions,
+        ..Criteria::default()
+    })
 }
 
 /// A task id: tau2 writes text, older files numbers.

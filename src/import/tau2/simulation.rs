@@ -1,6 +1,8 @@
 //! One element of `simulations` as an [`ImportedConversation`]: its
 //! messages, the domain's policy as the system prompt, the agent's tools,
-//! `reward_info.reward` as the reward, its task's user scenario, and every
+//! `reward_info.reward` as the reward, its task's user scenario and gold
+//! (`evaluation_criteria`), the run's models, whether its user speaks of
+//! its task's identifiers (`import::pairing`), and every
 //! other field of the simulation (`reward_info`, `termination_reason`,
 //! `trial`, `seed`, costs, reviews ...) in metadata beside the run's `info`
 //! (`run`), the task's persona, description and ticket (`task`) and the ids
@@ -12,22 +14,27 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::import::control_tokens;
 use crate::import::conversation::ImportedConversation;
+use crate::import::{control_tokens, pairing};
 use crate::import::{LineProblem, Origin};
 use crate::llm::message::{Message, Role};
 
 use super::messages;
 use super::run::{id_text, Run, Task};
 
+/// The metadata key that says a simulation named no task (`task_id`), so it
+/// was read without its task's scenario and gold.
+pub const TASKLESS_KEY: &str = "no_task_id";
+
 /// `index` is the simulation's place in `simulations`, `line` the line of
-/// the file it starts on.
+/// the file it starts on; `tasks` is `None` for a bare list of simulations,
+/// whose tasks are not in the file.
 pub(super) fn read(
     index: usize,
     line: usize,
     simulation: Value,
     run: &Run,
-    tasks: &HashMap<String, Task>,
+    tasks: Option<&HashMap<String, Task>>,
 ) -> Result<ImportedConversation, LineProblem> {
     let Value::Object(mut sim) = simulation else {
         return Err(LineProblem::new(
@@ -45,9 +52,6 @@ pub(super) fn read(
         };
         LineProblem::new(line, format!("`simulations[{index}]`{task}: {why}"))
     };
-    let Some(task_id) = task_id.clone() else {
-        return Err(at("no `task_id`".into()));
-    };
     let list = match sim.remove("messages") {
         Some(Value::Array(list)) => list,
         None | Some(Value::Null) if sim.get("ticks").is_some_and(|t| !t.is_null()) => {
@@ -58,13 +62,24 @@ pub(super) fn read(
         None | Some(Value::Null) => return Err(at("no `messages`".into())),
         Some(_) => return Err(at("`messages` is not a list".into())),
     };
-    let task = tasks
-        .get(&task_id)
-        .ok_or_else(|| at(format!("task `{task_id}` is not in the file's `tasks`")))?;
-    let scenario = task
-        .scenario
-        .clone()
-        .map_err(|why| at(format!("its task's {why}")))?;
+    // A simulation that names no task is read without one (no scenario, no
+    // gold), and says so in its metadata; one that names a task the file
+    // does not hold is a problem.
+    let task = match (&task_id, tasks) {
+        (Some(id), Some(tasks)) => Some(
+            tasks
+                .get(id)
+                .ok_or_else(|| at(format!("task `{id}` is not in the file's `tasks`")))?,
+        ),
+        _ => None,
+    };
+    let scenario = match task {
+        Some(task) => task
+            .scenario
+            .clone()
+            .map_err(|why| at(format!("its task's {why}")))?,
+        None => None,
+    };
     let read = messages::read(&list).map_err(at)?;
     drop(list);
     let mut messages = read.messages;
@@ -82,12 +97,17 @@ pub(super) fn read(
         .and_then(|r| r.get("reward"))
         .and_then(Value::as_f64);
     sim.remove("ticks");
-    sim.insert("run".into(), Value::Object(run.metadata.clone()));
-    if !task.metadata.is_empty() {
+    if !run.metadata.is_empty() {
+        sim.insert("run".into(), Value::Object(run.metadata.clone()));
+    }
+    if let Some(task) = task.filter(|t| !t.metadata.is_empty()) {
         sim.insert("task".into(), Value::Object(task.metadata.clone()));
     }
     if !read.tool_errors.is_empty() {
         sim.insert("tool_errors".into(), serde_json::json!(read.tool_errors));
+    }
+    if task_id.is_none() {
+        sim.insert(TASKLESS_KEY.into(), Value::Bool(true));
     }
     let mut conversation =
         ImportedConversation::new(line, messages, run.tools.clone(), reward, sim)
@@ -99,11 +119,14 @@ pub(super) fn read(
             .insert("user_outputs".into(), Value::Array(cut.outputs));
     }
     conversation.origin = Origin {
-        scenario_id: Some(task_id),
+        scenario_id: task_id,
         persona_id: None,
         trial,
     };
     conversation.scenario = scenario;
+    conversation.criteria = task.and_then(|t| t.criteria.clone());
+    conversation.models = run.models.clone();
     conversation.simulated_user = true;
+    conversation.pairing = pairing::check(&conversation);
     Ok(conversation)
 }

@@ -181,7 +181,7 @@ fn a_file_that_is_no_results_document_says_where_and_why() {
     assert!(why(r#"{"info": {}, "tasks": []}"#)
         .why
         .contains("no `simulations` list"));
-    assert!(why("[1]").why.contains("invalid type"));
+    assert!(why("[1").why.contains("EOF"));
     assert!(why(r#"{"info": 3, "simulations": []}"#)
         .why
         .contains("`info` is not an object"));
@@ -191,6 +191,79 @@ fn a_file_that_is_no_results_document_says_where_and_why() {
     assert!(why(r#"{"info": {}, "tasks": [], "simulations": []} x"#)
         .why
         .contains("trailing"));
+}
+
+#[test]
+fn a_bare_list_of_simulations_is_read_without_tasks_scenario_or_run() {
+    let file = format!(
+        "[\n{},\n{}, 3]",
+        simulation("1", 0, 1.0),
+        simulation("7", 1, 0.0)
+    );
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    assert_eq!(read.len(), 3);
+    let first = read[0].as_ref().unwrap();
+    assert_eq!(first.origin.scenario_id.as_deref(), Some("1"));
+    assert_eq!(first.reward, Some(1.0));
+    assert!(first.scenario.is_none() && first.criteria.is_none());
+    assert!(first.metadata.get("run").is_none());
+    assert_eq!(first.metadata["inferred_tools"], serde_json::json!(["get"]));
+    assert_eq!(read[1].as_ref().unwrap().origin.trial, Some(1));
+    let p = read[2].as_ref().unwrap_err();
+    assert!(
+        p.why.starts_with("`simulations[2]` is not an object"),
+        "{p}"
+    );
+}
+
+#[test]
+fn a_document_without_tasks_or_a_simulation_without_task_id_is_read_without_a_task() {
+    // As NeMo-style and leaderboard submissions write them: `simulations`
+    // (and other keys) without `info` or `tasks`.
+    let file = format!(
+        r#"{{"domain": "medical_triage", "model": "m", "simulations": [{}]}}"#,
+        simulation("4", 0, 1.0)
+    );
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    let c = read.into_iter().next().unwrap().unwrap();
+    assert_eq!(c.origin.scenario_id.as_deref(), Some("4"));
+    assert!(c.scenario.is_none());
+    let no_id = simulation("1", 0, 1.0).replace(r#""task_id": "1", "#, "");
+    let file = format!(r#"{{"info": {INFO}, "tasks": {TASKS}, "simulations": [{no_id}]}}"#);
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    let c = read.into_iter().next().unwrap().unwrap();
+    assert_eq!(c.origin.scenario_id, None);
+    assert!(c.scenario.is_none() && c.criteria.is_none());
+    assert_eq!(c.metadata[TASKLESS_KEY], true);
+}
+
+#[test]
+fn a_tasks_evaluation_criteria_are_its_gold_and_the_runs_models_are_kept() {
+    let tasks = r#"[{"id": "1", "user_scenario": {"instructions": {"reason_for_call": "cancel",
+        "known_info": "Your user id is emma_kim_9957."}},
+      "evaluation_criteria": {"actions": [
+        {"action_id": "1_0", "requestor": "assistant", "name": "cancel_reservation",
+         "arguments": {"reservation_id": "EHGLP3"}, "info": null, "compare_args": null},
+        {"action_id": "1_1", "requestor": "user", "name": "toggle_roaming", "arguments": {}}],
+       "communicate_info": ["327"], "nl_assertions": null, "reward_basis": ["DB"]}}]"#;
+    let file = format!(
+        r#"{{"info": {INFO}, "tasks": {tasks}, "simulations": [{}]}}"#,
+        simulation("1", 0, 1.0).replace("Cancel it.", "I am emma_kim_9957, cancel it.")
+    );
+    let (read, end) = read_all(&file);
+    end.unwrap();
+    let c = read.into_iter().next().unwrap().unwrap();
+    let gold = c.criteria.unwrap();
+    assert_eq!(gold.actions[0].name, "cancel_reservation");
+    assert_eq!(gold.actions[0].arguments["reservation_id"], "EHGLP3");
+    assert_eq!(gold.actions[1].caller, crate::llm::message::Caller::User);
+    assert_eq!(gold.communicate, ["327"]);
+    assert_eq!(c.models.policy.as_deref(), Some("m"));
+    assert_eq!(c.models.user.as_deref(), Some("gpt-4.1"));
+    assert_eq!(c.pairing.unwrap()["paired"], true);
 }
 
 #[test]

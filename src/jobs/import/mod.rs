@@ -19,7 +19,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::config::Problem;
-use crate::import::{Format, ImportRequest, Source};
+use crate::import::pairing::unpaired;
+use crate::import::probe;
+use crate::import::{Format, ImportRequest, ImportedConversation, Source, INFERRED_TOOLS_KEY};
 use crate::store::{JobKind, JobRow, JobStatus, NewConversation, NewItem, NewJob, Store};
 
 use super::error::RunError;
@@ -27,7 +29,7 @@ use super::options::RunOptions;
 use super::progress::{Notice, ProgressSnapshot};
 use super::stored::{find_or_create, ByName};
 
-pub use stored_form::{Provenance, SOURCE_KEY};
+pub use stored_form::{checks_of, Provenance, EVALUATION_KEY, SOURCE_KEY};
 
 /// Conversations stored per transaction.
 const BATCH: usize = 512;
@@ -37,6 +39,8 @@ const BATCHES_AHEAD: usize = 2;
 const CHECK_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// Invalid lines listed (all are counted).
 pub const PROBLEMS_LISTED: usize = 1_000;
+/// Invalid lines listed of a source none of whose lines reads.
+const NOTHING_READ_LISTED: u64 = 5;
 
 /// What an import did.
 #[derive(Debug, Clone)]
@@ -66,6 +70,67 @@ pub struct SourceReport {
     pub added: u64,
     /// Invalid lines (skipped).
     pub invalid: u64,
+    /// Valid conversations whose tools were inferred from their calls
+    /// (the source defines none of them), and those tools' names.
+    pub inferred_tools: u64,
+    pub inferred_tool_names: std::collections::BTreeSet<String>,
+    /// Valid conversations checked against their task (`import::pairing`),
+    /// and of those, how many never name one of its identifiers.
+    pub pairing_checked: u64,
+    pub unpaired: u64,
+    /// Valid conversations read without a task: their simulation named none.
+    pub taskless: u64,
+}
+
+impl SourceReport {
+    /// What a person should know about this source although it was read:
+    /// tools made up from the calls, simulations that seem paired with the
+    /// wrong tasks.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.inferred_tools > 0 {
+            let names: Vec<&str> = self
+                .inferred_tool_names
+                .iter()
+                .map(String::as_str)
+                .collect();
+            out.push(format!(
+                "{}: {} of {} conversations call tools the file does not define; {} tool{} \
+                 inferred from the calls, with an empty description and parameters \
+                 {{\"type\": \"object\"}} ({}): an export's `tools` hold no more than that",
+                self.shown,
+                self.inferred_tools,
+                self.conversations,
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
+        if self.taskless > 0 {
+            out.push(format!(
+                "{}: {} of {} simulations name no task (`task_id`): read without a scenario or \
+                 gold, so the user checks that need them cannot run on them",
+                self.shown, self.taskless, self.conversations
+            ));
+        }
+        if self.unpaired > 0 {
+            out.push(format!(
+                "{}: in {} of {} conversations checked against their task, the user never says \
+                 one of the task's identifiers (its user id, reservation or order numbers, \
+                 email, zip code){}; each conversation's `task_pairing` metadata says which",
+                self.shown,
+                self.unpaired,
+                self.pairing_checked,
+                if self.unpaired * 2 > self.pairing_checked {
+                    ": the file seems to pair its simulations with the wrong tasks, and the \
+                     user checks that read the scenario judge each user against another's task"
+                } else {
+                    ""
+                }
+            ));
+        }
+        out
+    }
 }
 
 impl ImportReport {
@@ -186,11 +251,13 @@ async fn read_whole(
     let sources = request.sources.clone();
     let formats = formats.to_vec();
     let options = options.clone();
-    let (reports, problems, invalid) = tokio::task::spawn_blocking(move || {
+    let (reports, problems, invalid, noted) = tokio::task::spawn_blocking(move || {
         let mut said = Instant::now();
         let mut reports = Vec::new();
         let mut problems = Vec::new();
         let mut invalid = 0u64;
+        // Invalid lines said otherwise than one by one.
+        let mut noted = 0u64;
         for (source, (format, detected)) in sources.iter().zip(formats) {
             let mut report = SourceReport {
                 shown: source.shown.clone(),
@@ -199,7 +266,13 @@ async fn read_whole(
                 conversations: 0,
                 added: 0,
                 invalid: 0,
+                inferred_tools: 0,
+                inferred_tool_names: Default::default(),
+                pairing_checked: 0,
+                unpaired: 0,
+                taskless: 0,
             };
+            let first = problems.len();
             let read = source.read(format, |_, read| {
                 // A long file says how far the check has read, every 10 s.
                 if (report.conversations + report.invalid).is_multiple_of(4096)
@@ -212,7 +285,10 @@ async fn read_whole(
                     });
                 }
                 match read {
-                    Ok(_) => report.conversations += 1,
+                    Ok(conversation) => {
+                        report.conversations += 1;
+                        count(&mut report, &conversation);
+                    }
                     Err(problem) => {
                         report.invalid += 1;
                         if problems.len() < PROBLEMS_LISTED {
@@ -222,38 +298,123 @@ async fn read_whole(
                 }
                 ControlFlow::Continue(())
             });
+            // Of a source no line of which reads, a few lines say enough.
+            let listed_here = (problems.len() - first) as u64;
+            if report.conversations == 0 && listed_here > NOTHING_READ_LISTED {
+                problems.truncate(first + NOTHING_READ_LISTED as usize);
+                problems.push(Problem::in_file(
+                    &source.shown,
+                    format!(
+                        "… and {} more invalid lines: none of its lines reads as {}",
+                        report.invalid - NOTHING_READ_LISTED,
+                        format.as_str()
+                    ),
+                ));
+                noted += report.invalid - NOTHING_READ_LISTED;
+            }
             if let Err(e) = read {
                 problems.push(Problem::in_file(&source.shown, without_name(&e, source)));
                 invalid += 1;
+                noted += 1;
             }
             invalid += report.invalid;
             reports.push(report);
         }
-        (reports, problems, invalid)
+        (reports, problems, invalid, noted)
     })
     .await
     .map_err(|e| RunError::Invalid(vec![Problem::in_file("import", e.to_string())]))?;
-    if invalid > 0 && !request.skip_invalid {
-        let mut problems = problems;
-        let listed = problems.len() as u64;
-        if invalid > listed {
-            problems.push(Problem::in_file(
-                "import",
-                format!("… and {} more invalid lines", invalid - listed),
-            ));
-        }
+    let valid: u64 = reports.iter().map(|r| r.conversations).sum();
+    if invalid == 0 && valid > 0 {
+        return Ok((reports, problems));
+    }
+    if valid > 0 && request.skip_invalid {
+        return Ok((reports, problems));
+    }
+    let mut problems = problems;
+    let listed = problems.len() as u64;
+    if invalid > listed + noted {
         problems.push(Problem::in_file(
             "import",
-            format!(
-                "{invalid} invalid line{} and nothing stored; fix {} or pass --skip-invalid \
-                 to store the valid conversations and count the rest",
-                if invalid == 1 { "" } else { "s" },
-                if invalid == 1 { "it" } else { "them" }
-            ),
+            format!("… and {} more invalid lines", invalid - listed - noted),
         ));
-        return Err(RunError::Invalid(problems));
     }
-    Ok((reports, problems))
+    problems.extend(unread_sources(request, &reports).await);
+    let lines = |n: u64| format!("{n} invalid line{}", if n == 1 { "" } else { "s" });
+    problems.push(Problem::in_file(
+        "import",
+        if valid == 0 {
+            format!(
+                "{}no valid conversation: nothing stored (an import that stores nothing is no \
+                 success, with --skip-invalid or without)",
+                if invalid > 0 {
+                    format!("{} and ", lines(invalid))
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            format!(
+                "{} and nothing stored; fix {} or pass --skip-invalid to store the {valid} \
+                 valid conversation{} and count the rest",
+                lines(invalid),
+                if invalid == 1 { "it" } else { "them" },
+                if valid == 1 { "" } else { "s" }
+            )
+        },
+    ));
+    Err(RunError::Invalid(problems))
+}
+
+/// For each source of which no conversation was read, the formats that do
+/// read it (or that none does): a suggestion only where it works.
+async fn unread_sources(request: &ImportRequest, reports: &[SourceReport]) -> Vec<Problem> {
+    let unread: Vec<(Source, Format)> = request
+        .sources
+        .iter()
+        .zip(reports)
+        .filter(|(_, r)| r.conversations == 0)
+        .map(|(s, r)| (s.clone(), r.format))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        unread
+            .iter()
+            .map(|(source, format)| {
+                Problem::in_file(
+                    &source.shown,
+                    format!(
+                        "no conversation of it reads as {}; {}",
+                        format.as_str(),
+                        probe::suggestion(source, Some(*format))
+                    ),
+                )
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// What the report counts of one valid conversation: inferred tools, the
+/// check of its pairing with its task.
+fn count(report: &mut SourceReport, c: &ImportedConversation) {
+    if let Some(names) = c
+        .metadata
+        .get(INFERRED_TOOLS_KEY)
+        .and_then(|v| v.as_array())
+    {
+        report.inferred_tools += 1;
+        report
+            .inferred_tool_names
+            .extend(names.iter().filter_map(|n| n.as_str()).map(str::to_string));
+    }
+    if c.metadata.contains_key(crate::import::tau2::TASKLESS_KEY) {
+        report.taskless += 1;
+    }
+    if let Some(pairing) = &c.pairing {
+        report.pairing_checked += 1;
+        report.unpaired += u64::from(unpaired(pairing));
+    }
 }
 
 /// The import job of the request's name: the stored one, or a new one. A

@@ -7,18 +7,18 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::import::pairing::PAIRING_KEY;
 use crate::import::{content_hash, prompt_id, Format, ImportedConversation};
 use crate::llm::message::Role;
-use crate::persona::Scenario;
-use crate::prompt::STOP_TOKEN;
 use crate::store::{self, NewConversation, NewItem, NewMessage};
-use crate::user_checks::{
-    check_conversation, CheckResult, Line, ScenarioBasis, UserChecks, UserFlag, UserOutput,
-    UserTurns, CHECKS_VERSION,
-};
+use crate::user_checks::stored::{imported_turns, scenario_of, stored_line};
+use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserChecks};
 
 /// Where the metadata says which file and line a conversation came from.
 pub const SOURCE_KEY: &str = "import";
+/// Where the metadata keeps the scenario's gold (`verify::Criteria`), when
+/// the source has it: `premature_stop` and the gold-versus-taken view read it.
+pub const EVALUATION_KEY: &str = "evaluation";
 
 /// Where a conversation was read: its file's name (never its folder) and
 /// line, and the format.
@@ -53,6 +53,12 @@ pub fn stored_form(
     if let Some(scenario) = &c.scenario {
         metadata.insert("scenario".into(), json!(scenario));
     }
+    if let Some(criteria) = &c.criteria {
+        metadata.insert(EVALUATION_KEY.into(), json!(criteria));
+    }
+    if let Some(pairing) = &c.pairing {
+        metadata.insert(PAIRING_KEY.into(), pairing.clone());
+    }
     let messages = messages(c);
     let user_checks = user_checks(c, &scenario_id, &messages);
     let now = store::now_ms();
@@ -64,8 +70,18 @@ pub fn stored_form(
         persona_id,
         sample,
         seed: 0,
-        policy_model: text_of(&metadata, &["policy_model", "model"]).unwrap_or_default(),
-        user_model: text_of(&metadata, &["user_model"]).unwrap_or_default(),
+        policy_model: c
+            .models
+            .policy
+            .clone()
+            .or_else(|| text_of(&metadata, &["policy_model", "model"]))
+            .unwrap_or_default(),
+        user_model: c
+            .models
+            .user
+            .clone()
+            .or_else(|| text_of(&metadata, &["user_model"]))
+            .unwrap_or_default(),
         termination: text_of(&metadata, &["termination", "termination_reason"])
             .unwrap_or_else(|| "imported".into()),
         reward: c.reward,
@@ -79,6 +95,13 @@ pub fn stored_form(
         messages,
     };
     (item, conversation)
+}
+
+/// The simulated-user checks of an imported conversation, as importing it
+/// stores them (what the real-user corpus test measures).
+pub fn checks_of(c: &ImportedConversation) -> UserChecks {
+    let scenario_id = c.origin.scenario_id.clone().unwrap_or_else(|| prompt_id(c));
+    user_checks(c, &scenario_id, &messages(c))
 }
 
 fn text_of(metadata: &Map<String, Value>, keys: &[&str]) -> Option<String> {
@@ -143,64 +166,17 @@ fn row(role: &str, text: &str, author: &str) -> NewMessage {
 /// scenario when the source has one; without a simulated user every check
 /// is unknown.
 fn user_checks(c: &ImportedConversation, scenario_id: &str, messages: &[NewMessage]) -> UserChecks {
-    let user = c.scenario.as_ref().map_or_else(|| json!({}), |u| json!(u));
-    let Ok(scenario) = serde_json::from_value::<Scenario>(json!({"id": scenario_id, "user": user}))
-    else {
-        // Not reached: every field but the id and the user has a default.
-        return UserChecks {
-            version: CHECKS_VERSION,
-            checks: UserFlag::ALL.map(CheckResult::unknown).to_vec(),
-        };
-    };
+    let scenario = scenario_of(scenario_id, c.scenario.clone(), c.criteria.clone());
     let lines: Vec<Line> = messages
         .iter()
         .enumerate()
-        .map(|(index, m)| {
-            let calls = m
-                .tool_calls
-                .iter()
-                .flat_map(|calls| calls.as_array().into_iter().flatten())
-                .filter_map(|call| call.get("name").and_then(Value::as_str))
-                .map(str::to_string)
-                .collect();
-            Line::new(index, &m.role, &m.author, &m.content, calls)
-        })
+        .map(|(index, m)| stored_line(index, &m.role, &m.author, &m.content, m.tool_calls.as_ref()))
         .collect();
-    let last_user = messages.iter().rev().find(|m| m.role == "user");
-    // What the simulated user wrote before its control tokens were cut
-    // (`import` keeps it as `user_outputs`), at the stored messages' indexes:
-    // the system prompt, when there is one, comes first.
-    let offset = usize::from(c.system_prompt.is_some());
-    let outputs = c
-        .metadata
-        .get("user_outputs")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|o| {
-            Some(UserOutput {
-                message: o
-                    .get("message")
-                    .and_then(Value::as_u64)
-                    .map(|i| i as usize + offset),
-                raw: o.get("raw")?.as_str()?.to_string(),
-                finish_reason: None,
-            })
-        })
-        .collect();
-    let turns = UserTurns {
+    let turns = imported_turns(
         lines,
-        outputs,
-        user_stopped: last_user.is_some_and(|m| m.content.contains(STOP_TOKEN))
-            || c.metadata.get("termination_reason").and_then(Value::as_str) == Some("user_stop")
-            || c.metadata
-                .get("user_outputs")
-                .and_then(Value::as_array)
-                .and_then(|o| o.last())
-                .and_then(|o| o.get("raw"))
-                .and_then(Value::as_str)
-                .is_some_and(|raw| raw.contains(STOP_TOKEN)),
-        simulated_user: c.simulated_user,
-    };
+        &c.metadata,
+        c.system_prompt.is_some(),
+        c.simulated_user,
+    );
     check_conversation(&turns, &scenario, &ScenarioBasis::of(&scenario.user))
 }

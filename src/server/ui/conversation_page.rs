@@ -96,10 +96,13 @@ pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<St
     let position = browse::position(&browsed.rows, id);
     let (job, scenario_id, persona_id) = (row.clone(), c.scenario_id.clone(), c.persona_id.clone());
     let knobs = c.metadata.get("persona_knobs").cloned().unwrap_or_default();
-    let data =
+    let data = if row.kind == crate::store::JobKind::Import {
+        dataset::imported(&scenario_id, &c.metadata)
+    } else {
         tokio::task::spawn_blocking(move || dataset::read(&job, &scenario_id, &persona_id, &knobs))
             .await
-            .map_err(|e| ApiError::Internal(format!("reading the scenario: {e}")))?;
+            .map_err(|e| ApiError::Internal(format!("reading the scenario: {e}")))?
+    };
     let why = why::explain(
         &c.reward_breakdown,
         &detail.messages,

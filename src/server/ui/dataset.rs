@@ -115,6 +115,38 @@ pub fn read(
     out
 }
 
+/// The scenario and its gold of an imported conversation, as its import
+/// stored them in its metadata (`scenario`, `evaluation`): an import job
+/// has no scenario file to read again.
+pub fn imported(scenario_id: &str, metadata: &serde_json::Value) -> Dataset {
+    let mut out = Dataset::default();
+    let user = metadata
+        .get("scenario")
+        .and_then(|s| serde_json::from_value::<crate::persona::UserScenario>(s.clone()).ok());
+    let criteria = metadata
+        .get(crate::jobs::import::EVALUATION_KEY)
+        .and_then(|e| serde_json::from_value::<Criteria>(e.clone()).ok());
+    if user.is_none() && criteria.is_none() {
+        out.missing
+            .push("the imported file gave no scenario for this conversation".into());
+        return out;
+    }
+    let scenario = Scenario {
+        id: scenario_id.to_string(),
+        description: String::new(),
+        difficulty: None,
+        tags: Vec::new(),
+        user: user.unwrap_or_default(),
+        initial_state: serde_json::Value::Null,
+        evaluation: criteria.clone().unwrap_or_default(),
+        prelude: Vec::new(),
+        tools: None,
+    };
+    out.criteria = criteria;
+    out.scenario = Some(scenario_view(scenario));
+    out
+}
+
 fn knobs_of(knobs: &serde_json::Value) -> BTreeMap<String, String> {
     knobs
         .as_object()

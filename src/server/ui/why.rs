@@ -64,9 +64,10 @@ const NOT_SAID: &str = "not said: ";
 
 pub fn explain(breakdown: &Value, messages: &[MessageRow], criteria: Option<&Criteria>) -> Why {
     let mut why = Why::default();
-    let Some(parts) = breakdown.as_object() else {
-        return why;
-    };
+    // An imported conversation has its source's reward and no breakdown,
+    // and may still have gold actions to compare with.
+    let empty = serde_json::Map::new();
+    let parts = breakdown.as_object().unwrap_or(&empty);
     for (name, part) in parts {
         if name == "unscored" {
             why.unscored = part.as_str().map(str::to_string);

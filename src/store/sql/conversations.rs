@@ -60,6 +60,10 @@ const TOKENS_OF_ONE: Sql = sql!(
 );
 const INSERT_CHECKS: Sql =
     sql!("INSERT INTO user_checks (conversation_id, checks) VALUES ($1, $2)");
+const REPLACE_CHECKS: Sql = sql!(
+    "INSERT INTO user_checks (conversation_id, checks) VALUES ($1, $2) \
+     ON CONFLICT (conversation_id) DO UPDATE SET checks = excluded.checks"
+);
 // The page is exactly this job's conversations in (after_id, last_id], so
 // its messages and usage are one range join each.
 const MESSAGES_OF_PAGE: Sql = sql!(
@@ -221,6 +225,24 @@ async fn insert_tokens(
 }
 
 /// The token lists stored with conversation `id`'s messages, by message idx.
+/// The user checks of each `(conversation, checks)`, replacing those stored,
+/// in one transaction; how many were written.
+pub(super) async fn replace_user_checks(
+    store: &SqlStore<impl Dialect>,
+    checks: &[(i64, serde_json::Value)],
+) -> Result<u64, StoreError> {
+    let mut tx = store.begin_write().await?;
+    let mut written = 0;
+    for (id, checks) in checks {
+        let text = checks.to_string();
+        written += tx
+            .execute(&REPLACE_CHECKS, &[Param::Int(*id), Param::Text(&text)])
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(written)
+}
+
 pub(super) async fn message_tokens(
     store: &SqlStore<impl Dialect>,
     id: i64,

@@ -249,6 +249,14 @@ impl<D: Dialect> Store for SqlStore<D> {
         conversations::page(self, job_id, after_id, limit).await
     }
 
+    #[tracing::instrument(name = "store.replace_user_checks", level = "debug", skip_all)]
+    async fn replace_user_checks(
+        &self,
+        checks: &[(i64, serde_json::Value)],
+    ) -> Result<u64, StoreError> {
+        conversations::replace_user_checks(self, checks).await
+    }
+
     #[tracing::instrument(name = "store.scenario_rewards", level = "debug", skip_all, fields(job_id = job_id))]
     async fn scenario_rewards(&self, job_id: i64) -> Result<Vec<(String, f64)>, StoreError> {
         conversations::scenario_rewards(self, job_id).await
