@@ -6,7 +6,7 @@ config inside the server's data root and its token) or on ``sparring
 openenv``'s HTTP routes (:meth:`Session.open_openenv`). Then step it with your
 model's assistant messages until the observation says ``done``::
 
-    with Session.open("http://127.0.0.1:8080", config="examples/quickstart.toml",
+    with Session.open("http://127.0.0.1:8080", config="quickstart.toml",
                       token=TOKEN, scenario_id="retail-003-gift-card-balance") as s:
         while not s.done:
             reply = my_model(s.history, tools=s.tools)   # an assistant message

@@ -20,7 +20,7 @@ and says so in its metrics (``opening_matches: False``).
 The interaction config (verl's ``interaction_config_path`` YAML, ``config:``)::
 
     url: http://127.0.0.1:8080      # sparring serve
-    config: examples/quickstart.toml  # a job config inside its data root
+    config: quickstart.toml  # a job config inside its data root
     token_env: SPARRING_API_TOKEN     # or token: ...
     # or: url: http://127.0.0.1:8000 and openenv: true (sparring openenv)
 """

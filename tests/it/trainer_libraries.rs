@@ -80,9 +80,9 @@ fn start_waiting(name: &'static str, args: &[&str], log: &Path, ready: &str) -> 
 
 /// The quickstart's config with its paths inside `root`, stored in `db`.
 fn job_config(db: &Path) -> String {
-    let quickstart = std::fs::read_to_string(repo().join("examples/quickstart.toml")).unwrap();
+    let quickstart = std::fs::read_to_string(repo().join("quickstart.toml")).unwrap();
     let without_judges = quickstart.split("\n[[judges]]").next().unwrap().to_string();
-    without_judges.replace("../", "").replace(
+    without_judges.replace(
         "database = \"sqlite://sparring.db\"",
         &format!("database = \"sqlite://{}\"", db.display()),
     )

@@ -514,7 +514,7 @@ async fn checks_of_an_older_version_are_counted_and_made_again_by_recheck() {
     let cwd = dir.path();
     let db = format!("sqlite://{}", cwd.join("r.db").display());
     // A generated job (the mock's quickstart) and an import (a real tau2 run).
-    let quickstart = repo().join("examples/quickstart.toml");
+    let quickstart = repo().join("quickstart.toml");
     let run = sparring(
         cwd,
         &[

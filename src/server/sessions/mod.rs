@@ -114,7 +114,7 @@ fn submitted_config(
             return Err(invalid(
                 "config",
                 "is missing; name a job config file inside the data root (e.g. \
-                 \"examples/quickstart.toml\"), or give the config as `config_toml`",
+                 \"quickstart.toml\"), or give the config as `config_toml`",
             ))
         }
         (None, Some(text)) => ("config_toml".to_string(), text, root.clone()),
