@@ -114,9 +114,16 @@ def main() -> int:
         }
     else:
         agent = urllib.parse.urlparse(args.agent_url)
+        # A token travels as the URL's user info: NeMo Gym builds the agent's
+        # URL from `host` and `port`, and its aiohttp client sends a URL's
+        # user info as `Authorization: Basic`, which `sparring agent --token`
+        # takes (the token is the password).
+        host = agent.hostname
+        if agent.password:
+            host = f"{agent.username or 'nemo-gym'}:{agent.password}@{host}"
         config[args.agent_name] = {
             "responses_api_agents": {
-                "sparring": {"entrypoint": "app.py", "host": agent.hostname, "port": agent.port}
+                "sparring": {"entrypoint": "app.py", "host": host, "port": agent.port}
             }
         }
     config |= {

@@ -1,4 +1,5 @@
-//! `sparring agent --config JOB.toml --bind HOST:PORT [--database URL]`:
+//! `sparring agent --config JOB.toml --bind HOST:PORT [--database URL]
+//! [--token TOKEN | --no-auth]`:
 //! sparring as a NeMo Gym agent server for one job config. When it listens
 //! it prints its address (`http://HOST:PORT`) on a line of its own on
 //! stdout, for scripts; Ctrl-C or SIGTERM stops it after the rollouts in
@@ -14,10 +15,22 @@ use anyhow::Context as _;
 use crate::agent::{Agent, OpenError};
 use crate::config;
 use crate::server::agent::{serve_agent, AgentState};
+use crate::server::agent_auth::{check_agent_bind, open_warning};
 
 use super::{report_problems, EXIT_INVALID};
 
-pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> anyhow::Result<i32> {
+/// Who may call the agent server: `--token`, or `--no-auth` on purpose.
+pub struct Access {
+    pub token: Option<String>,
+    pub no_auth: bool,
+}
+
+pub async fn agent(
+    config_path: &Path,
+    bind: &str,
+    database: Option<&str>,
+    access: Access,
+) -> anyhow::Result<i32> {
     let addr: SocketAddr = match bind.parse() {
         Ok(addr) => addr,
         Err(_) => {
@@ -25,6 +38,10 @@ pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> an
             return Ok(EXIT_INVALID);
         }
     };
+    if let Err(e) = check_agent_bind(addr, access.token.as_deref(), access.no_auth) {
+        eprintln!("error: {e}");
+        return Ok(EXIT_INVALID);
+    }
     let mut job = match config::load(config_path) {
         Ok(job) => job,
         Err(problems) => {
@@ -54,11 +71,8 @@ pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> an
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    if !local.ip().is_loopback() {
-        eprintln!(
-            "note: {local} is not a loopback address and the agent server has no token (NeMo \
-             Gym's client sends none): anyone who reaches it can run rollouts of this job"
-        );
+    if access.no_auth && !local.ip().is_loopback() {
+        eprintln!("{}", open_warning(local));
     }
     eprintln!(
         "sparring agent '{}' (job {} in {database}; {concurrency} rollouts at once) serving NeMo \
@@ -68,7 +82,8 @@ pub async fn agent(config_path: &Path, bind: &str, database: Option<&str>) -> an
     );
     println!("http://{local}");
     std::io::stdout().flush()?;
-    serve_agent(listener, AgentState::new(agent.clone(), concurrency)).await?;
+    let state = AgentState::new(agent.clone(), concurrency).with_token(access.token);
+    serve_agent(listener, state).await?;
     agent.close().await?;
     ctx.store.close().await;
     eprintln!(

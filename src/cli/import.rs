@@ -70,10 +70,17 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<i32> {
         ..RunOptions::default()
     };
     // Every line is read before the store is opened: invalid input makes
-    // no database and changes none.
-    let checked = match importing::check(&request, &options).await {
-        Ok(checked) => checked,
-        Err(e) => return super::run::exit_for(e),
+    // no database and changes none. Ctrl-C or SIGTERM ends the reading at
+    // once (main exits the process; the reading thread goes with it).
+    let checked = tokio::select! {
+        checked = importing::check(&request, &options) => match checked {
+            Ok(checked) => checked,
+            Err(e) => return super::run::exit_for(e),
+        },
+        signal = crate::jobs::shutdown_signal() => {
+            eprintln!("interrupted ({}) while reading the files: nothing was stored", signal.name());
+            return Ok(signal.exit_code());
+        }
     };
     let ctx = super::run::context(&args.database).await?;
     let result = importing::import(ctx.store.clone(), checked, &options).await;

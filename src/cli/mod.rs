@@ -319,6 +319,15 @@ enum Command {
         /// The database (default: the config's `database`).
         #[arg(long, alias = "db")]
         database: Option<String>,
+        /// Token every route but /health wants, as `Authorization: Bearer
+        /// TOKEN` or as a Basic password (NeMo Gym: the agent's host in its
+        /// config as USER:TOKEN@HOST). Needed on a non-loopback address.
+        #[arg(long, env = "SPARRING_AGENT_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Serve a non-loopback address without a token, on purpose: anyone
+        /// who reaches it can run rollouts of the job at its cost.
+        #[arg(long)]
+        no_auth: bool,
     },
     /// Serve one job config as an OpenEnv environment (HTTP /reset, /step,
     /// /state, /schema, /metadata, /health and the WebSocket /ws): the
@@ -527,7 +536,12 @@ pub async fn main() -> i32 {
             config,
             bind,
             database,
-        } => agent::agent(&config, &bind, database.as_deref()).await,
+            token,
+            no_auth,
+        } => {
+            let access = agent::Access { token, no_auth };
+            agent::agent(&config, &bind, database.as_deref(), access).await
+        }
         Command::BenchOpenenv {
             addr,
             concurrency,

@@ -232,7 +232,7 @@ pub fn unknown_key_message(key: &str, known: &[&str]) -> String {
 /// A config file's text and the folder its relative paths resolve against
 /// (after symlinks where it can be); `what` names the file in the problem.
 pub fn read_config_file(path: &Path, what: &str) -> Result<(String, PathBuf), Vec<Problem>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::regular_file::read_to_string(path)
         .map_err(|e| vec![Problem::in_file(path, format!("cannot read {what}: {e}"))])?;
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -345,16 +345,8 @@ impl<'t> Source<'t> {
 
 /// A JSON text rendered as TOML (same keys and tables), for the TOML reader.
 pub fn json_as_toml(file: &Path, text: &str) -> Result<String, Vec<Problem>> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let location = (e.line() > 0).then(|| format!("line {}, column {}", e.line(), e.column()));
-        // serde_json appends " at line L column C"; the location says it already.
-        let message = e.to_string();
-        let message = match message.rfind(" at line ") {
-            Some(at) if location.is_some() => message[..at].to_string(),
-            _ => message,
-        };
-        vec![Problem::new(file, location, message)]
-    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| vec![Problem::from_json_error(file, &e)])?;
     let mut nulls = Vec::new();
     find_nulls(&value, "", &mut nulls);
     if !nulls.is_empty() {

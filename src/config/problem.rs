@@ -53,6 +53,21 @@ impl Problem {
     /// whole document (e.g. a missing top-level field) has no useful line.
     pub fn from_toml_error(file: impl AsRef<Path>, text: &str, err: &toml::de::Error) -> Self {
         let message = err.message().trim().to_string();
+        if message.contains("recursion") {
+            let place = match err.span() {
+                Some(span) => Some(line_col(text, span.start)),
+                None => deep_key_line(text).map(|line| (line, 1)),
+            };
+            let message = format!(
+                "nests more than {TOML_MAX_NESTING} levels deep (inline tables, arrays and \
+                 dotted keys together), the limit of sparring's TOML reader; write it flatter"
+            );
+            return Problem::new(
+                file,
+                place.map(|(line, col)| format!("line {line}, column {col}")),
+                message,
+            );
+        }
         match err.span() {
             Some(span) if !(span.start == 0 && span.end >= text.trim_end().len()) => {
                 let (line, col) = line_col(text, span.start);
@@ -61,6 +76,54 @@ impl Problem {
             _ => Problem::in_file(file, message),
         }
     }
+}
+
+impl Problem {
+    /// A JSON syntax or type error in a document read from `file`, at its
+    /// line and column (serde_json's " at line L column C" taken off the
+    /// message, the location says it).
+    pub fn from_json_error(file: impl AsRef<Path>, e: &serde_json::Error) -> Self {
+        let location = (e.line() > 0).then(|| format!("line {}, column {}", e.line(), e.column()));
+        Problem::new(file, location, json_message(e))
+    }
+}
+
+/// How deep serde_json reads nested arrays and objects (its recursion
+/// limit; deeper is an error, never a crash).
+pub const JSON_MAX_NESTING: usize = 128;
+
+/// serde_json's message without its position, and for nesting past its
+/// limit one that names the limit.
+pub fn json_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    if message.starts_with("recursion limit exceeded") {
+        return format!(
+            "nests arrays and objects more than {JSON_MAX_NESTING} deep, the limit of \
+             sparring's JSON reader; write it flatter"
+        );
+    }
+    match message.rfind(" at line ") {
+        Some(at) if e.line() > 0 => message[..at].to_string(),
+        _ => message,
+    }
+}
+
+/// How deep the `toml` crate reads nested tables, arrays and dotted keys
+/// (its parser's recursion limit; deeper is an error, never a crash).
+pub const TOML_MAX_NESTING: usize = 80;
+
+/// The first line whose key (a dotted key before `=`, or a `[table]`
+/// header) has as many parts as the TOML reader refuses: its error about
+/// such a key has no position.
+fn deep_key_line(text: &str) -> Option<usize> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let line = line.trim_start();
+        let key = match line.strip_prefix('[') {
+            Some(header) => header.split(']').next().unwrap_or(header),
+            None => line.split('=').next().unwrap_or(line),
+        };
+        (key.matches('.').count() + 1 >= TOML_MAX_NESTING).then_some(i + 1)
+    })
 }
 
 /// 1-based line and column of a byte offset in `text`.
@@ -77,6 +140,45 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_nested_past_the_readers_limit_is_a_problem_at_its_line_naming_the_limit() {
+        let n = 100_000;
+        for (text, line) in [
+            (
+                format!("a = 1\nb = {}1{}\n", "[".repeat(n), "]".repeat(n)),
+                2,
+            ),
+            (
+                format!("a = 1\nb = {}1{}\n", "{c = ".repeat(n), "}".repeat(n)),
+                2,
+            ),
+            (format!("a = 1\n\n{} = 1\n", vec!["k"; n].join(".")), 3),
+            (format!("a = 1\n[{}]\nx = 1\n", vec!["k"; n].join(".")), 2),
+        ] {
+            let err = toml::from_str::<toml::Table>(&text).unwrap_err();
+            let problem = Problem::from_toml_error("job.toml", &text, &err).to_string();
+            assert!(
+                problem.starts_with(&format!("job.toml: line {line}, column ")),
+                "{problem}"
+            );
+            assert!(problem.contains("more than 80 levels deep"), "{problem}");
+        }
+    }
+
+    #[test]
+    fn json_nested_past_the_readers_limit_is_a_problem_at_its_column_naming_the_limit() {
+        let text = format!("{{\"a\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let err = serde_json::from_str::<serde_json::Value>(&text).unwrap_err();
+        let problem = Problem::from_json_error("body", &err).to_string();
+        assert!(
+            problem.starts_with("body: line 1, column 133:") && problem.contains("128 deep"),
+            "{problem}"
+        );
+        let err = serde_json::from_str::<serde_json::Value>("{\"a\": tru}").unwrap_err();
+        let problem = Problem::from_json_error("body", &err).to_string();
+        assert_eq!(problem, "body: line 1, column 10: expected ident");
+    }
 
     #[test]
     fn problems_print_file_location_and_message() {

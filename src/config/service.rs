@@ -246,7 +246,7 @@ impl OperatorEndpoints {
     /// `base_url` or the mock), checking each as a job's own endpoint,
     /// including that its key variable is set.
     pub fn load(path: &Path) -> Result<OperatorEndpoints, Vec<Problem>> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::regular_file::read_to_string(path).map_err(|e| {
             vec![Problem::in_file(
                 path,
                 format!("cannot read the endpoints file: {e}"),

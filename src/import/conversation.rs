@@ -236,7 +236,14 @@ pub(super) fn object(line: usize, text: &str) -> Result<Map<String, Value>, Line
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(row)) => Ok(row),
         Ok(_) => Err(LineProblem::new(line, "not a JSON object")),
-        Err(e) => Err(LineProblem::new(line, format!("invalid JSON: {e}"))),
+        Err(e) => Err(LineProblem::new(
+            line,
+            format!(
+                "invalid JSON at column {}: {}",
+                e.column(),
+                crate::config::problem::json_message(&e)
+            ),
+        )),
     }
 }
 

@@ -3,7 +3,6 @@
 //! size of the file, each handed on with its 1-based number. Blank lines
 //! are skipped.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read, Seek};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -13,6 +12,7 @@ use super::{
     detect, detect_document, tau2, tau_bench, DocumentError, Format, ImportedConversation,
     LineProblem,
 };
+use crate::jsonl::{JsonlReader, LineError};
 
 /// A file or a body of conversations, with the name messages give it.
 #[derive(Debug, Clone)]
@@ -53,11 +53,10 @@ pub enum SourceError {
     Document { shown: String, problem: LineProblem },
 }
 
-/// Each line of a source: its number and its text (without the line end).
+/// Each line of a source: its number and its text (without the line end),
+/// each within [`crate::jsonl`]'s limit.
 pub struct Lines {
-    reader: Box<dyn ReadSeek>,
-    line: usize,
-    buffer: String,
+    reader: JsonlReader<Box<dyn ReadSeek>>,
 }
 
 impl Source {
@@ -86,12 +85,7 @@ impl Source {
     fn reader(&self) -> Result<Box<dyn ReadSeek>, SourceError> {
         Ok(match &self.content {
             Content::File(path) => {
-                let file = File::open(path).map_err(|e| self.io(e))?;
-                if file.metadata().is_ok_and(|m| m.is_dir()) {
-                    return Err(self.io(std::io::Error::other(
-                        "it is a folder; name the JSONL files in it",
-                    )));
-                }
+                let file = crate::regular_file::open(path).map_err(|e| self.io(e))?;
                 Box::new(BufReader::with_capacity(1 << 16, file))
             }
             Content::Text(text) => Box::new(Cursor::new(ArcText(Arc::clone(text)))),
@@ -101,9 +95,7 @@ impl Source {
     /// Its lines, from the first.
     pub fn lines(&self) -> Result<Lines, SourceError> {
         Ok(Lines {
-            reader: self.reader()?,
-            line: 0,
-            buffer: String::new(),
+            reader: JsonlReader::new(self.reader()?),
         })
     }
 
@@ -111,6 +103,9 @@ impl Source {
     /// in, and whether it was detected.
     pub fn format(&self, format: Option<Format>) -> Result<(Format, bool), SourceError> {
         if let Some(format) = format {
+            // Opened once, so a file that cannot be read (missing, a FIFO, a
+            // folder) is said before any line is.
+            self.reader()?;
             return Ok((format, false));
         }
         let mut head = Vec::with_capacity(HEAD);
@@ -122,14 +117,26 @@ impl Source {
             return Ok((format, true));
         }
         let mut lines = self.lines()?;
-        let first = match lines.next_line().map_err(|e| self.io(e))? {
-            Some((_, text)) => text.to_string(),
+        let undetected = |why: String, suggestion: String| SourceError::Undetected {
+            shown: self.shown.clone(),
+            why,
+            suggestion,
+        };
+        let first = match lines.next_line() {
+            Some(Ok((_, text))) => text.to_string(),
+            Some(Err(LineError::Io(e))) => return Err(self.io(e)),
+            Some(Err(e)) => {
+                return Err(undetected(
+                    e.to_string(),
+                    "write it as UTF-8 JSONL: one JSON value per line, each of at most 64 MiB"
+                        .into(),
+                ))
+            }
             None => {
-                return Err(SourceError::Undetected {
-                    shown: self.shown.clone(),
-                    why: "it holds no line".into(),
-                    suggestion: "no format reads an empty file".into(),
-                })
+                return Err(undetected(
+                    "it holds no line".into(),
+                    "no format reads an empty file".into(),
+                ))
             }
         };
         match detect(&first) {
@@ -178,14 +185,33 @@ impl Source {
             _ => None,
         };
         let mut lines = self.lines()?;
-        while let Some((line, text)) = lines.next_line().map_err(|e| self.io(e))? {
-            let mut read = format.read_line(text, line);
-            if let (Some((side_lines, side)), Ok(conversation)) = (&mut sidecar, &mut read) {
-                let side_line = side_lines.next_line().map_err(|e| side.io(e))?;
-                if let Err(problem) = super::sidecar::merge(conversation, line, side_line) {
+        while let Some(next) = lines.next_line() {
+            let mut read = match next {
+                Ok((line, text)) => format.read_line(text, line).map(|c| (line, c)),
+                Err(LineError::Io(e)) => return Err(self.io(e)),
+                Err(e) => Err(LineProblem::new(e.line().unwrap_or(0), e.reason())),
+            };
+            if let (Some((side_lines, side)), Ok((line, conversation))) = (&mut sidecar, &mut read)
+            {
+                let merged = match side_lines.next_line() {
+                    None => super::sidecar::merge(conversation, *line, None),
+                    Some(Ok(side_line)) => {
+                        super::sidecar::merge(conversation, *line, Some(side_line))
+                    }
+                    Some(Err(LineError::Io(e))) => return Err(side.io(e)),
+                    Some(Err(e)) => Err(LineProblem::new(
+                        *line,
+                        format!("its row in the metadata sidecar: {}", e.reason()),
+                    )),
+                };
+                if let Err(problem) = merged {
                     read = Err(problem);
                 }
             }
+            let (line, read) = match read {
+                Ok((line, conversation)) => (line, Ok(conversation)),
+                Err(problem) => (problem.line, Err(problem)),
+            };
             if each(line, read).is_break() {
                 break;
             }
@@ -246,18 +272,8 @@ fn sidecar_path(path: &Path) -> Option<PathBuf> {
 
 impl Lines {
     /// The next non-blank line and its number, or `None` at the end.
-    pub fn next_line(&mut self) -> std::io::Result<Option<(usize, &str)>> {
-        loop {
-            self.buffer.clear();
-            if self.reader.read_line(&mut self.buffer)? == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            let len = self.buffer.trim_end_matches(['\n', '\r']).len();
-            if !self.buffer[..len].trim().is_empty() {
-                return Ok(Some((self.line, &self.buffer[..len])));
-            }
-        }
+    pub fn next_line(&mut self) -> Option<Result<(usize, &str), LineError>> {
+        self.reader.next_line()
     }
 }
 

@@ -57,7 +57,7 @@ fn hash_path(hasher: &mut Sha256, path: &Path) -> std::io::Result<()> {
 /// A file's bytes into the hash, a buffer at a time: a persona table may be
 /// a million rows.
 fn hash_file(hasher: &mut Sha256, path: &Path) -> std::io::Result<()> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::regular_file::open(path)?;
     std::io::copy(&mut file, hasher)?;
     Ok(())
 }

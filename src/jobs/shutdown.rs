@@ -17,6 +17,14 @@ impl Shutdown {
             Shutdown::Terminate => "SIGTERM",
         }
     }
+
+    /// A shell's exit code for a process ended by the signal (128 + its number).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Shutdown::Interrupt => 130,
+            Shutdown::Terminate => 143,
+        }
+    }
 }
 
 /// Resolves on the first Ctrl-C or SIGTERM after it is first polled. Once

@@ -361,7 +361,7 @@ pub struct JudgeSet {
 /// Read and validate a `judges.toml`; template paths are relative to its folder.
 /// Every problem is reported at once.
 pub fn load_judges_file(path: &Path) -> Result<JudgeSet, Vec<Problem>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::regular_file::read_to_string(path).map_err(|e| {
         vec![Problem::in_file(
             path,
             format!("cannot read the judges file: {e}"),

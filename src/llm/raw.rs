@@ -9,6 +9,8 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
+use crate::config::policy::{normalize_path, PathRefused};
+
 /// One request: `method` to the endpoint's base URL joined with `path`.
 #[derive(Debug, Clone)]
 pub struct RawRequest {
@@ -54,13 +56,18 @@ pub struct RawReply {
 }
 
 /// `base` and `path` as one URL: `path` is empty or starts with `/`, and the
-/// base URL's trailing `/` is not doubled.
-pub fn join(base: &str, path: &str) -> String {
+/// base URL's trailing `/` is not doubled. Every agent call of every policy
+/// kind goes to the URL made here, so this is where its path is normalised
+/// ([`normalize_path`]: percent-decoded, dot segments resolved, written back
+/// in one form) and refused when it would climb above the base URL's path,
+/// the part the service's egress allowlist checked.
+pub fn join(base: &str, path: &str) -> Result<String, PathRefused> {
+    let path = normalize_path(path)?;
     let base = base.trim_end_matches('/');
     if path.is_empty() {
-        return base.to_string();
+        return Ok(base.to_string());
     }
-    format!("{base}{path}")
+    Ok(format!("{base}{path}"))
 }
 
 #[cfg(test)]
@@ -70,10 +77,30 @@ mod tests {
     #[test]
     fn a_path_joins_the_base_url_without_a_doubled_slash() {
         assert_eq!(
-            join("http://h:1/v1/", "/responses"),
+            join("http://h:1/v1/", "/responses").unwrap(),
             "http://h:1/v1/responses"
         );
-        assert_eq!(join("http://h:1", "/a?b=1"), "http://h:1/a?b=1");
-        assert_eq!(join("http://h:1/", ""), "http://h:1");
+        assert_eq!(join("http://h:1", "/a?b=1").unwrap(), "http://h:1/a?b=1");
+        assert_eq!(join("http://h:1/", "").unwrap(), "http://h:1");
+    }
+
+    #[test]
+    fn a_path_is_joined_normalised_and_never_above_the_base_urls_path() {
+        assert_eq!(
+            join("http://h:1/agent", "/x/%2e%2e/run").unwrap(),
+            "http://h:1/agent/run"
+        );
+        for path in [
+            "/../admin/secret",
+            "/%2e%2e/admin",
+            "/.%2E/admin",
+            "/a/../../b",
+        ] {
+            assert_eq!(
+                join("http://h:1/agent", path),
+                Err(PathRefused::LeavesPrefix),
+                "{path}"
+            );
+        }
     }
 }

@@ -96,7 +96,7 @@ pub fn scenario_lines(path: &Path) -> HashMap<String, usize> {
     struct Id {
         id: String,
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::regular_file::read_to_string(path) else {
         return HashMap::new();
     };
     jsonl_lines(&text)
@@ -429,9 +429,7 @@ fn parse_json_line<T: DeserializeOwned>(
     json: &str,
 ) -> Result<T, Problem> {
     serde_json::from_str::<T>(json).map_err(|err| {
-        let full = err.to_string();
-        let suffix = format!(" at line {} column {}", err.line(), err.column());
-        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+        let message = crate::config::problem::json_message(&err);
         let location = if err.column() > 0 {
             format!("line {line}, column {}", err.column())
         } else {
@@ -442,7 +440,7 @@ fn parse_json_line<T: DeserializeOwned>(
 }
 
 fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
-    match std::fs::read_to_string(path) {
+    match crate::regular_file::read_to_string(path) {
         // Editors on Windows may start a file with a byte-order mark; neither
         // serde_json nor a reader of the file cares about it.
         Ok(text) => Some(match text.strip_prefix('\u{feff}') {

@@ -45,7 +45,7 @@ pub struct RowOptions<'a> {
 /// Read a NeMo Gym rows file; every problem of every line is reported.
 pub fn load_rows(path: &Path, options: RowOptions<'_>) -> Result<Vec<Scenario>, Vec<Problem>> {
     let mut problems = Vec::new();
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::regular_file::read_to_string(path) {
         Ok(text) => text,
         Err(e) => return Err(vec![Problem::in_file(path, format!("cannot read: {e}"))]),
     };
@@ -101,7 +101,7 @@ pub type Numbered = (usize, Map<String, Value>);
 /// The JSON objects of a JSONL file of rows or rollouts, with their line
 /// numbers; every line that is not one is a problem.
 pub fn json_objects(path: &Path) -> Result<Vec<Numbered>, Vec<Problem>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::regular_file::read_to_string(path)
         .map_err(|e| vec![Problem::in_file(path, format!("cannot read: {e}"))])?;
     let mut objects = Vec::new();
     let mut problems = Vec::new();
@@ -142,7 +142,10 @@ fn parse_object(path: &Path, line: usize, json: &str) -> Result<Map<String, Valu
         Err(e) => Err(Problem::new(
             path,
             Some(format!("line {line}, column {}", e.column())),
-            format!("not valid JSON: {e}"),
+            format!(
+                "not valid JSON: {}",
+                crate::config::problem::json_message(&e)
+            ),
         )),
     }
 }
@@ -396,7 +399,7 @@ struct Replay {
 }
 
 fn load_replays(path: &Path, problems: &mut Vec<Problem>) -> HashMap<String, Replay> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::regular_file::read_to_string(path) {
         Ok(text) => text,
         Err(e) => {
             problems.push(Problem::in_file(path, format!("cannot read: {e}")));

@@ -2,17 +2,22 @@
 //! that loads them with precise problems, renders them with the full cause of any
 //! failure, and checks them against sample contexts for `sparring validate`.
 
+mod ast_walk;
+mod call_depth;
 mod context;
 mod error;
+pub mod nesting;
 mod registry;
 mod sandbox;
 pub mod shipped;
 
+pub use call_depth::check_calls;
 pub use context::{
     policy_context, user_simulator_context, with_user_tools, OUT_OF_SCOPE_TOKEN, STOP_TOKEN,
     TRANSFER_TOKEN,
 };
 pub use error::PromptError;
+pub use nesting::check_nesting;
 pub use registry::PromptRegistry;
 pub use sandbox::{outside_calls, sandboxed_tera};
 pub use shipped::ShippedTemplate;

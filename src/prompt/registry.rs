@@ -8,8 +8,10 @@ use tera::{Context, Template, Tera};
 use crate::config::problem::Problem;
 use crate::error_chain::error_chain_lines;
 
+use super::call_depth::check_calls;
 use super::context::{sample_persona, sample_policy_context, sample_scenario};
 use super::error::{cause_chain, PromptError};
+use super::nesting::check_nesting;
 use super::sandbox::{outside_calls, sandboxed_tera};
 use super::shipped::{POLICY_TEMPLATE, USER_SIMULATOR_TEMPLATE};
 use super::{user_simulator_context, POLICY, STOP_TOKEN, USER_SIMULATOR};
@@ -60,6 +62,7 @@ impl PromptRegistry {
         let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut sources = Vec::new();
+        let mut parsed: Vec<(String, Template)> = Vec::new();
         for (name, path, text) in templates {
             if name.trim().is_empty() {
                 problems.push(Problem::in_file(
@@ -81,7 +84,7 @@ impl PromptRegistry {
                 continue;
             }
             seen.insert(name.clone(), path.clone());
-            let text = match text.map_or_else(|| std::fs::read_to_string(&path), Ok) {
+            let text = match text.map_or_else(|| crate::regular_file::read_to_string(&path), Ok) {
                 Ok(text) => text,
                 Err(err) => {
                     problems.push(Problem::in_file(
@@ -91,6 +94,15 @@ impl PromptRegistry {
                     continue;
                 }
             };
+            if let Err(too_deep) = check_nesting(&text) {
+                let (line, column) = too_deep.position(&text);
+                problems.push(Problem::new(
+                    &path,
+                    Some(format!("line {line}, column {column}")),
+                    too_deep.message(&name),
+                ));
+                continue;
+            }
             let template = match Template::new(&name, Some(path.display().to_string()), &text) {
                 Ok(template) => template,
                 Err(err) => {
@@ -109,7 +121,13 @@ impl PromptRegistry {
                 continue;
             }
             files.insert(name.clone(), path);
+            parsed.push((name.clone(), template));
             sources.push((name, text));
+        }
+        let graph: Vec<(&str, &Template)> = parsed.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        for call in check_calls(&graph) {
+            let file = files.get(&call.template).cloned().unwrap_or_default();
+            problems.push(Problem::in_file(file, call.message));
         }
         if !problems.is_empty() {
             return Err(problems);
@@ -351,6 +369,110 @@ mod tests {
         )])
         .unwrap_err();
         assert_eq!(judge[0].to_string(), "judges/leaky.tera: line 1, column 4: template `judge` calls `now`, which templates may not call: a template sees only the variables sparring passes it (no environment, files, clock or randomness); the functions it may call are range and throw");
+    }
+
+    /// On a thread with the stack of a tokio worker (2 MiB), in a debug build.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_template_at_every_nesting_limit_at_once_parses_and_renders_on_a_small_stack() {
+        use super::super::nesting::{MAX_BLOCK_DEPTH, MAX_BRACKET_DEPTH, MAX_OPERATORS};
+        let expression = format!(
+            "{}1{}{}",
+            "(".repeat(MAX_BRACKET_DEPTH),
+            ")".repeat(MAX_BRACKET_DEPTH),
+            " + 1".repeat(MAX_OPERATORS)
+        );
+        let text = format!(
+            "{}{{{{ {expression} }}}}{}",
+            "{% if true %}".repeat(MAX_BLOCK_DEPTH),
+            "{% endif %}".repeat(MAX_BLOCK_DEPTH)
+        );
+        let rendered = on_a_small_stack(move || {
+            let registry =
+                PromptRegistry::from_texts(vec![("t".into(), "t.tera".into(), text)]).unwrap();
+            registry.render("t", &Context::new()).unwrap()
+        });
+        assert_eq!(rendered, (MAX_OPERATORS + 1).to_string());
+    }
+
+    #[test]
+    fn a_chain_of_includes_each_at_every_limit_renders_on_a_small_stack() {
+        use super::super::call_depth::MAX_CALL_DEPTH;
+        use super::super::nesting::{MAX_BLOCK_DEPTH, MAX_BRACKET_DEPTH, MAX_OPERATORS};
+        let expression = format!(
+            "{}1{}{}",
+            "(".repeat(MAX_BRACKET_DEPTH),
+            ")".repeat(MAX_BRACKET_DEPTH),
+            " + 1".repeat(MAX_OPERATORS)
+        );
+        let templates: Vec<(String, PathBuf, String)> = (0..=MAX_CALL_DEPTH)
+            .map(|i| {
+                let include = if i < MAX_CALL_DEPTH {
+                    format!("{{% include \"t{}\" %}}", i + 1)
+                } else {
+                    String::new()
+                };
+                let text = format!(
+                    "{}{{{{ {expression} }}}}{include}{}",
+                    "{% if true %}".repeat(MAX_BLOCK_DEPTH),
+                    "{% endif %}".repeat(MAX_BLOCK_DEPTH)
+                );
+                (format!("t{i}"), PathBuf::from(format!("t{i}.tera")), text)
+            })
+            .collect();
+        let rendered = on_a_small_stack(move || {
+            let registry = PromptRegistry::from_texts(templates).unwrap();
+            registry.render("t0", &Context::new()).unwrap()
+        });
+        assert_eq!(
+            rendered,
+            (MAX_OPERATORS + 1).to_string().repeat(MAX_CALL_DEPTH + 1)
+        );
+    }
+
+    #[test]
+    fn a_template_nested_100_000_deep_is_a_problem_at_its_line_not_a_crash() {
+        let cases = [
+            format!("{{{{ {}1{} }}}}", "(".repeat(100_000), ")".repeat(100_000)),
+            format!(
+                "{}x{}",
+                "{% if a %}".repeat(100_000),
+                "{% endif %}".repeat(100_000)
+            ),
+            format!("{{% if {}a %}}{{% endif %}}", "not ".repeat(100_000)),
+            format!("{{{{ 1{} }}}}", " + 1".repeat(100_000)),
+        ];
+        for text in cases {
+            let problems = on_a_small_stack(move || {
+                PromptRegistry::from_texts(vec![("judge".into(), "j.tera".into(), text)])
+                    .unwrap_err()
+            });
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            let problem = problems[0].to_string();
+            assert!(problem.starts_with("j.tera: line 1, column "), "{problem}");
+            assert!(problem.contains("the limit"), "{problem}");
+        }
+    }
+
+    #[test]
+    fn a_macro_that_calls_itself_is_refused_before_it_is_rendered() {
+        let text = "{% macro f(n) %}{{ self::f(n=n) }}{% endmacro f %}{{ self::f(n=1) }}";
+        let problems = PromptRegistry::from_texts(vec![("t".into(), "t.tera".into(), text.into())])
+            .unwrap_err();
+        assert!(
+            problems[0]
+                .to_string()
+                .starts_with("t.tera: template `t`: macro `f` renders itself"),
+            "{problems:?}"
+        );
     }
 
     #[test]

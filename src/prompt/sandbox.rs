@@ -15,8 +15,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use tera::ast::{Expr, ExprVal, FunctionCall, Node};
 use tera::{Template, Tera, Value};
+
+use super::ast_walk::{walk_nodes, Found};
 
 /// The functions a template may call: both are pure.
 pub const ALLOWED_FUNCTIONS: [&str; 2] = ["range", "throw"];
@@ -69,9 +70,11 @@ impl OutsideCall {
 /// in [`ALLOWED_FUNCTIONS`], each place it is called at, in text order.
 pub fn outside_calls(template: &Template, text: &str) -> Vec<OutsideCall> {
     let mut names = BTreeSet::new();
-    walk_nodes(&template.ast, &mut |call| {
-        if !ALLOWED_FUNCTIONS.contains(&call.name.as_str()) {
-            names.insert(call.name.clone());
+    walk_nodes(&template.ast, true, &mut |found| {
+        if let Found::Function(call) = found {
+            if !ALLOWED_FUNCTIONS.contains(&call.name.as_str()) {
+                names.insert(call.name.clone());
+            }
         }
     });
     let mut calls = Vec::new();
@@ -91,107 +94,6 @@ pub fn outside_calls(template: &Template, text: &str) -> Vec<OutsideCall> {
     }
     calls.sort_by_key(|c| c.position);
     calls
-}
-
-/// Visit every function call (not filters, tests or macros) in `nodes`.
-fn walk_nodes(nodes: &[Node], visit: &mut dyn FnMut(&FunctionCall)) {
-    for node in nodes {
-        match node {
-            Node::VariableBlock(_, expr) => walk_expr(expr, visit),
-            Node::MacroDefinition(_, definition, _) => {
-                for default in definition.args.values().flatten() {
-                    walk_expr(default, visit);
-                }
-                walk_nodes(&definition.body, visit);
-            }
-            Node::Set(_, set) => walk_expr(&set.value, visit),
-            Node::FilterSection(_, section, _) => {
-                walk_args(&section.filter.args, visit);
-                walk_nodes(&section.body, visit);
-            }
-            Node::Block(_, block, _) => walk_nodes(&block.body, visit),
-            Node::Forloop(_, forloop, _) => {
-                walk_expr(&forloop.container, visit);
-                walk_nodes(&forloop.body, visit);
-                if let Some(empty) = &forloop.empty_body {
-                    walk_nodes(empty, visit);
-                }
-            }
-            Node::If(branches, _) => {
-                for (_, condition, body) in &branches.conditions {
-                    walk_expr(condition, visit);
-                    walk_nodes(body, visit);
-                }
-                if let Some((_, body)) = &branches.otherwise {
-                    walk_nodes(body, visit);
-                }
-            }
-            Node::Super
-            | Node::Text(_)
-            | Node::Extends(..)
-            | Node::Include(..)
-            | Node::ImportMacro(..)
-            | Node::Raw(..)
-            | Node::Break(_)
-            | Node::Continue(_)
-            | Node::Comment(..) => {}
-        }
-    }
-}
-
-fn walk_args(args: &HashMap<String, Expr>, visit: &mut dyn FnMut(&FunctionCall)) {
-    for arg in args.values() {
-        walk_expr(arg, visit);
-    }
-}
-
-fn walk_expr(expr: &Expr, visit: &mut dyn FnMut(&FunctionCall)) {
-    walk_value(&expr.val, visit);
-    for filter in &expr.filters {
-        walk_args(&filter.args, visit);
-    }
-}
-
-fn walk_value(value: &ExprVal, visit: &mut dyn FnMut(&FunctionCall)) {
-    match value {
-        ExprVal::FunctionCall(call) => {
-            visit(call);
-            walk_args(&call.args, visit);
-        }
-        ExprVal::Math(math) => {
-            walk_expr(&math.lhs, visit);
-            walk_expr(&math.rhs, visit);
-        }
-        ExprVal::Logic(logic) => {
-            walk_expr(&logic.lhs, visit);
-            walk_expr(&logic.rhs, visit);
-        }
-        ExprVal::In(within) => {
-            walk_expr(&within.lhs, visit);
-            walk_expr(&within.rhs, visit);
-        }
-        ExprVal::Test(test) => {
-            for arg in &test.args {
-                walk_expr(arg, visit);
-            }
-        }
-        ExprVal::MacroCall(call) => walk_args(&call.args, visit),
-        ExprVal::Array(items) => {
-            for item in items {
-                walk_expr(item, visit);
-            }
-        }
-        ExprVal::StringConcat(concat) => {
-            for value in &concat.values {
-                walk_value(value, visit);
-            }
-        }
-        ExprVal::String(_)
-        | ExprVal::Int(_)
-        | ExprVal::Float(_)
-        | ExprVal::Bool(_)
-        | ExprVal::Ident(_) => {}
-    }
 }
 
 /// Where `name(` is written inside a tag (`{{ … }}` or `{% … %}`, not a

@@ -21,12 +21,14 @@ use crate::agent::{metrics, Agent, RunFailure, RunRequest};
 /// Largest run request accepted (rows carry long system prompts and tools).
 pub const AGENT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// What the handlers share: the agent and its cap on rollouts in flight
-/// (the job's `concurrency`; more requests wait for a slot).
+/// What the handlers share: the agent, its cap on rollouts in flight (the
+/// job's `concurrency`; more requests wait for a slot) and the token every
+/// route but `/health` wants, if any (`super::agent_auth`).
 #[derive(Clone)]
 pub struct AgentState {
     pub agent: Arc<Agent>,
     pub slots: Arc<Semaphore>,
+    pub token: Option<Arc<str>>,
 }
 
 impl AgentState {
@@ -34,11 +36,21 @@ impl AgentState {
         AgentState {
             agent,
             slots: Arc::new(Semaphore::new(concurrency.max(1))),
+            token: None,
+        }
+    }
+
+    /// The same, wanting `token` on every route but `/health`.
+    pub fn with_token(self, token: Option<String>) -> AgentState {
+        AgentState {
+            token: token.map(Arc::from),
+            ..self
         }
     }
 }
 
 pub fn agent_router(state: AgentState) -> Router {
+    let token = state.token.clone();
     Router::new()
         .route("/run", post(run))
         .route("/v1/responses", post(responses))
@@ -50,6 +62,14 @@ pub fn agent_router(state: AgentState) -> Router {
         .route("/aggregate_metrics", post(aggregate_metrics))
         .route("/health", get(health))
         .layer(DefaultBodyLimit::max(AGENT_BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            token,
+            super::agent_auth::require_agent_token,
+        ))
+        .layer(axum::middleware::from_fn(
+            super::json_errors::json_detail_errors,
+        ))
+        .layer(super::json_errors::nosniff())
         .with_state(state)
 }
 

@@ -108,8 +108,12 @@ async fn create_job(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let job = job_from_body(&state, &headers, &query, &body)?;
-    let (row, existed) = jobs::check_and_submit(state.store.as_ref(), &job, query.new_job).await?;
+    let submitting = state.clone();
+    let (row, existed) = super::blocking::off_the_workers(async move {
+        let job = job_from_body(&submitting, &headers, &query, &body)?;
+        Ok(jobs::check_and_submit(submitting.store.as_ref(), &job, query.new_job).await?)
+    })
+    .await?;
     start_submitted(&state, row.id, existed).await
 }
 

@@ -46,7 +46,7 @@ pub async fn require_token(
 
 /// The credentials of `Authorization: Bearer TOKEN`; the scheme's name is
 /// case-insensitive (RFC 7235 §2.1), so `bearer` and `BEARER` are Bearer too.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = value.split_once([' ', '\t'])?;
     scheme
@@ -72,7 +72,7 @@ fn query_token(query: Option<&str>) -> Option<String> {
 }
 
 /// Tokens are compared in time independent of where they differ.
-fn same(given: &str, expected: &str) -> bool {
+pub(super) fn same(given: &str, expected: &str) -> bool {
     let (a, b) = (given.as_bytes(), expected.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -139,7 +139,7 @@ impl RawConversationsQuery {
             ("after", &self.after, "a conversation id"),
             ("limit", &self.limit, "a page size"),
         ] {
-            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            if value.as_deref().is_some_and(super::query_values::is_blank) {
                 problems.push(Problem::at_field(
                     QUERY_LABEL,
                     field,

@@ -128,12 +128,15 @@ fn request_of(
         });
     }
     let request: FilesRequest = serde_json::from_slice(body).map_err(|e| {
-        ApiError::Invalid(vec![Problem::in_file(
+        let problem = Problem::from_json_error(BODY_LABEL, &e);
+        ApiError::Invalid(vec![Problem::new(
             BODY_LABEL,
+            problem.location,
             format!(
-                "{e}; send {{\"name\": NAME, \"files\": [PATH, …]}} with paths relative to the \
+                "{}; send {{\"name\": NAME, \"files\": [PATH, …]}} with paths relative to the \
                  data root, or the conversations themselves as NDJSON \
-                 (Content-Type: application/x-ndjson, ?name=NAME)"
+                 (Content-Type: application/x-ndjson, ?name=NAME)",
+                problem.message
             ),
         )])
     })?;
@@ -176,13 +179,17 @@ async fn create_import(
     Query(query): Query<BodyQuery>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let request = request_of(&state, &headers, query, &body)?;
-    let problems = request.problems("name", "files");
-    if !problems.is_empty() {
-        return Err(ApiError::Invalid(problems));
-    }
+    let reading = state.clone();
+    let checked = super::blocking::off_the_workers(async move {
+        let request = request_of(&reading, &headers, query, &body)?;
+        let problems = request.problems("name", "files");
+        if !problems.is_empty() {
+            return Err(ApiError::Invalid(problems));
+        }
+        Ok(importing::check(&request, &RunOptions::default()).await?)
+    })
+    .await?;
     let options = RunOptions::default();
-    let checked = importing::check(&request, &options).await?;
     // Its own task: a request that outlives the service's timeout ends, and
     // the import goes on to the end (the job shows it).
     let store = state.store.clone();

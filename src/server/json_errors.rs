@@ -3,7 +3,12 @@
 //! runs: a path or query value that does not parse (400), a body over the
 //! limit (413), an unknown route (404), a method a route does not take (405),
 //! a request that took too long (408). Their plain-text message becomes the
-//! `error`; HTML error pages of the web UI are left as they are.
+//! `error`; HTML error pages of the web UI are left as they are. The agent
+//! server's are `{"detail": "..."}`, as its own errors are.
+//!
+//! Every response, error or not, also says `X-Content-Type-Options:
+//! nosniff`, so a browser never reads a JSON error that echoes a request's
+//! text as HTML.
 
 use axum::body::{to_bytes, Body};
 use axum::extract::Request;
@@ -16,7 +21,17 @@ use serde_json::json;
 const MAX_TEXT: usize = 64 * 1024;
 
 pub async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+    as_json(next.run(request).await, "error").await
+}
+
+/// The same for `sparring agent`, whose errors are NeMo Gym's (FastAPI's)
+/// shape: `{"detail": "..."}`.
+pub async fn json_detail_errors(request: Request, next: Next) -> Response {
+    as_json(next.run(request).await, "detail").await
+}
+
+/// A plain-text error `response` as `{key: its text}`.
+async fn as_json(response: Response, key: &str) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || !is_plain(&response) {
         return response;
@@ -34,7 +49,7 @@ pub async fn json_errors(request: Request, next: Next) -> Response {
     } else {
         text
     };
-    let body = json!({ "error": message }).to_string();
+    let body = json!({ key: message }).to_string();
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -52,4 +67,12 @@ fn is_plain(response: &Response) -> bool {
     !["application/json", "text/html", "text/event-stream"]
         .iter()
         .any(|k| kind.starts_with(k))
+}
+
+/// `X-Content-Type-Options: nosniff` on every response of a router.
+pub fn nosniff() -> tower_http::set_header::SetResponseHeaderLayer<HeaderValue> {
+    tower_http::set_header::SetResponseHeaderLayer::overriding(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    )
 }

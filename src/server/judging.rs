@@ -152,19 +152,24 @@ async fn create_judging_job(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let request: JudgingRequest = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::Invalid(vec![Problem::in_file(BODY_LABEL, e.to_string())]))?;
+        .map_err(|e| ApiError::Invalid(vec![Problem::from_json_error(BODY_LABEL, &e)]))?;
     let mut spec = spec_of(&request, state.boundary.data_root())?;
     if let JudgesSource::Inline { toml, base } = &mut spec.judges {
         // Checked as the submitter's (paths inside the data root, no keys but
         // the operator's), and kept resolved, so that the job, when it runs,
-        // reads exactly what was checked.
-        let set = load_judges_with(
-            Path::new(INLINE_JUDGES),
-            toml,
-            base,
-            Trust::Submitted(&state.boundary),
-        )
-        .map_err(ApiError::Invalid)?;
+        // reads exactly what was checked; the templates it names are read
+        // off the async workers.
+        let (text, from, boundary) = (toml.clone(), base.clone(), state.boundary.clone());
+        let set = super::blocking::off_the_workers(async move {
+            load_judges_with(
+                Path::new(INLINE_JUDGES),
+                &text,
+                &from,
+                Trust::Submitted(&boundary),
+            )
+            .map_err(ApiError::Invalid)
+        })
+        .await?;
         *toml = set.resolved;
         *base = PathBuf::from("/");
     }

@@ -4,8 +4,10 @@
 //! (`jobs::work_stored`); `sparring worker` processes may share them (Postgres).
 
 pub mod agent;
+pub mod agent_auth;
 mod api;
 mod auth;
+mod blocking;
 mod error;
 mod export;
 mod filters;
@@ -186,6 +188,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             relative_paths::relative_paths,
         ))
+        .layer(json_errors::nosniff())
         .with_state(state)
 }
 

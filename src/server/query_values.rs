@@ -32,8 +32,31 @@ fn blank_parameter(query: Option<&str>) -> Option<String> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query?).ok()?;
     pairs
         .into_iter()
-        .find(|(key, value)| key != AUTH_PARAMETER && value.trim().is_empty())
+        .find(|(key, value)| key != AUTH_PARAMETER && is_blank(value))
         .map(|(key, _)| key)
+}
+
+/// Whether `value` is only white space as the OpenAPI document means it: a
+/// text parameter's schema has the pattern `\S`, and a JSON Schema pattern
+/// is an ECMAScript regex, whose `\s` is not Rust's `char::is_whitespace`:
+/// it holds U+FEFF (the byte-order mark) and not U+0085 (next line).
+pub fn is_blank(value: &str) -> bool {
+    value.chars().all(is_pattern_space)
+}
+
+/// A character ECMAScript's `\s` matches: WhiteSpace and LineTerminator.
+fn is_pattern_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
 }
 
 /// What a number in the query string must read as.
@@ -83,6 +106,18 @@ mod tests {
             Some("termination".into())
         );
         assert_eq!(blank_parameter(Some("token=&limit=2")), None);
+        // As the document's pattern \S reads them: U+0085 is text, U+FEFF space.
+        assert_eq!(blank_parameter(Some("base=%C2%85")), None);
+        assert_eq!(
+            blank_parameter(Some("base=%EF%BB%BF%E2%80%A8")),
+            Some("base".into())
+        );
+        for c in ['\u{85}', '\u{180e}', '\u{200b}', 'x'] {
+            assert!(!is_blank(&c.to_string()), "{c:?}");
+        }
+        for c in ['\u{a0}', '\u{3000}', '\u{feff}', '\u{2029}', '\u{b}'] {
+            assert!(is_blank(&c.to_string()), "{c:?}");
+        }
         assert_eq!(blank_parameter(Some("limit=2&scenario=s1")), None);
         assert_eq!(blank_parameter(None), None);
     }

@@ -35,16 +35,20 @@ async fn create_synthesis_job(
     Query(query): Query<CreateQuery>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let (text, base) = submitted(&state, &query, &body)?;
-    let mut config = from_toml(
-        Path::new(BODY_LABEL),
-        text,
-        &base,
-        Trust::Submitted(&state.boundary),
-    )
-    .map_err(ApiError::Invalid)?;
-    config.database = state.database.clone();
-    let (row, existed) = submit_synthesis(state.store.as_ref(), &config, query.new_job).await?;
+    let submitting = state.clone();
+    let (row, existed) = super::blocking::off_the_workers(async move {
+        let (text, base) = submitted(&submitting, &query, &body)?;
+        let mut config = from_toml(
+            Path::new(BODY_LABEL),
+            text,
+            &base,
+            Trust::Submitted(&submitting.boundary),
+        )
+        .map_err(ApiError::Invalid)?;
+        config.database = submitting.database.clone();
+        Ok(submit_synthesis(submitting.store.as_ref(), &config, query.new_job).await?)
+    })
+    .await?;
     start_submitted(&state, row.id, existed).await
 }
 

@@ -52,6 +52,8 @@ pub enum AgentKind {
     Strands,
     /// `faulty_agent.py`: fails as its path's first segment says.
     Faulty,
+    /// `path_recorder.py`: uvicorn, recording every path it is sent.
+    PathRecorder,
 }
 
 impl AgentKind {
@@ -60,6 +62,7 @@ impl AgentKind {
         match self {
             AgentKind::LangGraph => "/ok",
             AgentKind::AdkRest => "/list-apps",
+            AgentKind::PathRecorder => "/seen",
             _ => "/health",
         }
     }
@@ -208,6 +211,7 @@ pub async fn start_agent_with_model(
         AgentKind::PydanticAi => script(&python, &agents.join("pydantic_ai_agent.py")),
         AgentKind::Strands => script(&python, &agents.join("strands_agent.py")),
         AgentKind::Faulty => script(&python, &agents.join("faulty_agent.py")),
+        AgentKind::PathRecorder => script(&python, &agents.join("path_recorder.py")),
         AgentKind::LangGraph => langgraph_dev(&python, &agents, dir.path()),
     };
     let log = dir.path().join("agent.log");

@@ -27,12 +27,21 @@
 //! # status = 422
 //! mentions = ["job.toml", "line 4", "concurrency"]
 //! # existing_database = true   # give it only with the existing sparring.db (e.g. `judge --job 1`)
+//! # fifo = ["pipe.jsonl"]      # named pipes made in the case folder (git holds none)
+//! # nest = [{ file = "job.toml", open = "(", close = ")", times = 100000 }]
+//! #                            # in that file, @OPEN@ and @CLOSE@ become open and close
+//! #                            # repeated `times` (git holds no 100,000-deep file)
 //! ```
+//!
+//! Every command is given 60 s: one that hangs fails its case (and is killed).
 //! `{case}` in `cli` is the case folder's path; in `path`, the case folder
 //! relative to the service's data root (the service's folder, which holds it).
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
@@ -56,6 +65,24 @@ struct Case {
     /// The command needs the existing database (a judging job of job 1).
     #[serde(default)]
     existing_database: bool,
+    /// Named pipes to make in the case folder.
+    #[serde(default)]
+    fifo: Vec<String>,
+    /// Text made at run time in a file of the case.
+    #[serde(default)]
+    nest: Vec<Nest>,
+}
+
+/// In `file`, `@OPEN@` and `@CLOSE@` replaced by `open` and `close`
+/// repeated `times`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Nest {
+    file: String,
+    open: String,
+    #[serde(default)]
+    close: String,
+    times: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,9 +123,25 @@ fn cases() -> Vec<(String, Case)> {
     cases
 }
 
-/// The case's files copied into `into`, with the repository paths it asks for.
+/// The case's files copied into `into`, with the repository paths it asks
+/// for, its nested text made and its named pipes.
 fn lay_out(name: &str, case: &Case, into: &Path) {
     copy_tree(&corpus().join(name), into);
+    for nest in &case.nest {
+        let path = into.join(&nest.file);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{name}: {}: {e}", nest.file))
+            .replace("@OPEN@", &nest.open.repeat(nest.times))
+            .replace("@CLOSE@", &nest.close.repeat(nest.times));
+        std::fs::write(&path, text).unwrap();
+    }
+    for fifo in &case.fifo {
+        let made = std::process::Command::new("mkfifo")
+            .arg(into.join(fifo))
+            .status()
+            .unwrap();
+        assert!(made.success(), "{name}: mkfifo {fifo}");
+    }
     for path in &case.copy {
         let from = common::repo().join(path);
         let to = into.join(path);
@@ -137,11 +180,14 @@ fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, u64)> {
         for entry in std::fs::read_dir(&at).unwrap() {
             let entry = entry.unwrap();
             let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
             if meta.is_dir() {
                 stack.push(entry.path());
-            } else {
-                let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
+            } else if meta.is_file() {
                 files.insert(relative, (meta.len(), content_hash(&entry.path())));
+            } else {
+                // A named pipe of the case: never read (it would block).
+                files.insert(relative, (0, 0));
             }
         }
     }
@@ -224,7 +270,12 @@ fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> O
         .map(|a| a.replace("{case}", &dir.path().display().to_string()))
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = common::sparring(dir.path(), &args);
+    let Some(out) = sparring_within(dir.path(), &args, Duration::from_secs(60)) else {
+        return Some(format!(
+            "`sparring {}`: still running after 60 s (killed)",
+            args.join(" ")
+        ));
+    };
     let stderr = common::text(&out.stderr);
     let mut wrong = Vec::new();
     if out.status.code() != case.exit {
@@ -258,6 +309,45 @@ fn check_cli(name: &str, case: &Case, args: &[String], with_database: bool) -> O
             args.join(" "),
             wrong.join("; ")
         )
+    })
+}
+
+/// `sparring ARGS` in `cwd`, or `None` (killed) when it runs past `limit`.
+fn sparring_within(cwd: &Path, args: &[&str], limit: Duration) -> Option<Output> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sparring"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("SPARRING_DATABASE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Some(Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     })
 }
 

@@ -31,9 +31,14 @@ struct AgentProcess {
 
 impl AgentProcess {
     fn start(dir: &Path, config: &Path) -> AgentProcess {
+        Self::start_with(dir, config, &[])
+    }
+
+    fn start_with(dir: &Path, config: &Path, args: &[&str]) -> AgentProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sparring"))
             .args(["agent", "--config", config.to_str().unwrap()])
             .args(["--bind", "127.0.0.1:0"])
+            .args(args)
             .current_dir(dir)
             .env_remove("SPARRING_DATABASE")
             .stdout(Stdio::piped())
@@ -82,9 +87,14 @@ impl Drop for AgentProcess {
 /// NeMo Gym's rollout collection of `rows` × `repeats` through the agent;
 /// the rollouts file it wrote.
 fn collect(python: &str, agent: &AgentProcess, rows: &Path, out: &Path, repeats: u32) -> PathBuf {
+    collect_at(python, &agent.url, rows, out, repeats)
+}
+
+/// [`collect`] through the agent at `url` (which may carry user info).
+fn collect_at(python: &str, url: &str, rows: &Path, out: &Path, repeats: u32) -> PathBuf {
     let output = Command::new(python)
         .arg(repo().join("scripts/nemo_gym_collect.py"))
-        .args(["--agent-url", &agent.url])
+        .args(["--agent-url", url])
         .args(["--input", rows.to_str().unwrap()])
         .args(["--output", out.to_str().unwrap()])
         .args(["--num-repeats", &repeats.to_string()])
@@ -514,6 +524,57 @@ async fn scenario_set_story(python: &str, d: &Path, database: Option<String>) {
     assert!(key.ends_with("/t0.r0#2"), "{key}");
     assert_eq!(rollout["sparring"]["job_id"], job);
     again.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_with_a_token_is_collected_from_by_nemo_gym_with_the_token_in_its_host_and_refuses_the_rest(
+) {
+    let test = "an_agent_with_a_token_is_collected_from_by_nemo_gym_with_the_token_in_its_host";
+    let Some(python) = python(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (config, _) = common::write_job(d, &common::JobSpec::default());
+    let id = std::fs::read_to_string(repo().join("data/retail/scenarios.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
+        .unwrap();
+    let rows = d.join("rows.jsonl");
+    let row = serde_json::json!({"responses_create_params": {"input": []}, "scenario_id": id});
+    std::fs::write(&rows, format!("{row}\n")).unwrap();
+    let token = "agent-token-0123456789";
+    let agent = AgentProcess::start_with(d, &config, &["--token", token]);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    for auth in [None, Some("Bearer wrong-token-0123456789")] {
+        let mut request = client.post(format!("{}/run", agent.url)).json(&row);
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        let refused = request.send().await.unwrap();
+        assert_eq!(refused.status().as_u16(), 401, "{auth:?}");
+        assert_eq!(
+            refused.headers()["x-content-type-options"],
+            "nosniff",
+            "{auth:?}"
+        );
+        let body: Value = refused.json().await.unwrap();
+        assert!(body["detail"].as_str().unwrap().contains("token"), "{body}");
+    }
+    let health = client
+        .get(format!("{}/health", agent.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    let with_token = agent
+        .url
+        .replacen("http://", &format!("http://nemo-gym:{token}@"), 1);
+    let out = collect_at(&python, &with_token, &rows, &d.join("rollouts.jsonl"), 1);
+    assert_eq!(validated(&python, &out).len(), 1);
+    let (status, said) = agent.stop();
+    assert!(status.success(), "{said}");
 }
 
 async fn json_of(request: reqwest::RequestBuilder) -> Value {

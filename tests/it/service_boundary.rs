@@ -6,20 +6,19 @@
 //! `Authorization: bearer` is Bearer, and a blank query value is a 400
 //! everywhere in the API.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use sparring::config::MockConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::{self, copy_into, repo, Service};
+use crate::served::{serve_command, stored_errors, Served, TOKEN};
 
 /// The server's token, which a leaky template would put into prompts.
-const SECRET: &str = "s3cret-token-of-the-operator-7f3a9c";
+const SECRET: &str = TOKEN;
 
 /// A user-simulator template that reads the server's token (line 2, column 16).
 const LEAKY_USER: &str = "You are {{ persona.name }}. End with {{ stop_token }}.\n\
@@ -159,118 +158,6 @@ scenarios = "scenarios.jsonl"
 personas = "personas"
 "#
     )
-}
-
-/// `sparring serve` (the binary) over `root` with the token in
-/// `SPARRING_API_TOKEN` and `args`; killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-    client: reqwest::Client,
-}
-
-impl Served {
-    fn start(root: &Path, args: &[String]) -> Served {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut child = serve_command(root, args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (lines, said) = std::sync::mpsc::channel();
-        let pipe = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                let _ = lines.send(line);
-            }
-        });
-        let started = Instant::now();
-        let url = loop {
-            let line = said
-                .recv_timeout(Duration::from_secs(30))
-                .expect("sparring serve said nothing");
-            if line.contains("serving on") {
-                break line
-                    .split_whitespace()
-                    .find(|w| w.starts_with("http://"))
-                    .unwrap()
-                    .to_string();
-            }
-            assert!(started.elapsed() < Duration::from_secs(30), "{line}");
-        };
-        Served {
-            child,
-            url,
-            client: reqwest::Client::new(),
-        }
-    }
-
-    fn get(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client
-            .get(format!("{}{path}", self.url))
-            .bearer_auth(SECRET)
-    }
-
-    async fn post(&self, path: &str, content_type: &str, body: String) -> (u16, Value) {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.url))
-            .bearer_auth(SECRET)
-            .header("content-type", content_type)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
-        (status, value)
-    }
-
-    async fn submit(&self, config: String) -> (u16, Value) {
-        self.post("/v1/jobs", "application/toml", config).await
-    }
-
-    async fn job(&self, id: i64) -> Value {
-        let response = self.get(&format!("/v1/jobs/{id}")).send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        response.json().await.unwrap()
-    }
-
-    /// Poll job `id` until it is no longer pending or running here.
-    async fn wait(&self, id: i64) -> Value {
-        let started = Instant::now();
-        loop {
-            let view = self.job(id).await;
-            let status = view["status"].as_str().unwrap_or("").to_string();
-            if !["pending", "running"].contains(&status.as_str()) && view["running_here"] == false {
-                return view;
-            }
-            assert!(started.elapsed() < Duration::from_secs(120), "{view}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_command(root: &Path, args: &[String]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sparring"));
-    command
-        .args(["serve", "--bind", "127.0.0.1:0", "--database"])
-        .arg(format!("sqlite://{}", root.join("service.db").display()))
-        .arg("--data-root")
-        .arg(root)
-        .args(args)
-        .current_dir(root)
-        .env("SPARRING_API_TOKEN", SECRET)
-        .env_remove("SPARRING_DATABASE");
-    command
 }
 
 /// `(location, message)` of each problem of a 422.
@@ -927,16 +814,4 @@ async fn an_error_reply_of_a_server_a_job_names_is_shown_by_its_status_only() {
             "the reply came back: {shown}"
         );
     }
-}
-
-/// The errors stored with job `id`'s failed items.
-async fn stored_errors(db: &Path, id: i64) -> Vec<String> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query_scalar("SELECT last_error FROM items WHERE job_id = ? AND status = 'failed'")
-        .bind(id)
-        .fetch_all(&pool)
-        .await
-        .unwrap()
 }

@@ -10,6 +10,7 @@ pub mod a2a;
 pub mod http;
 pub mod responses_agent;
 pub mod trace;
+mod url_path;
 
 use std::path::Path;
 
@@ -23,6 +24,7 @@ pub use a2a::{A2aConfig, A2aKeys};
 pub use http::{HttpConfig, HttpKeys};
 pub use responses_agent::{ResponsesAgentConfig, ResponsesAgentKeys};
 pub use trace::TraceFormat;
+pub use url_path::{normalize_path, PathRefused};
 
 /// The kinds, as `kind` names them.
 pub const KINDS: &[&str] = &["model", "responses_agent", "a2a", "http"];
@@ -137,7 +139,8 @@ pub fn read_kind(
 
 /// A path below the agent's base URL: empty or starting with `/`, with no
 /// scheme or host of its own (a call never leaves the endpoint's host, which
-/// the service's egress rules check).
+/// the service's egress rules check), whose `..` (in any spelling) never
+/// climbs above the base URL's path ([`normalize_path`]).
 pub fn check_path(file: &Path, field: &str, path: &str, problems: &mut Vec<Problem>) {
     if !(path.is_empty() || path.starts_with('/')) || path.starts_with("//") {
         problems.push(Problem::at_field(
@@ -154,6 +157,8 @@ pub fn check_path(file: &Path, field: &str, path: &str, problems: &mut Vec<Probl
             field,
             format!("{path:?} holds a space or a control character; a URL path cannot"),
         ));
+    } else if let Err(why) = normalize_path(path) {
+        problems.push(Problem::at_field(file, field, format!("{path:?} {why}")));
     }
 }
 

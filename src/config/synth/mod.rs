@@ -39,7 +39,7 @@ use read::Tables;
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
 pub fn load_synth(path: &Path) -> Result<SynthConfig, Vec<Problem>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::regular_file::read_to_string(path).map_err(|e| {
         vec![Problem::in_file(
             path,
             format!("cannot read the synthesis config: {e}"),

@@ -77,7 +77,7 @@ impl SimulatedEnvironment {
             path: path.display().to_string(),
             problems,
         };
-        let text = std::fs::read_to_string(path)
+        let text = crate::regular_file::read_to_string(path)
             .map_err(|e| error(vec![format!("cannot read the tool specs: {e}")]))?;
         let specs = ToolSpecs::parse(&text).map_err(error)?;
         let built_in = TOOL_SIMULATOR_TEMPLATE;

@@ -65,7 +65,7 @@ pub const MARK: &str =
 /// or written by one (`README.md` with [`MARK`], `manifest.json` with its
 /// `gates`).
 pub fn replaceable(path: &std::path::Path) -> bool {
-    match std::fs::read_to_string(path) {
+    match crate::regular_file::read_to_string(path) {
         Err(e) => e.kind() == std::io::ErrorKind::NotFound,
         Ok(text) if path.extension().is_some_and(|e| e == "json") => {
             serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get("gates").is_some())

@@ -81,7 +81,7 @@ impl ProfileSource {
                     .unwrap_or_default();
                 parse(Path::new(&format!("profiles/{name}.toml")), text)
             }
-            ProfileSource::File(path) => match std::fs::read_to_string(path) {
+            ProfileSource::File(path) => match crate::regular_file::read_to_string(path) {
                 Ok(text) => parse(path, &text),
                 Err(e) => Err(vec![Problem::in_file(
                     path,

@@ -166,7 +166,13 @@ impl Checked {
 /// Invalid input is `RunError::Invalid` with every problem (the file and
 /// line of each), unless `skip_invalid`.
 pub async fn check(request: &ImportRequest, options: &RunOptions) -> Result<Checked, RunError> {
-    let formats = formats(request, options)?;
+    // Off the async workers: telling a format reads the file.
+    let formats = {
+        let (request, options) = (request.clone(), options.clone());
+        tokio::task::spawn_blocking(move || formats(&request, &options))
+            .await
+            .map_err(|e| RunError::Invalid(vec![Problem::in_file("import", e.to_string())]))??
+    };
     let (sources, skipped) = read_whole(request, &formats, options).await?;
     Ok(Checked {
         request: request.clone(),
@@ -251,13 +257,14 @@ async fn read_whole(
     let sources = request.sources.clone();
     let formats = formats.to_vec();
     let options = options.clone();
-    let (reports, problems, invalid, noted) = tokio::task::spawn_blocking(move || {
+    let (reports, problems, invalid, noted, unreadable) = tokio::task::spawn_blocking(move || {
         let mut said = Instant::now();
         let mut reports = Vec::new();
         let mut problems = Vec::new();
         let mut invalid = 0u64;
         // Invalid lines said otherwise than one by one.
         let mut noted = 0u64;
+        let mut unreadable = false;
         for (source, (format, detected)) in sources.iter().zip(formats) {
             let mut report = SourceReport {
                 shown: source.shown.clone(),
@@ -313,6 +320,8 @@ async fn read_whole(
                 noted += report.invalid - NOTHING_READ_LISTED;
             }
             if let Err(e) = read {
+                // A file that stops being readable is never skipped.
+                unreadable |= matches!(e, crate::import::SourceError::Io { .. });
                 problems.push(Problem::in_file(&source.shown, without_name(&e, source)));
                 invalid += 1;
                 noted += 1;
@@ -320,10 +329,14 @@ async fn read_whole(
             invalid += report.invalid;
             reports.push(report);
         }
-        (reports, problems, invalid, noted)
+        (reports, problems, invalid, noted, unreadable)
     })
     .await
     .map_err(|e| RunError::Invalid(vec![Problem::in_file("import", e.to_string())]))?;
+    if unreadable {
+        // A file that stops being readable is never skipped.
+        return Err(RunError::Invalid(problems));
+    }
     let valid: u64 = reports.iter().map(|r| r.conversations).sum();
     if invalid == 0 && valid > 0 {
         return Ok((reports, problems));

@@ -57,7 +57,7 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
         None => (Vec::new(), String::new()),
     };
     let policy = match &config.policy {
-        Some(file) => std::fs::read_to_string(file).map_err(|e| {
+        Some(file) => crate::regular_file::read_to_string(file).map_err(|e| {
             RunError::Invalid(vec![Problem::at_field(
                 &config.source,
                 "policy",
@@ -77,7 +77,7 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
 
 /// The first `shown` scenario rows of `file`, and its whole text.
 fn read_examples(file: &Path, shown: usize) -> Result<(Vec<Scenario>, String), RunError> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
+    let text = crate::regular_file::read_to_string(file).map_err(|e| {
         RunError::Invalid(vec![Problem::in_file(
             file,
             format!("cannot read the examples: {e}"),

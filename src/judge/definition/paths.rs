@@ -35,7 +35,7 @@ pub(super) fn read_template(
     base: &Path,
     problems: &mut FieldProblems<'_>,
 ) -> Option<String> {
-    match std::fs::read_to_string(resolved) {
+    match crate::regular_file::read_to_string(resolved) {
         Ok(text) => Some(text),
         Err(e) => {
             problems.at(

@@ -51,9 +51,11 @@ impl RawClient {
         })
     }
 
-    /// The URL `request` goes to.
-    pub fn url(&self, request: &RawRequest) -> String {
+    /// The URL `request` goes to: its path normalised below the base URL,
+    /// or a request never sent when the path would climb above it.
+    pub fn url(&self, request: &RawRequest) -> Result<String, LlmError> {
         join(&self.base_url, &request.path)
+            .map_err(|why| LlmError::InvalidRequest(format!("the path {:?} {why}", request.path)))
     }
 
     /// One exchange within `timeout`.
@@ -62,7 +64,7 @@ impl RawClient {
         request: &RawRequest,
         timeout: Duration,
     ) -> Result<RawExchange, LlmError> {
-        let url = self.url(request);
+        let url = self.url(request)?;
         let mut builder = self.http.request(request.method.clone(), &url);
         if let Some(auth) = &self.authorization {
             builder = builder.header(AUTHORIZATION, auth.clone());

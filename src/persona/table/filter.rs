@@ -13,6 +13,11 @@
 //! e.g. `country == 'USA' and age >= 65`, `state in ['CA', 'NY'] or not (sex == 'Male')`.
 //! A number compares with a number (or a text that reads as one), a text
 //! with a text; `<`, `>` between a number and a text are false.
+//!
+//! The parser recurses once per `(` and per `not`, so their nesting is
+//! counted and limited to [`MAX_NESTING`]; a chain of `and` or `or` is one
+//! node with many children, however long, so nothing else makes the tree
+//! deep.
 
 use std::fmt;
 
@@ -22,8 +27,10 @@ use super::Columns;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
-    Or(Box<Expr>, Box<Expr>),
-    And(Box<Expr>, Box<Expr>),
+    /// Two or more.
+    Or(Vec<Expr>),
+    /// Two or more.
+    And(Vec<Expr>),
     Not(Box<Expr>),
     Compare {
         column: String,
@@ -62,12 +69,16 @@ pub struct FilterError {
     pub message: String,
 }
 
+/// `(` and `not` nested in each other at most this deep.
+pub const MAX_NESTING: usize = 64;
+
 pub fn parse(text: &str) -> Result<Expr, FilterError> {
     let tokens = tokenize(text)?;
     let mut parser = Parser {
         tokens,
         at: 0,
         end: text.chars().count() + 1,
+        depth: 0,
     };
     let expr = parser.or()?;
     match parser.peek() {
@@ -206,6 +217,8 @@ struct Parser {
     at: usize,
     /// The column just past the text, for "ended too soon".
     end: usize,
+    /// `(` and `not` open around the token at `at`.
+    depth: usize,
 }
 
 /// The words that cannot name a column.
@@ -230,31 +243,52 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<Expr, FilterError> {
-        let mut left = self.and()?;
+        let mut terms = vec![self.and()?];
         while self.is_word("or") {
             self.at += 1;
-            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+            terms.push(self.and()?);
         }
-        Ok(left)
+        Ok(one_or(terms, Expr::Or))
     }
 
     fn and(&mut self) -> Result<Expr, FilterError> {
-        let mut left = self.not()?;
+        let mut terms = vec![self.not()?];
         while self.is_word("and") {
             self.at += 1;
-            left = Expr::And(Box::new(left), Box::new(self.not()?));
+            terms.push(self.not()?);
         }
-        Ok(left)
+        Ok(one_or(terms, Expr::And))
+    }
+
+    /// One level deeper, at the token at `at` (a `(` or a `not`).
+    fn deeper(&mut self) -> Result<(), FilterError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            let column = self.peek().map_or(self.end, |(c, _)| c);
+            return Err(FilterError {
+                column,
+                message: format!(
+                    "`(` and `not` are nested more than {MAX_NESTING} deep here, the limit; \
+                     write the filter with fewer levels (`not not` cancels out)"
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn not(&mut self) -> Result<Expr, FilterError> {
         if self.is_word("not") {
+            self.deeper()?;
             self.at += 1;
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            let inner = self.not()?;
+            self.depth -= 1;
+            return Ok(Expr::Not(Box::new(inner)));
         }
         if matches!(self.peek(), Some((_, Token::Open))) {
+            self.deeper()?;
             self.at += 1;
             let inner = self.or()?;
+            self.depth -= 1;
             return match self.next("`)`")? {
                 (_, Token::Close) => Ok(inner),
                 (column, other) => Err(FilterError {
@@ -360,6 +394,27 @@ impl Parser {
     }
 }
 
+/// The one term itself, or `join` of them all.
+fn one_or(mut terms: Vec<Expr>, join: fn(Vec<Expr>) -> Expr) -> Expr {
+    if terms.len() == 1 {
+        terms.remove(0)
+    } else {
+        join(terms)
+    }
+}
+
+/// `(a JOIN b JOIN c)`.
+fn write_joined(f: &mut fmt::Formatter<'_>, terms: &[Expr], join: &str) -> fmt::Result {
+    f.write_str("(")?;
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 {
+            f.write_str(join)?;
+        }
+        write!(f, "{term}")?;
+    }
+    f.write_str(")")
+}
+
 impl Expr {
     /// The columns the filter reads, in order of first mention.
     pub fn columns(&self) -> Vec<&str> {
@@ -370,9 +425,10 @@ impl Expr {
 
     fn collect_columns<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
-            Expr::Or(a, b) | Expr::And(a, b) => {
-                a.collect_columns(out);
-                b.collect_columns(out);
+            Expr::Or(terms) | Expr::And(terms) => {
+                for term in terms {
+                    term.collect_columns(out);
+                }
             }
             Expr::Not(a) => a.collect_columns(out),
             Expr::Compare { column, .. } | Expr::In { column, .. } => {
@@ -386,8 +442,8 @@ impl Expr {
     /// Whether the row passes; a column the row lacks reads as `null`.
     pub fn matches(&self, row: &Columns) -> bool {
         match self {
-            Expr::Or(a, b) => a.matches(row) || b.matches(row),
-            Expr::And(a, b) => a.matches(row) && b.matches(row),
+            Expr::Or(terms) => terms.iter().any(|t| t.matches(row)),
+            Expr::And(terms) => terms.iter().all(|t| t.matches(row)),
             Expr::Not(a) => !a.matches(row),
             Expr::Compare { column, op, value } => {
                 compare(row.get(column).unwrap_or(&Value::Null), *op, value)
@@ -465,8 +521,8 @@ impl fmt::Display for Literal {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Expr::Or(a, b) => write!(f, "({a} or {b})"),
-            Expr::And(a, b) => write!(f, "({a} and {b})"),
+            Expr::Or(terms) => write_joined(f, terms, " or "),
+            Expr::And(terms) => write_joined(f, terms, " and "),
             Expr::Not(a) => write!(f, "not {a}"),
             Expr::Compare { column, op, value } => write!(f, "{column} {op} {value}"),
             Expr::In { column, values } => {
@@ -505,6 +561,24 @@ mod tests {
         assert!(!filter.matches(&row(json!({"a": 1, "state": "NY"}))));
         let filter = parse("state not in ['CA']").unwrap();
         assert!(!filter.matches(&row(json!({"state": "CA"}))));
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_an_error_at_its_column_and_long_chains_are_not() {
+        let deep = |n: usize| format!("{}a == 1{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse(&deep(MAX_NESTING)).is_ok());
+        let err = parse(&deep(100_000)).unwrap_err();
+        assert_eq!(err.column, MAX_NESTING + 1);
+        assert!(err.message.contains("more than 64 deep"), "{err}");
+        let nots = format!("{}a == 1", "not ".repeat(100_000));
+        let err = parse(&nots).unwrap_err();
+        assert_eq!(err.column, 4 * MAX_NESTING + 1);
+        let chain = vec!["a == 1"; 100_000].join(" or ");
+        let filter = parse(&chain).unwrap();
+        assert!(filter.matches(&row(json!({"a": 1}))));
+        assert_eq!(filter.columns(), ["a"]);
+        let chain = vec!["not a == 2"; 100_000].join(" and ");
+        assert!(parse(&chain).unwrap().matches(&row(json!({"a": 1}))));
     }
 
     #[test]
@@ -565,8 +639,8 @@ mod tests {
         ];
         leaf.prop_recursive(4, 24, 2, |inner| {
             prop_oneof![
-                (inner.clone(), inner.clone()).prop_map(|(a, b)| Expr::Or(a.into(), b.into())),
-                (inner.clone(), inner.clone()).prop_map(|(a, b)| Expr::And(a.into(), b.into())),
+                prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Or),
+                prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::And),
                 inner.prop_map(|a| Expr::Not(a.into())),
             ]
         })

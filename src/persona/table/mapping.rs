@@ -12,7 +12,7 @@ use tera::{Context, Tera};
 
 use crate::config::file::PersonaTableFile;
 use crate::error_chain::error_chain;
-use crate::prompt::{outside_calls, sandboxed_tera};
+use crate::prompt::{check_calls, check_nesting, outside_calls, sandboxed_tera};
 
 use super::super::Persona;
 use super::{Columns, Row, TableError};
@@ -44,6 +44,17 @@ impl Mapping {
     pub fn new(config: &Path, settings: &PersonaTableFile) -> Result<Mapping, TableError> {
         let mut tera = sandboxed_tera();
         let mut add = |key: String, text: &str| -> Result<(), TableError> {
+            if let Err(too_deep) = check_nesting(text) {
+                let (line, column) = too_deep.position(text);
+                return Err(TableError::config(
+                    config,
+                    &key,
+                    format!(
+                        "template line {line}, column {column}: {}",
+                        too_deep.message(&key)
+                    ),
+                ));
+            }
             tera.add_raw_template(&key, text).map_err(|e| {
                 TableError::config(
                     config,
@@ -74,6 +85,21 @@ impl Mapping {
             let key = format!("persona_table.derived.{name}");
             add(key.clone(), text)?;
             derived.push(key);
+        }
+        let names: Vec<&str> = fields
+            .values()
+            .filter_map(|source| match source {
+                Source::Template(key) => Some(key.as_str()),
+                Source::Column(_) => None,
+            })
+            .chain(derived.iter().map(String::as_str))
+            .collect();
+        let parsed: Vec<(&str, &tera::Template)> = names
+            .iter()
+            .filter_map(|name| Some((*name, tera.get_template(name).ok()?)))
+            .collect();
+        if let Some(call) = check_calls(&parsed).into_iter().next() {
+            return Err(TableError::config(config, &call.template, call.message));
         }
         Ok(Mapping {
             config: config.to_path_buf(),

@@ -5,6 +5,7 @@
 //! store and no printing: `persona::dataset` and `sparring personas sample`
 //! call it.
 
+mod csv_quotes;
 pub mod filter;
 pub mod mapping;
 pub mod panel;

@@ -3,11 +3,14 @@
 //! the `parquet` crate's record reader, one row at a time).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
+
+use crate::jsonl::JsonlReader;
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::csv_quotes::{unclosed_quote, QuoteWatch};
 use super::{Columns, Place, Row, TableError};
 
 /// The formats a table may be written in, by file extension.
@@ -55,14 +58,16 @@ pub fn for_each_row(
 }
 
 fn open(path: &Path) -> Result<File, TableError> {
-    File::open(path).map_err(|e| TableError::table(path, None, format!("cannot be read: {e}")))
+    crate::regular_file::open(path)
+        .map_err(|e| TableError::table(path, None, format!("cannot be read: {e}")))
 }
 
 fn read_csv(
     path: &Path,
     each: &mut dyn FnMut(Row) -> Result<(), TableError>,
 ) -> Result<u64, TableError> {
-    let mut reader = csv::ReaderBuilder::new().from_reader(BufReader::new(open(path)?));
+    let mut reader =
+        csv::ReaderBuilder::new().from_reader(QuoteWatch::new(BufReader::new(open(path)?)));
     let headers = reader
         .headers()
         .map_err(|e| csv_error(path, &e))?
@@ -91,6 +96,9 @@ fn read_csv(
 }
 
 fn csv_error(path: &Path, e: &csv::Error) -> TableError {
+    if let Some(quote) = unclosed_quote(e) {
+        return TableError::table(path, Some(Place::Line(quote.line)), quote.to_string());
+    }
     let place = e.position().map(|p| Place::Line(p.line()));
     let message = match e.kind() {
         csv::ErrorKind::UnequalLengths {
@@ -122,16 +130,15 @@ fn read_jsonl(
     path: &Path,
     each: &mut dyn FnMut(Row) -> Result<(), TableError>,
 ) -> Result<u64, TableError> {
-    let reader = BufReader::new(open(path)?);
+    let mut reader = JsonlReader::new(BufReader::new(open(path)?));
     let mut rows = 0;
-    for (i, line) in reader.lines().enumerate() {
-        let place = Place::Line(i as u64 + 1);
-        let line =
-            line.map_err(|e| TableError::table(path, Some(place), format!("cannot be read: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let columns = match serde_json::from_str::<Value>(&line) {
+    while let Some(next) = reader.next_line() {
+        let (number, line) = next.map_err(|e| {
+            let place = e.line().map(|n| Place::Line(n as u64));
+            TableError::table(path, place, format!("cannot be read: {}", e.reason()))
+        })?;
+        let place = Place::Line(number as u64);
+        let columns = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(columns)) => columns,
             Ok(_) => {
                 return Err(TableError::table(
@@ -210,6 +217,21 @@ mod tests {
         assert!(
             text.contains("line 3") && text.contains("1 fields where the header has 2"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_quote_left_open_is_named_by_the_line_it_opened_not_read_as_one_long_cell() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.csv");
+        let cell = "x".repeat(1 << 20);
+        std::fs::write(&path, format!("uuid,persona\na,fine\nb,\"{cell}\nc,lost\n")).unwrap();
+        let err = for_each_row(&path, &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 3") && err.contains("never closed"),
+            "{err}"
         );
     }
 

@@ -39,9 +39,19 @@ pub fn router() -> Router<AppState> {
 #[tracing::instrument(skip_all)]
 async fn rollouts(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
     let request = RolloutsRequest::read(&body)?;
-    let Asked { job, prepared, k } = request.job(&state).await?;
+    let checking = state.clone();
+    let Asked {
+        job,
+        prepared,
+        k,
+        kept,
+    } = super::blocking::off_the_workers(async move { request.job(&checking).await }).await?;
     let groups = prepared.scenarios.len();
+    // Refused here, the request's inline scenarios go with `kept`.
     let (row, _) = jobs::submit(state.store.as_ref(), &job, &prepared, true).await?;
+    if let Some(kept) = kept {
+        kept.accepted();
+    }
     let job_id = row.id;
     let first = Line::Job {
         job_id,

@@ -76,6 +76,32 @@ pub struct Asked {
     pub job: Job,
     pub prepared: Prepared,
     pub k: u32,
+    /// The scenarios it gave inline, kept in the data root, with its turn
+    /// at them: taken away again when dropped before [`Kept::accepted`], so
+    /// that a request refused (or gone) before its job is stored leaves
+    /// nothing.
+    pub kept: Option<Kept>,
+}
+
+/// Inline scenarios written for a request whose job is not yet stored.
+pub struct Kept {
+    keeping: Option<super::inline::Keeping>,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Kept {
+    /// The job is stored: its scenarios file stays.
+    pub fn accepted(mut self) {
+        self.keeping = None;
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if let Some(keeping) = self.keeping.take() {
+            keeping.discard();
+        }
+    }
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> Problem {
@@ -125,7 +151,12 @@ impl RolloutsRequest {
     /// field that is missing, unknown, of the wrong type or out of range.
     pub fn read(body: &[u8]) -> Result<RolloutsRequest, ApiError> {
         let value: Value = serde_json::from_slice(body).map_err(|e| {
-            ApiError::BadRequest(format!("{BODY}: is not JSON ({e}); send a JSON object"))
+            ApiError::BadRequest(format!(
+                "{BODY}: is not JSON (line {}, column {}: {}); send a JSON object",
+                e.line(),
+                e.column(),
+                crate::config::problem::json_message(&e)
+            ))
         })?;
         let Value::Object(mut object) = value else {
             return Err(ApiError::BadRequest(format!(
@@ -283,7 +314,7 @@ impl RolloutsRequest {
                 let path = boundary
                     .contain(Path::new(BODY), "config", &root, Path::new(file))
                     .map_err(|p| ApiError::Invalid(vec![p]))?;
-                let text = std::fs::read_to_string(&path).map_err(|_| {
+                let text = crate::regular_file::read_to_string(&path).map_err(|_| {
                     ApiError::Invalid(vec![invalid(
                         "config",
                         format!("'{file}' cannot be read as a text file inside the data root"),
@@ -293,19 +324,63 @@ impl RolloutsRequest {
                 (file.clone(), text, base)
             }
         };
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             ApiError::Invalid(vec![Problem::from_toml_error(&label, &text, &e)])
         })?;
-        let scenario_file = match (&self.scenario_file, &self.inline) {
-            (_, Some(jsonl)) => Some(super::inline::keep(&root, jsonl)?),
+        // Scenarios given inline are kept in a file of the data root only
+        // while the request is checked and after it is taken: checked in
+        // turn with any other request keeping the same ones, written, and
+        // taken away again when the request is refused.
+        let Some(jsonl) = self.inline.clone() else {
+            return self.checked(state, &label, table, &root, &base, None).await;
+        };
+        let mut keeping = super::inline::plan(&root, jsonl)?;
+        let turn = super::inline::turn(&keeping.path).lock().await;
+        let checked = match keeping.write() {
+            Ok(()) => {
+                let path = keeping.path.clone();
+                self.checked(state, &label, table, &root, &base, Some(path))
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok(asked) => Ok(Asked {
+                kept: Some(Kept {
+                    keeping: Some(keeping),
+                    _turn: turn,
+                }),
+                ..asked
+            }),
+            Err(e) => {
+                keeping.discard();
+                Err(e)
+            }
+        }
+    }
+
+    /// The job of the request, its config being `table` (named `label`,
+    /// its paths relative to `base`), over the scenarios `kept` inline or
+    /// those the request or the config names.
+    async fn checked(
+        &self,
+        state: &AppState,
+        label: &str,
+        mut table: toml::Table,
+        root: &Path,
+        base: &Path,
+        kept: Option<PathBuf>,
+    ) -> Result<Asked, ApiError> {
+        let boundary = &state.boundary;
+        let scenario_file = match (&self.scenario_file, &kept) {
+            (_, Some(kept)) => Some(kept.clone()),
             (Some(file), None) => Some(
                 boundary
-                    .contain(Path::new(BODY), "scenarios.file", &root, Path::new(file))
+                    .contain(Path::new(BODY), "scenarios.file", root, Path::new(file))
                     .map_err(|p| ApiError::Invalid(vec![p]))?,
             ),
             (None, None) => None,
         };
-        let kept = self.inline.as_ref().and(scenario_file.clone());
         let said = |problems: Vec<Problem>| {
             ApiError::Invalid(
                 problems
@@ -321,7 +396,7 @@ impl RolloutsRequest {
         self.rewrite(&mut table, scenario_file.as_deref());
         let json = serde_json::to_string(&table)
             .map_err(|e| ApiError::Internal(format!("a config as JSON: {e}")))?;
-        let mut job = config::load::from_json(&label, &json, &base, Trust::Submitted(boundary))
+        let mut job = config::load::from_json(label, &json, base, Trust::Submitted(boundary))
             .map_err(said)?;
         job.database = state.database.clone();
         if let Some(key) = &self.api_key {
@@ -349,6 +424,7 @@ impl RolloutsRequest {
             job,
             prepared,
             k: self.k,
+            kept: None,
         })
     }
 
