@@ -13,13 +13,15 @@ use common::{databases, job_id_from, sparring, text, unique_name, write_job, Job
 use sparring::store::{self, Store};
 
 /// Slow enough to be interrupted mid-job, short leases so dead owners' items
-/// come back fast.
+/// come back fast. At 60 ms a call the 54 items take about 10 s: a CI
+/// machine that starves the test's poller for a few seconds (at 25 ms one did,
+/// and the job finished before its SIGTERM) still signals it mid-job.
 fn slow_job(name: &str, database: Option<String>) -> JobSpec {
     JobSpec {
         name: name.to_string(),
         database,
         personas_per_scenario: 2,
-        extra: "lease_secs = 1.0\n\n[mock]\nlatency_ms = 25\n".into(),
+        extra: "lease_secs = 1.0\n\n[mock]\nlatency_ms = 60\n".into(),
         ..JobSpec::default()
     }
 }
