@@ -18,6 +18,7 @@ use crate::store::{self, Store};
 use crate::user_checks::UserFlag;
 
 use super::export_said::{print_notices, progress_line, refuse, said};
+use super::progress::Counter;
 use super::{DEFAULT_DATABASE, EXIT_INVALID};
 
 #[derive(clap::Args)]
@@ -226,10 +227,10 @@ async fn export_from(
     let Some(target) = prepared.target.clone() else {
         anyhow::bail!("no output file to write to");
     };
-    let progress = Progress::new();
+    let progress = Counter::new("export", false);
     let mut show = |written: Written| {
-        if let Some(line) = progress_line(&written) {
-            progress.show(&line)
+        if let Some((done, line)) = progress_line(&written) {
+            progress.show(done, None, &line)
         }
     };
     let written = match &target {
@@ -241,13 +242,11 @@ async fn export_from(
         }
         ExportTarget::File(out) => writing::write_files(store, &prepared, out, &mut show).await,
     };
+    progress.finish();
     match written {
         // Said only once the export is where it belongs; on stderr when the
         // export itself is on stdout.
         Ok(report) => {
-            if matches!(report.written, Written::Lines(_) | Written::Pairs(_)) {
-                progress.clear();
-            }
             let said = said(&prepared, &report, &target);
             match &target {
                 ExportTarget::Stdout => eprintln!("{said}"),
@@ -297,32 +296,4 @@ async fn write_stdout(
     let written = writing::write_to(store, prepared, &mut outputs, show).await;
     drop(outputs);
     written.and_then(|w| Ok(writer.flush().map(|()| w)?))
-}
-
-/// The export's progress: one line on a terminal, rewritten in place and
-/// cleared at the end, so the result is printed once (on stdout); nothing
-/// when stderr is not a terminal.
-struct Progress {
-    terminal: bool,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        use std::io::IsTerminal;
-        Progress {
-            terminal: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn show(&self, line: &str) {
-        if self.terminal {
-            eprint!("\r\x1b[2K{line}");
-        }
-    }
-
-    fn clear(&self) {
-        if self.terminal {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }

@@ -130,18 +130,21 @@ fn notice_line(notice: &Notice) -> String {
     }
 }
 
-/// The progress line of what is written so far (none for scenarios).
-pub fn progress_line(written: &Written) -> Option<String> {
+/// How many are written so far and the progress line that says so (none
+/// for scenarios).
+pub fn progress_line(written: &Written) -> Option<(u64, String)> {
     match written {
-        Written::Lines(c) => Some(format!(
-            "exported {} conversations ({} skipped)",
+        Written::Lines(c) => Some((
             c.written,
-            c.skipped.total()
+            format!(
+                "exported {} conversations ({} skipped)",
+                c.written,
+                c.skipped.total()
+            ),
         )),
-        Written::Pairs(c) => Some(format!(
-            "exported {} pairs ({} skipped)",
+        Written::Pairs(c) => Some((
             c.written,
-            c.skipped()
+            format!("exported {} pairs ({} skipped)", c.written, c.skipped()),
         )),
         Written::Scenarios(_) => None,
     }

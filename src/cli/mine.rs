@@ -3,12 +3,7 @@
 //! model (docs/mining.md); the output folder written only when its job
 //! config passes `sparring validate`'s checks.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
-use indicatif::{ProgressBar, ProgressDrawTarget};
 
 use crate::config::environment::BUILTIN_ENVIRONMENTS;
 use crate::config::{MockConfig, OperatorEndpoints};
@@ -17,7 +12,7 @@ use crate::mine::private::{PrivacyRules, PrivateKind, Redactor};
 use crate::mine::{mine as run_mine, MineError, MineOutcome, MineRequest};
 use crate::mock_llm::InProcessMock;
 
-use super::progress::LINE_EVERY;
+use super::progress::Counter;
 use super::{report_problems, DEFAULT_DATABASE, EXIT_INVALID, EXIT_NOT_FOUND};
 
 /// Most model calls in flight.
@@ -107,13 +102,16 @@ pub async fn mine(args: MineArgs) -> anyhow::Result<i32> {
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("endpoint '{}' was not connected", config.name))?;
     let store = crate::store::open(&args.database).await?;
-    let progress = Progress::new(args.quiet);
+    let progress = Counter::new("mining", args.quiet);
     let mined = run_mine(
         store.as_ref(),
         model,
         environment.as_ref(),
         &request,
-        &|done, total| progress.show(done, total),
+        &|done, total| {
+            let message = format!("{done}/{total} conversations answered");
+            progress.show(done as u64, Some(total as u64), &message)
+        },
     )
     .await;
     store.close().await;
@@ -254,50 +252,6 @@ async fn write(out: &Path, outcome: &MineOutcome, environment: &str) -> anyhow::
         Err(e) => {
             eprintln!("error: {}", crate::error_chain::error_chain(&e));
             Ok(1)
-        }
-    }
-}
-
-/// A bar on a terminal; off one, a line at least every 10 s and at the end.
-struct Progress {
-    bar: Option<ProgressBar>,
-    quiet: bool,
-    last: Mutex<Option<Instant>>,
-}
-
-impl Progress {
-    fn new(quiet: bool) -> Arc<Progress> {
-        let bar = (!quiet && std::io::stderr().is_terminal())
-            .then(|| ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr()));
-        Arc::new(Progress {
-            bar,
-            quiet,
-            last: Mutex::new(None),
-        })
-    }
-
-    fn show(&self, done: usize, total: usize) {
-        if let Some(bar) = &self.bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-            return;
-        }
-        if self.quiet {
-            return;
-        }
-        let Ok(mut last) = self.last.lock() else {
-            return;
-        };
-        let due = last.is_none_or(|t| t.elapsed() >= LINE_EVERY);
-        if due || done == total {
-            eprintln!("mining: {done}/{total} conversations answered");
-            *last = Some(Instant::now());
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
         }
     }
 }

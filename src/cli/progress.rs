@@ -119,3 +119,68 @@ impl ProgressSink for CliProgress {
         }
     }
 }
+
+/// The progress of a command that is not a job (`mine`, `export`): how many
+/// things are done, of how many when that is known. On a terminal a bar (a
+/// spinner without a total) that is cleared at the end; off one, a line
+/// once 10 s have passed since the last (none for a command done sooner) and
+/// one when the last thing is done.
+pub struct Counter {
+    label: &'static str,
+    quiet: bool,
+    bar: Option<ProgressBar>,
+    last: Mutex<Instant>,
+}
+
+impl Counter {
+    pub fn new(label: &'static str, quiet: bool) -> Counter {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_secs(1));
+            bar
+        });
+        Counter {
+            label,
+            quiet,
+            bar,
+            last: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// `done` things of `total`, said as `message`.
+    pub fn show(&self, done: u64, total: Option<u64>, message: &str) {
+        if let Some(bar) = &self.bar {
+            if let Some(total) = total.filter(|_| bar.length().is_none()) {
+                bar.set_length(total);
+                if let Ok(style) = ProgressStyle::with_template(
+                    "{bar:30.cyan/blue} {pos}/{len} [{elapsed_precise}] {msg}",
+                ) {
+                    bar.set_style(style);
+                }
+            }
+            bar.set_position(done);
+            bar.set_message(message.to_string());
+            return;
+        }
+        if self.quiet {
+            return;
+        }
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.elapsed() >= LINE_EVERY || total == Some(done) {
+            eprintln!("{}: {message}", self.label);
+            *last = Instant::now();
+        }
+    }
+
+    /// The bar cleared, so what the command prints next stands alone.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
