@@ -1,4 +1,5 @@
-//! The one reader of JSON-lines input (imports, datasets, persona tables):
+//! The one reader of JSON-lines input (imports, scenarios, personas, persona
+//! tables, NeMo Gym rows and rollouts, Batch API output files):
 //! one line in memory at a time, and never more than a line's limit of it.
 //! Each line comes with its 1-based number; a line of only white space is
 //! skipped (and counted); a byte-order mark before the first line is

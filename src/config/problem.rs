@@ -36,6 +36,14 @@ impl Problem {
     pub fn in_file(file: impl AsRef<Path>, message: impl Into<String>) -> Self {
         Self::new(file, None, message)
     }
+
+    /// A line of a JSON-lines file that could not be read, at its number.
+    pub fn unreadable_line(file: impl AsRef<Path>, e: &crate::jsonl::LineError) -> Self {
+        match e.line() {
+            Some(line) => Self::at_line(file, line, e.reason()),
+            None => Self::in_file(file, format!("cannot read: {}", e.reason())),
+        }
+    }
 }
 
 impl fmt::Display for Problem {

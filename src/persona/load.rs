@@ -15,6 +15,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::config::document::{Node, Source};
 use crate::config::problem::{line_col, Problem};
+use crate::jsonl::JsonlReader;
 use crate::verify::Component;
 
 use super::{Persona, Scenario};
@@ -99,13 +100,16 @@ pub fn scenario_lines(path: &Path) -> HashMap<String, usize> {
     let Ok(text) = crate::regular_file::read_to_string(path) else {
         return HashMap::new();
     };
-    jsonl_lines(&text)
-        .filter_map(|(line, json)| {
-            serde_json::from_str::<Id>(json)
-                .ok()
-                .map(|record| (record.id, line))
-        })
-        .collect()
+    let mut lines = HashMap::new();
+    let mut reader = JsonlReader::new(text.as_bytes());
+    while let Some(next) = reader.next_line() {
+        if let Ok((line, json)) = next {
+            if let Ok(record) = serde_json::from_str::<Id>(json) {
+                lines.insert(record.id, line);
+            }
+        }
+    }
+    lines
 }
 
 /// Load scenarios from a JSONL file: one scenario per line, blank lines skipped.
@@ -389,14 +393,6 @@ fn toml_key_line(text: &str, path: &[String]) -> Option<usize> {
     line
 }
 
-/// Non-blank lines of a JSONL text with their 1-based line numbers.
-fn jsonl_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| (i + 1, line))
-        .filter(|(_, line)| !line.trim().is_empty())
-}
-
 /// Every line of a JSONL text as a `T`, each with its semantic `issues`
 /// reported at its line; lines that do not parse become problems too.
 fn load_jsonl<T: DeserializeOwned>(
@@ -406,7 +402,15 @@ fn load_jsonl<T: DeserializeOwned>(
     problems: &mut Vec<Problem>,
     issues: impl Fn(&T) -> Vec<String>,
 ) {
-    for (line, json) in jsonl_lines(text) {
+    let mut reader = JsonlReader::new(text.as_bytes());
+    while let Some(next) = reader.next_line() {
+        let (line, json) = match next {
+            Ok(read) => read,
+            Err(e) => {
+                problems.push(Problem::unreadable_line(path, &e));
+                continue;
+            }
+        };
         match parse_json_line::<T>(path, line, json) {
             Ok(item) => {
                 for issue in issues(&item) {

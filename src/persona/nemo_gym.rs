@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::config::problem::Problem;
 use crate::config::UserMode;
+use crate::jsonl::JsonlReader;
 use crate::llm::message::{Message, Role, ToolCall, ToolSpec};
 use crate::verify::{Action, Criteria};
 
@@ -55,9 +56,9 @@ pub fn load_rows(path: &Path, options: RowOptions<'_>) -> Result<Vec<Scenario>, 
     };
     let mut scenarios = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
-    for (line, json) in lines(&text) {
-        let row = match parse_object(path, line, json) {
-            Ok(row) => row,
+    for read in objects(path, &text) {
+        let (line, row) = match read {
+            Ok(read) => read,
             Err(problem) => {
                 problems.push(problem);
                 continue;
@@ -103,28 +104,27 @@ pub type Numbered = (usize, Map<String, Value>);
 pub fn json_objects(path: &Path) -> Result<Vec<Numbered>, Vec<Problem>> {
     let text = crate::regular_file::read_to_string(path)
         .map_err(|e| vec![Problem::in_file(path, format!("cannot read: {e}"))])?;
-    let mut objects = Vec::new();
-    let mut problems = Vec::new();
-    for (line, json) in lines(&text) {
-        match parse_object(path, line, json) {
-            Ok(object) => objects.push((line, object)),
-            Err(problem) => problems.push(problem),
-        }
-    }
+    let (rows, problems): (Vec<_>, Vec<_>) =
+        objects(path, &text).into_iter().partition(Result::is_ok);
     if problems.is_empty() {
-        Ok(objects)
+        Ok(rows.into_iter().flatten().collect())
     } else {
-        Err(problems)
+        Err(problems.into_iter().filter_map(Result::err).collect())
     }
 }
 
-/// Non-blank lines with their 1-based numbers, a byte-order mark ignored.
-fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.trim_start_matches('\u{feff}')
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty())
+/// Each line that is not blank as a JSON object at its number, or its
+/// problem, as the one JSON-lines reader reads them.
+fn objects(path: &Path, text: &str) -> Vec<Result<Numbered, Problem>> {
+    let mut reader = JsonlReader::new(text.as_bytes());
+    let mut rows = Vec::new();
+    while let Some(next) = reader.next_line() {
+        rows.push(match next {
+            Ok((line, json)) => parse_object(path, line, json).map(|row| (line, row)),
+            Err(e) => Err(Problem::unreadable_line(path, &e)),
+        });
+    }
+    rows
 }
 
 fn parse_object(path: &Path, line: usize, json: &str) -> Result<Map<String, Value>, Problem> {
@@ -407,9 +407,9 @@ fn load_replays(path: &Path, problems: &mut Vec<Problem>) -> HashMap<String, Rep
         }
     };
     let mut replays = HashMap::new();
-    for (line, json) in lines(&text) {
-        let rollout = match parse_object(path, line, json) {
-            Ok(rollout) => rollout,
+    for read in objects(path, &text) {
+        let (line, rollout) = match read {
+            Ok(read) => read,
             Err(problem) => {
                 problems.push(problem);
                 continue;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::config::synth::SynthConfig;
 use crate::config::Problem;
 use crate::env::{open_environment, open_environment_with, Environment};
+use crate::jsonl::JsonlReader;
 use crate::judge::Judge;
 use crate::persona::Scenario;
 use crate::synth::committee::Committee;
@@ -84,19 +85,19 @@ fn read_examples(file: &Path, shown: usize) -> Result<(Vec<Scenario>, String), R
         )])
     })?;
     let mut examples = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let mut reader = JsonlReader::new(text.as_bytes());
+    while let Some(next) = reader.next_line() {
         if examples.len() >= shown {
             break;
         }
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str(line) {
+        let (line, json) =
+            next.map_err(|e| RunError::Invalid(vec![Problem::unreadable_line(file, &e)]))?;
+        match serde_json::from_str(json) {
             Ok(scenario) => examples.push(scenario),
             Err(e) => {
                 return Err(RunError::Invalid(vec![Problem::at_line(
                     file,
-                    i + 1,
+                    line,
                     format!("not a scenario row: {e}; the examples are scenario rows as `sparring run` reads them"),
                 )]))
             }

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use crate::jsonl::JsonlReader;
 use crate::judge::{answered_call, JudgeCall, Order};
 use crate::llm::batch::{parse_line, BatchObject, LineOutcome};
 use crate::store::{BatchAnswer, BatchRequestRow, BatchRow};
@@ -28,19 +29,18 @@ impl BatchPhase<'_> {
             .flatten()
         {
             let content = endpoint.client.content(file_id).await?;
-            for (n, line) in content.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                match parse_line(line) {
+            let mut reader = JsonlReader::new(content.as_bytes());
+            while let Some(next) = reader.next_line() {
+                match next.map_err(|e| e.to_string()).and_then(|(n, line)| {
+                    parse_line(line).map_err(|why| format!("line {n}: {why}"))
+                }) {
                     Ok(read) => {
                         lines.insert(read.custom_id, read.outcome);
                     }
                     Err(why) => tracing::warn!(
                         job_id = self.job_id,
-                        "batch {}: file {file_id}, line {}: {why}; skipped",
+                        "batch {}: file {file_id}, {why}; skipped",
                         batch.id,
-                        n + 1
                     ),
                 }
             }
