@@ -11,15 +11,11 @@ use serde::Serialize;
 
 use crate::env::preflight::{check_gold_actions, probe_problems};
 use crate::env::Environment;
-use crate::minhash::{signature_similarity, MinHash};
 use crate::persona::load::{persona_problems, scenario_issues};
 use crate::persona::Scenario;
+use crate::synth::dedup::{DedupConfig, DedupIndex};
 
 use super::reply::Mined;
-
-/// Goals at least this similar (estimated Jaccard of 3-word shingles) are
-/// the same task; the default of synthesis's `[dedup] similarity`.
-pub const SIMILARITY: f64 = 0.9;
 
 /// Why a conversation gave no scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -106,43 +102,15 @@ fn squash(text: &str) -> String {
         .collect()
 }
 
-/// The goals kept so far.
-pub struct Kept {
-    minhash: MinHash,
-    kept: Vec<(String, Vec<u64>)>,
-}
-
-impl Default for Kept {
-    fn default() -> Self {
-        Kept {
-            minhash: MinHash::new(3, 128, 0),
-            kept: Vec::new(),
-        }
-    }
-}
-
-impl Kept {
-    /// The id of the kept scenario `scenario` repeats, with the similarity;
-    /// otherwise keeps it.
-    pub fn repeat_or_keep(&mut self, scenario: &Scenario) -> Option<(String, f64)> {
-        let goal = format!(
-            "{} {}",
-            scenario.user.reason_for_contact, scenario.user.task_instructions
-        );
-        let signature = self.minhash.signature(&goal);
-        let best = self
-            .kept
-            .iter()
-            .map(|(id, kept)| (id, signature_similarity(&signature, kept)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((id, similarity)) = best {
-            if similarity >= SIMILARITY {
-                return Some((id.clone(), similarity));
-            }
-        }
-        self.kept.push((scenario.id.clone(), signature));
-        None
-    }
+/// The scenarios kept so far: synthesis's near-duplicate index, at its
+/// default goal similarity whatever the gold actions (a mined scenario's
+/// actions are the model's reading, so sharing them says little).
+pub fn kept_index() -> DedupIndex {
+    let defaults = DedupConfig::default();
+    DedupIndex::new(&DedupConfig {
+        same_actions_similarity: defaults.similarity,
+        ..defaults
+    })
 }
 
 #[cfg(test)]
@@ -182,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_same_goal_twice_is_a_duplicate_of_the_first() {
-        let mut kept = Kept::default();
+        let mut kept = kept_index();
         let a = mined(
             "You want to return the blue lamp you bought last week.",
             "x",
@@ -193,12 +161,10 @@ mod tests {
             "You want to know when the store opens on Sunday morning.",
             "x",
         );
-        assert_eq!(kept.repeat_or_keep(&a.scenario), None);
-        assert_eq!(
-            kept.repeat_or_keep(&b.scenario).map(|d| d.0),
-            Some("m-1".into())
-        );
-        assert_eq!(kept.repeat_or_keep(&c.scenario), None);
+        assert_eq!(kept.check(&a.scenario), None);
+        kept.insert(&a.scenario);
+        assert_eq!(kept.check(&b.scenario).map(|d| d.of), Some("m-1".into()));
+        assert_eq!(kept.check(&c.scenario), None);
     }
 
     #[tokio::test]

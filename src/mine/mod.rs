@@ -24,8 +24,9 @@ use crate::llm::{ChatModel, ChatRequest, LlmError, Role};
 use crate::persona::{Persona, Scenario};
 use crate::prompt::PromptRegistry;
 use crate::store::{JobKind, JobRow, Store, StoreError, StoredConversation};
+use crate::synth::dedup::DedupIndex;
 
-use check::{environment_problems, format_problems, unshown_facts, Kept, Rejection};
+use check::{environment_problems, format_problems, kept_index, unshown_facts, Rejection};
 use private::{PrivacyError, PrivacyRules, Redactor};
 use prompt::{Turn, MINE};
 use reply::{read_answer, Mined};
@@ -134,7 +135,7 @@ pub async fn mine(
         rejected: Vec::new(),
         private_values_replaced: 0,
     };
-    let mut kept = Kept::default();
+    let mut kept = kept_index();
     let mut after = 0;
     loop {
         let page = store
@@ -299,7 +300,7 @@ async fn decide(
     answer: &str,
     redactor: &mut Redactor,
     environment: &dyn Environment,
-    kept: &mut Kept,
+    kept: &mut DedupIndex,
 ) -> Result<Mined, (Rejection, String)> {
     let id = format!("mined-{}-{conversation_id}", job.id);
     let mined = read_answer(answer, &id).map_err(|reason| (Rejection::Unparseable, reason))?;
@@ -327,12 +328,16 @@ async fn decide(
             ),
         ));
     }
-    if let Some((of, similarity)) = kept.repeat_or_keep(&mined.scenario) {
+    if let Some(repeat) = kept.check(&mined.scenario) {
         return Err((
             Rejection::Duplicate,
-            format!("repeats scenario {of} (goal similarity {similarity:.2})"),
+            format!(
+                "repeats scenario {} (goal similarity {:.2})",
+                repeat.of, repeat.similarity
+            ),
         ));
     }
+    kept.insert(&mined.scenario);
     Ok(mined)
 }
 
