@@ -29,6 +29,7 @@ use super::server::{
 };
 use super::tokens;
 use crate::llm::message::{Message, Role, ToolCall};
+use crate::llm::responses::WireItem;
 
 #[derive(Deserialize)]
 struct IncomingResponsesRequest {
@@ -58,24 +59,6 @@ enum Input {
 struct IncomingTool {
     #[serde(default)]
     name: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    role: Option<String>,
-    #[serde(default)]
-    content: Option<serde_json::Value>,
-    #[serde(default)]
-    call_id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
-    #[serde(default)]
-    output: Option<serde_json::Value>,
 }
 
 fn text_of(content: Option<serde_json::Value>) -> String {
@@ -108,7 +91,7 @@ fn conversation(
     // Whether the previous item was assistant output (or its reasoning).
     let mut in_assistant_turn = false;
     for (i, value) in items.into_iter().enumerate() {
-        let item: Item = serde_json::from_value(value)
+        let item: WireItem = serde_json::from_value(value)
             .map_err(|e| (format!("input item {i}: {e}"), "invalid_request_error"))?;
         let kind = item.kind.as_deref().unwrap_or("message");
         let assistant_output = kind == "function_call"
@@ -140,7 +123,7 @@ fn conversation(
                 let call = ToolCall {
                     id: item.call_id.unwrap_or_default(),
                     name: item.name.unwrap_or_default(),
-                    arguments: item.arguments.unwrap_or_default(),
+                    arguments: crate::llm::wire::arguments_text(item.arguments),
                 };
                 match messages.last_mut() {
                     Some(last) if last.role == Role::Assistant && continuing => {

@@ -3,6 +3,8 @@
 //! classes, both transports): OpenAI, vLLM, and NeMo Gym's model servers
 //! (`vllm_model`, `openai_model`), which is how NeMo RL serves its policy.
 //!
+//! - [`item`]: one input or output item as it travels, the one type both
+//!   this client and the mock read;
 //! - [`request`]: our messages as `input` items (messages, `function_call`,
 //!   `function_call_output`, the reasoning items a reply brought), the leading
 //!   system message as `instructions`, tools in the Responses shape;
@@ -12,6 +14,7 @@
 //!   `call_id`, reasoning kept aside), `usage`, and the token fields of NeMo
 //!   Gym's `TokenIDLogProbMixin` where an item carries them (`tokens`).
 
+pub mod item;
 pub mod output;
 pub mod reply;
 pub mod request;
@@ -20,6 +23,7 @@ mod tokens;
 #[cfg(test)]
 mod properties;
 
+pub use item::WireItem;
 pub use output::{from_reply, Converted};
 pub use reply::WireReply;
 pub use request::to_request;

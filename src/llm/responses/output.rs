@@ -6,11 +6,11 @@
 //! generation's tokens. An item of another type (a hosted tool's call,
 //! which sparring never offers) is a malformed response.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::item::WireItem;
 use super::reply::WireReply;
-use super::tokens::{self, ItemTokens};
+use super::tokens;
 use crate::llm::chat::Usage;
 use crate::llm::error::LlmError;
 use crate::llm::message::{Message, Role, ToolCall};
@@ -28,26 +28,6 @@ pub struct Converted {
     pub tokens: Option<Box<TokenIds>>,
 }
 
-#[derive(Debug, Deserialize)]
-struct Item {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    role: Option<String>,
-    #[serde(default)]
-    content: Option<serde_json::Value>,
-    #[serde(default)]
-    call_id: Option<String>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<serde_json::Value>,
-    #[serde(flatten)]
-    tokens: ItemTokens,
-}
-
 /// Read `reply`; tool calls without a `call_id` (nor an `id`) are named
 /// `{call_id_prefix}_{n}`.
 pub fn from_reply(reply: WireReply, call_id_prefix: &str) -> Result<Converted, LlmError> {
@@ -59,7 +39,7 @@ pub fn from_reply(reply: WireReply, call_id_prefix: &str) -> Result<Converted, L
     let mut reasoning = Vec::new();
     let mut found_tokens = None;
     for (index, raw) in output.into_iter().enumerate() {
-        let item: Item = serde_json::from_str(raw.get()).map_err(|e| {
+        let item: WireItem = serde_json::from_str(raw.get()).map_err(|e| {
             LlmError::Malformed(format!("output item {index} cannot be read ({e})"))
         })?;
         tokens::keep_one(&mut found_tokens, index, item.tokens.into_token_ids(index)?)?;
