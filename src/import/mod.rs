@@ -15,6 +15,7 @@ pub mod hf;
 mod identity;
 mod list;
 pub mod nemo_gym;
+mod nemo_gym_row;
 mod nemo_user_sim;
 pub mod openai;
 pub mod pairing;

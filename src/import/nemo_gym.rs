@@ -35,7 +35,8 @@ use crate::llm::message::{Message, Role, ToolCall};
 use crate::persona::UserScenario;
 
 use super::conversation::{object, text, tool_specs};
-use super::tau2::{id_text, instruction_field, user_scenario};
+use super::nemo_gym_row::{origin, user_turns};
+use super::tau2::{instruction_field, user_scenario};
 use super::{control_tokens, nemo_user_sim, ImportedConversation, LineProblem, Origin};
 
 pub fn read_line(text: &str, line: usize) -> Result<ImportedConversation, LineProblem> {
@@ -138,26 +139,6 @@ fn cut_control_tokens(conversation: &mut ImportedConversation) {
     conversation
         .metadata
         .insert("user_outputs".into(), Value::Array(cut.outputs));
-}
-
-/// The task and trial a NeMo Gym row names.
-pub(super) fn origin(row: &Map<String, Value>) -> Origin {
-    let scenario_id = row
-        .get("_ng_task_id")
-        .and_then(|t| t.get("task_id"))
-        .and_then(id_text)
-        .or_else(|| row.get("task").and_then(|t| t.get("id")).and_then(id_text))
-        .or_else(|| row.get("id").and_then(id_text))
-        .or_else(|| row.get("_ng_task_index").and_then(id_text));
-    Origin {
-        scenario_id,
-        persona_id: None,
-        trial: row.get("_ng_rollout_index").and_then(Value::as_i64),
-    }
-}
-
-pub(super) fn user_turns(messages: &[Message]) -> usize {
-    messages.iter().filter(|m| m.role == Role::User).count()
 }
 
 /// The scenario the row's simulated user played, and its persona's name.

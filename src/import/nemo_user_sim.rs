@@ -17,7 +17,7 @@ use crate::llm::message::Role;
 
 use super::chat;
 use super::conversation::tool_specs;
-use super::nemo_gym::{origin, user_turns};
+use super::nemo_gym_row::{origin, user_turns};
 use super::{ImportedConversation, LineProblem, Origin};
 
 pub(super) fn read(

@@ -33,32 +33,7 @@ use super::token_budget::{Charge, TokenBudget};
 use super::token_estimate::TokenEstimator;
 use crate::config::EndpointConfig;
 
-/// Tokens allowed for what a chat template adds to a prompt beyond what the
-/// JSON body holds, e.g. a tool-use preamble or a default system line.
-pub const TEMPLATE_ALLOWANCE_TOKENS: u64 = 256;
-
-/// The most tokens a request may cost, estimated before it is sent: one token
-/// for every byte of its JSON body, plus [`TEMPLATE_ALLOWANCE_TOKENS`], plus
-/// `max_tokens` for the reply (the server stops there).
-///
-/// A byte per token is an upper bound, not a guess. Byte-level BPE tokenizers
-/// (GPT, Llama 3, Qwen, ...) never make a token of less than one byte, and
-/// SentencePiece with byte fallback (Llama 2, Mistral) falls back to one token
-/// per byte at worst. Ratios like "4 characters per token" hold for English
-/// prose only: JSON, code and digits run at 2 to 3 bytes per token, CJK and
-/// Indic scripts at 1 to 3 bytes per token, so they would overrun a tpm limit
-/// set by such a ratio. The body's keys and quotes around every message are
-/// more bytes than a template's role markers (a few tokens per message), and
-/// the tool specs are in it as JSON, as templates render them. The price of
-/// the bound: English prose is counted about four times over. So it is only
-/// the estimate until the server has reported a few replies' usage
-/// ([`super::token_estimate`]), and every charge is settled with the
-/// reported usage ([`super::token_budget`]).
-pub fn estimate_tokens(body_bytes: usize, max_tokens: u32) -> u64 {
-    (body_bytes as u64)
-        .saturating_add(TEMPLATE_ALLOWANCE_TOKENS)
-        .saturating_add(u64::from(max_tokens))
-}
+pub use super::token_estimate::{estimate_tokens, TEMPLATE_ALLOWANCE_TOKENS};
 
 /// A quota that lets through at most `limit` cells in any 60 s window, with
 /// bursts of up to `burst` cells (`1 ≤ burst ≤ limit`).

@@ -2,7 +2,7 @@
 //! learned from what the endpoint's server reports.
 //!
 //! Until the server has reported the usage of a few requests, the estimate
-//! is the upper bound of [`super::limiter::estimate_tokens`]: a token per
+//! is the upper bound of [`estimate_tokens`]: a token per
 //! byte of the body, plus a template allowance, plus `max_tokens`. After
 //! that it is calibrated per endpoint:
 //! - the prompt: the body's bytes times the highest ratio of reported prompt
@@ -17,7 +17,32 @@
 
 use std::collections::VecDeque;
 
-use super::limiter::estimate_tokens;
+/// Tokens allowed for what a chat template adds to a prompt beyond what the
+/// JSON body holds, e.g. a tool-use preamble or a default system line.
+pub const TEMPLATE_ALLOWANCE_TOKENS: u64 = 256;
+
+/// The most tokens a request may cost, estimated before it is sent: one token
+/// for every byte of its JSON body, plus [`TEMPLATE_ALLOWANCE_TOKENS`], plus
+/// `max_tokens` for the reply (the server stops there).
+///
+/// A byte per token is an upper bound, not a guess. Byte-level BPE tokenizers
+/// (GPT, Llama 3, Qwen, ...) never make a token of less than one byte, and
+/// SentencePiece with byte fallback (Llama 2, Mistral) falls back to one token
+/// per byte at worst. Ratios like "4 characters per token" hold for English
+/// prose only: JSON, code and digits run at 2 to 3 bytes per token, CJK and
+/// Indic scripts at 1 to 3 bytes per token, so they would overrun a tpm limit
+/// set by such a ratio. The body's keys and quotes around every message are
+/// more bytes than a template's role markers (a few tokens per message), and
+/// the tool specs are in it as JSON, as templates render them. The price of
+/// the bound: English prose is counted about four times over. So it is only
+/// the estimate until the server has reported a few replies' usage
+/// ([`TokenEstimator`]), and every charge is settled with the
+/// reported usage ([`super::token_budget`]).
+pub fn estimate_tokens(body_bytes: usize, max_tokens: u32) -> u64 {
+    (body_bytes as u64)
+        .saturating_add(TEMPLATE_ALLOWANCE_TOKENS)
+        .saturating_add(u64::from(max_tokens))
+}
 
 /// Replies remembered for calibration.
 pub const RECENT: usize = 64;

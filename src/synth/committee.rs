@@ -11,15 +11,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::synth::committee::{CommitteeRule, VoteRule};
+use crate::config::synth::committee::VoteRule;
 use crate::judge::{self, Judge, JudgeError, JudgeInputs, JudgeRun, JudgeStatus};
 use crate::llm::{ChatModel, Usage};
 use crate::persona::scenario::Scenario;
 use crate::store::{ConversationRow, MessageRow, StoredConversation};
 
 use super::execute::ExecutedCall;
+pub use super::review::{Review, ReviewerVerdict};
 use super::vote::{decide, rejection_reason};
 
 /// One member of the committee: a pointwise judge and the model it calls.
@@ -31,47 +30,6 @@ pub struct Reviewer {
 pub struct Committee {
     pub reviewers: Vec<Reviewer>,
     pub rule: VoteRule,
-}
-
-/// What one reviewer said about a blueprint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReviewerVerdict {
-    pub name: String,
-    pub status: JudgeStatus,
-    /// The score (the mean of the judge's samples); present when `ok`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<f64>,
-    /// Whether the score reaches the committee's `pass_score`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passed: Option<bool>,
-    /// The reviewer's written reasons: its output, every sample's in order.
-    pub reasons: String,
-    /// Why the status is not `ok`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub usage: Usage,
-}
-
-/// The committee's decision on one blueprint and what each reviewer said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Review {
-    pub accepted: bool,
-    pub rule: CommitteeRule,
-    /// `majority`: the share of readable verdicts that pass; `mean`: the mean score.
-    pub figure: f64,
-    pub reviewers: Vec<ReviewerVerdict>,
-}
-
-impl Review {
-    /// The reviewers' tokens together.
-    pub fn usage(&self) -> Usage {
-        self.reviewers
-            .iter()
-            .fold(Usage::default(), |sum, r| Usage {
-                prompt_tokens: sum.prompt_tokens + r.usage.prompt_tokens,
-                completion_tokens: sum.completion_tokens + r.usage.completion_tokens,
-            })
-    }
 }
 
 /// The committee could not decide: an infrastructure failure of the

@@ -17,6 +17,7 @@ pub use brief::{Outcome, ProposalBrief};
 pub mod diversity;
 pub mod execute;
 pub mod reply;
+pub mod review;
 pub mod stage;
 
 pub use stage::{Rejection, Stage};

@@ -4,7 +4,7 @@
 
 use crate::config::synth::committee::{CommitteeRule, VoteRule};
 
-use super::committee::Review;
+use super::review::Review;
 
 /// Longest reason a reviewer contributes when its output has no criterion lines.
 const FREE_TEXT_LIMIT: usize = 300;
@@ -145,7 +145,7 @@ mod tests {
     use super::*;
     use crate::judge::JudgeStatus;
     use crate::llm::Usage;
-    use crate::synth::committee::ReviewerVerdict;
+    use crate::synth::review::ReviewerVerdict;
     use proptest::prelude::*;
 
     fn vote(rule: CommitteeRule) -> VoteRule {

@@ -15,6 +15,7 @@
 // transport talks to and the clients of the service, so they open connections.
 #![allow(clippy::disallowed_types)]
 
+mod architecture;
 mod common;
 mod postgres;
 
