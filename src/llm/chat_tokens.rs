@@ -14,42 +14,10 @@
 //! probabilities there are no tokens (`None`); ids and log probabilities
 //! that disagree are a malformed response.
 
-use serde::{Deserialize, Serialize};
-
 use super::error::LlmError;
+pub use super::token_fields::{CaptureFields, ChoiceLogprobs};
 use super::tokens::TokenIds;
 use super::wire::WireResponse;
-
-/// The fields a capturing request adds.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct CaptureFields {
-    logprobs: bool,
-    top_logprobs: u8,
-    return_tokens_as_token_ids: bool,
-    return_token_ids: bool,
-}
-
-impl CaptureFields {
-    pub const VLLM: CaptureFields = CaptureFields {
-        logprobs: true,
-        top_logprobs: 0,
-        return_tokens_as_token_ids: true,
-        return_token_ids: true,
-    };
-}
-
-/// A choice's `logprobs`.
-#[derive(Debug, Deserialize)]
-pub struct ChoiceLogprobs {
-    #[serde(default)]
-    content: Option<Vec<TokenLogprob>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct TokenLogprob {
-    token: String,
-    logprob: f64,
-}
 
 const TOKEN_ID_PREFIX: &str = "token_id:";
 

@@ -18,6 +18,7 @@ pub mod retry;
 pub mod telemetry;
 pub mod token_budget;
 pub mod token_estimate;
+pub mod token_fields;
 pub mod tokens;
 pub mod transport;
 pub mod wire;

@@ -51,14 +51,14 @@ pub struct WireRequest<'a> {
     parallel_tool_calls: Option<bool>,
     /// `capture_tokens = true`: what asks vLLM for token ids.
     #[serde(flatten)]
-    capture: Option<super::chat_tokens::CaptureFields>,
+    capture: Option<super::token_fields::CaptureFields>,
 }
 
 impl WireRequest<'_> {
     /// Ask for the generation's token ids and log probabilities.
     pub fn capturing_tokens(self) -> Self {
         WireRequest {
-            capture: Some(super::chat_tokens::CaptureFields::VLLM),
+            capture: Some(super::token_fields::CaptureFields::VLLM),
             ..self
         }
     }
@@ -203,7 +203,7 @@ pub(super) struct WireChoice {
     #[serde(default)]
     pub(super) token_ids: Option<Vec<u32>>,
     #[serde(default)]
-    pub(super) logprobs: Option<super::chat_tokens::ChoiceLogprobs>,
+    pub(super) logprobs: Option<super::token_fields::ChoiceLogprobs>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -35,9 +35,7 @@ pub const MIN_CELL: RangeInclusive<u64> = 1..=1_000_000;
 /// Bins of a numeric attribute.
 pub const DEFAULT_BINS: u64 = 4;
 pub const BINS: RangeInclusive<u64> = 2..=20;
-/// The label of the cell of conversations whose persona has no such
-/// attribute (or a null), or that drew no such knob.
-pub const MISSING: &str = "(missing)";
+pub use super::strata_bins::MISSING;
 
 /// What to break a job down by, checked.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,9 @@
 
 use serde_json::Value;
 
-use super::strata::MISSING;
+/// The label of the cell of conversations whose persona has no such
+/// attribute (or a null), or that drew no such knob.
+pub const MISSING: &str = "(missing)";
 
 /// A conversation's value of the attribute.
 #[derive(Debug, Clone, PartialEq)]

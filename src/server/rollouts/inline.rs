@@ -15,7 +15,9 @@ use crate::error_chain::error_chain;
 use crate::export::file_set::write_file;
 
 use super::super::ApiError;
-use super::request::BODY;
+/// Where problems with the request's own fields are said to be (the
+/// request's reader says them there too).
+pub const BODY: &str = "request body";
 
 /// The folder of the data root the files go in.
 pub const FOLDER: &str = ".sparring/rollouts";

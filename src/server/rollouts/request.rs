@@ -18,8 +18,7 @@ use crate::jobs::{prepare, Prepared};
 
 use super::super::{ApiError, AppState};
 
-/// Where problems with the request's own fields are said to be.
-pub const BODY: &str = "request body";
+pub use super::inline::BODY;
 /// The name the request's policy endpoint takes in the job's config.
 pub const POLICY_ENDPOINT: &str = "rollouts_policy";
 /// Samples per scenario a request may ask for.
