@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `agent, stepped, bench` → `jobs, report, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, interval, minhash, token_ids, rollout_group, error_chain, starter`.
+//! `cli, server` → `agent, stepped, bench` → `jobs, report, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, interval, minhash, token_ids, rollout_group, error_chain, starter, jsonl, regular_file`.
 
 pub mod agent;
 pub mod bench;
