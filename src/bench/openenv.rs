@@ -44,6 +44,10 @@ pub struct OpenEnvReport {
     pub ideal_steps_per_sec: f64,
     pub ratio: f64,
     pub step_ms: Percentiles,
+    /// The steps that went on (the simulated user's turn, or tool results).
+    pub turn_ms: Percentiles,
+    /// The steps that ended an episode (verification and its stored write).
+    pub end_ms: Percentiles,
     pub reset_ms: Percentiles,
     /// The server's resident memory before the clients connected, and with
     /// every client's session open (KiB).
@@ -95,6 +99,8 @@ pub enum OpenEnvBenchError {
 #[derive(Default)]
 struct Tally {
     steps: Vec<f64>,
+    turns: Vec<f64>,
+    ends: Vec<f64>,
     resets: Vec<f64>,
     counted: u64,
     episodes: u64,
@@ -180,6 +186,11 @@ pub async fn bench_openenv(opts: OpenEnvBench) -> Result<OpenEnvReport, OpenEnvB
                             done = a["data"]["done"] == true;
                             if counting.load(Ordering::Relaxed) {
                                 tally.steps.push(ms);
+                                if done {
+                                    tally.ends.push(ms);
+                                } else {
+                                    tally.turns.push(ms);
+                                }
                                 tally.counted += 1;
                             }
                         }
@@ -211,6 +222,8 @@ pub async fn bench_openenv(opts: OpenEnvBench) -> Result<OpenEnvReport, OpenEnvB
     for task in tasks {
         if let Ok(t) = task.await {
             all.steps.extend(t.steps);
+            all.turns.extend(t.turns);
+            all.ends.extend(t.ends);
             all.resets.extend(t.resets);
             all.counted += t.counted;
             all.episodes += t.episodes;
@@ -232,6 +245,8 @@ pub async fn bench_openenv(opts: OpenEnvBench) -> Result<OpenEnvReport, OpenEnvB
         ideal_steps_per_sec: ideal,
         ratio: steps_per_sec / ideal,
         step_ms: percentiles(all.steps),
+        turn_ms: percentiles(all.turns),
+        end_ms: percentiles(all.ends),
         reset_ms: percentiles(all.resets),
         rss_idle_kib: rss_idle,
         rss_open_kib: rss_open,

@@ -292,6 +292,15 @@ pub async fn openenv(args: OpenEnvArgs) -> anyhow::Result<i32> {
         "step round trip, ms           p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
         r.step_ms.p50, r.step_ms.p90, r.step_ms.p99, r.step_ms.max
     );
+    for (name, p) in [
+        ("  that went on", &r.turn_ms),
+        ("  that ended it", &r.end_ms),
+    ] {
+        println!(
+            "{name:<30}p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+            p.p50, p.p90, p.p99, p.max
+        );
+    }
     println!(
         "reset round trip, ms          p50 {:.2}  p99 {:.2}",
         r.reset_ms.p50, r.reset_ms.p99
