@@ -49,6 +49,14 @@ pub fn flaw_for(scenario: &Scenario, seed: u64, modifiers: &Modifiers) -> Option
         .iter()
         .any(|a| is_write(&a.name));
     let has_facts = !scenario.evaluation.communicate.is_empty();
+    if modifiers.wrong {
+        // Always flawed: the last write left out, or else the facts.
+        return if has_write {
+            Some(Flaw::SkipLastWrite)
+        } else {
+            has_facts.then_some(Flaw::ForgetFacts)
+        };
+    }
     match stable_hash(&[scenario.id.as_bytes(), &seed.to_le_bytes()]) % 10 {
         0 | 1 if has_write => Some(Flaw::SkipLastWrite),
         2 if has_facts => Some(Flaw::ForgetFacts),
