@@ -2,7 +2,7 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `agent, stepped, bench` → `jobs, report, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, interval, minhash, token_ids, rollout_group, error_chain, starter, jsonl, regular_file`.
+//! `cli, server` → `agent, stepped, bench` → `jobs, report, evaluation, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, interval, minhash, token_ids, rollout_group, error_chain, starter, jsonl, regular_file`.
 
 pub mod agent;
 pub mod bench;
@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod env;
 pub mod error_chain;
+pub mod evaluation;
 pub mod export;
 pub mod import;
 pub mod interval;

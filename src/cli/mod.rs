@@ -20,6 +20,7 @@ mod import;
 mod init;
 mod jobs;
 mod judge;
+mod leaderboard;
 pub mod logging;
 mod mine;
 mod mock_llm;
@@ -269,6 +270,11 @@ enum Command {
     /// Compare the simulated users of two jobs (two user prompts or models)
     /// on matched scenarios, personas and samples: flag rates, reward, pass^k.
     CompareUsers(compare_users::CompareUsersArgs),
+    /// Jobs that ran the same items with different policies, in one table:
+    /// mean reward and pass rate with intervals, pass^k, Bradley–Terry
+    /// ratings, McNemar and a paired bootstrap against a baseline, user flag
+    /// rates, tokens and the reward–tokens frontier (docs/leaderboard.md).
+    Leaderboard(leaderboard::LeaderboardArgs),
     /// Turn each conversation of an import job into a scenario and a persona
     /// with a model, private values replaced by fakes (docs/mining.md).
     Mine(mine::MineArgs),
@@ -512,6 +518,7 @@ pub async fn main() -> i32 {
         Command::Stats(args) => stats::stats(args).await,
         Command::Recheck(args) => recheck::recheck(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
+        Command::Leaderboard(args) => leaderboard::leaderboard_command(args).await,
         Command::Mine(args) => mine::mine(args).await,
         Command::Serve {
             database,

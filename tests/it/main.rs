@@ -47,6 +47,7 @@ mod import_readers;
 mod import_real;
 mod judge_mock;
 mod judging;
+mod leaderboard;
 mod limits;
 mod llm_client;
 mod machine_traces;

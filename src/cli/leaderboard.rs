@@ -1,0 +1,197 @@
+//! `sparring leaderboard --jobs A,B,C [--baseline A] [--json | --markdown]`:
+//! jobs that ran the same items with different policies, in one table
+//! (docs/leaderboard.md).
+
+use crate::evaluation::table::{Leaderboard, PolicyRow};
+use crate::evaluation::{leaderboard, LeaderboardError, LeaderboardRequest};
+use crate::interval::Mean;
+
+use super::{DEFAULT_DATABASE, EXIT_INVALID, EXIT_NOT_FOUND};
+
+#[derive(clap::Args)]
+pub struct LeaderboardArgs {
+    /// The jobs compared, one per policy, comma-separated (2 to 64).
+    #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
+    jobs: Vec<i64>,
+    /// The job the paired tests compare each other with (default: the first).
+    #[arg(long)]
+    baseline: Option<i64>,
+    /// A conversation passes at this reward or above (-1,000,000 to 1,000,000).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_threshold)]
+    pass_threshold: f64,
+    /// Bootstrap resamples of the paired reward differences and the ratings
+    /// (100 to 100,000; the ratings use at most 1,000).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(100..=100_000))]
+    resamples: u32,
+    /// Seeds every bootstrap: the same seed gives the same table.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print the table as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print every figure as JSON.
+    #[arg(long)]
+    json: bool,
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
+    database: String,
+}
+
+fn parse_threshold(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if value.is_finite() && (-1e6..=1e6).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{text} is outside -1,000,000 to 1,000,000"))
+    }
+}
+
+pub async fn leaderboard_command(args: LeaderboardArgs) -> anyhow::Result<i32> {
+    if args.jobs.len() > 64 {
+        eprintln!(
+            "error: --jobs lists {} jobs; compare at most 64 at once",
+            args.jobs.len()
+        );
+        return Ok(EXIT_INVALID);
+    }
+    if let Some(code) = super::refuse_missing_database(&args.database) {
+        return Ok(code);
+    }
+    let store = crate::store::open(&args.database).await?;
+    let request = LeaderboardRequest {
+        jobs: args.jobs.clone(),
+        baseline: args.baseline,
+        pass_threshold: args.pass_threshold,
+        resamples: args.resamples,
+        seed: args.seed,
+    };
+    let table = leaderboard(store.as_ref(), &request).await;
+    store.close().await;
+    let table = match table {
+        Ok(table) => table,
+        Err(e @ LeaderboardError::NoSuchJob(_)) => {
+            eprintln!("error: {e} ({})", args.database);
+            return Ok(EXIT_NOT_FOUND);
+        }
+        Err(LeaderboardError::Store(e)) => return Err(e.into()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_INVALID);
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        print!("{}", render(&table, args.markdown));
+    }
+    Ok(0)
+}
+
+fn mean(m: &Option<Mean>) -> String {
+    match m {
+        Some(Mean {
+            mean,
+            ci95: Some((lo, hi)),
+            ..
+        }) => format!("{mean:.3} [{lo:.3}, {hi:.3}]"),
+        Some(m) => format!("{:.3}", m.mean),
+        None => "–".into(),
+    }
+}
+
+fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
+    let pass_hat = p
+        .pass_hat
+        .iter()
+        .map(|(k, v)| format!("^{k} {v:.3}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let against = match &p.against_baseline {
+        None if p.job_id == baseline => "baseline".into(),
+        None => "–".into(),
+        Some(a) => {
+            let reward = a.reward_difference.map_or("–".into(), |d| {
+                format!(
+                    "{:+.3} [{:+.3}, {:+.3}] p={:.3}",
+                    d.mean, d.low, d.high, d.p_value
+                )
+            });
+            format!(
+                "+{}/−{} McNemar p={:.3}; reward {reward}",
+                a.only_this_passed, a.only_baseline_passed, a.mcnemar_p
+            )
+        }
+    };
+    vec![
+        format!("{} (job {})", p.name, p.job_id),
+        p.policy.clone(),
+        mean(&p.mean_reward),
+        mean(&p.pass_rate),
+        pass_hat,
+        p.rating.map_or("–".into(), |r| {
+            format!("{:+.3} [{:+.3}, {:+.3}]", r.rating, r.low, r.high)
+        }),
+        mean(&p.user_flag_rate),
+        p.tokens_per_conversation
+            .map_or("–".into(), |t| format!("{t:.0}")),
+        p.policy_latency_ms
+            .map_or("–".into(), |t| format!("{t:.0} ms")),
+        if p.on_frontier { "yes" } else { "" }.into(),
+        p.terminations
+            .iter()
+            .map(|(t, s)| format!("{t} {:.0}%", s * 100.0))
+            .collect::<Vec<_>>()
+            .join(", "),
+        against,
+    ]
+}
+
+const HEADERS: [&str; 12] = [
+    "policy",
+    "model",
+    "mean reward",
+    "pass rate",
+    "pass^k",
+    "rating (BT)",
+    "user flags",
+    "tokens/conv",
+    "latency/call",
+    "frontier",
+    "terminations",
+    "against the baseline",
+];
+
+fn render(table: &Leaderboard, markdown: bool) -> String {
+    let mut rows: Vec<&PolicyRow> = table.policies.iter().collect();
+    rows.sort_by(|a, b| {
+        let m = |p: &PolicyRow| p.mean_reward.map_or(f64::NEG_INFINITY, |m| m.mean);
+        m(b).total_cmp(&m(a))
+    });
+    let mut out = format!(
+        "{} policies over {} shared items; pass at reward ≥ {}; baseline job {}\n",
+        table.policies.len(),
+        table.shared_items,
+        table.pass_threshold,
+        table.baseline
+    );
+    if markdown {
+        out.push('\n');
+        out.push_str(&format!("| {} |\n", HEADERS.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(HEADERS.len())));
+        for p in rows {
+            out.push_str(&format!("| {} |\n", cells(p, table.baseline).join(" | ")));
+        }
+    } else {
+        for p in rows {
+            out.push('\n');
+            for (header, cell) in HEADERS.iter().zip(cells(p, table.baseline)) {
+                out.push_str(&format!("  {header:<22}{cell}\n"));
+            }
+        }
+    }
+    if let Some(why) = &table.ratings_refused {
+        out.push_str(&format!("\nno ratings: {why}\n"));
+    }
+    out
+}

@@ -1,0 +1,65 @@
+//! The leaderboard as gathered: one row per policy (a job), every figure
+//! over the items all the compared jobs share. Types only: `gather` fills
+//! them, the CLI renders them.
+
+use serde::Serialize;
+
+use super::bradley_terry::Rating;
+use super::paired::PairedDifference;
+use crate::interval::Mean;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Leaderboard {
+    /// The job the paired tests compare each other job with.
+    pub baseline: i64,
+    /// A conversation passes when its reward is at least this.
+    pub pass_threshold: f64,
+    /// Item keys every compared job has a conversation for.
+    pub shared_items: usize,
+    pub policies: Vec<PolicyRow>,
+    /// Why there are no ratings, when there are none.
+    pub ratings_refused: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyRow {
+    pub job_id: i64,
+    pub name: String,
+    /// The policy model the conversations name (several, comma-separated).
+    pub policy: String,
+    /// Scored conversations over the shared items.
+    pub conversations: usize,
+    pub mean_reward: Option<Mean>,
+    /// The share of conversations that pass, with its Wilson interval.
+    pub pass_rate: Option<Mean>,
+    /// pass^k (tau-bench) for k = 1 up to the fewest trials of any shared
+    /// item, over scenarios' trials.
+    pub pass_hat: Vec<(u64, f64)>,
+    /// (termination, share), most frequent first.
+    pub terminations: Vec<(String, f64)>,
+    /// The share of conversations with a simulated-user flag; a policy whose
+    /// users are flagged more is compared on worse users.
+    pub user_flag_rate: Option<Mean>,
+    pub tokens_per_conversation: Option<f64>,
+    /// The policy's mean latency per call, ms.
+    pub policy_latency_ms: Option<f64>,
+    /// Against the baseline (absent on the baseline's own row).
+    pub against_baseline: Option<Paired>,
+    pub rating: Option<Rating>,
+    /// On the reward–tokens frontier: no other policy scores at least as
+    /// well with at most as many tokens.
+    pub on_frontier: bool,
+}
+
+/// This policy against the baseline on the items both ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Paired {
+    pub items: usize,
+    /// Items this policy passed and the baseline failed, and the reverse.
+    pub only_this_passed: u64,
+    pub only_baseline_passed: u64,
+    /// McNemar's exact p-value on those two counts.
+    pub mcnemar_p: f64,
+    /// This policy's reward minus the baseline's, paired by item.
+    pub reward_difference: Option<PairedDifference>,
+}
