@@ -32,8 +32,8 @@ pub struct PolicyRow {
     pub mean_reward: Option<Mean>,
     /// The share of conversations that pass, with its Wilson interval.
     pub pass_rate: Option<Mean>,
-    /// pass^k (tau-bench) for k = 1 up to the fewest trials of any shared
-    /// item, over scenarios' trials.
+    /// pass^k (tau-bench) for k = 1 up to the fewest trials any scenario of
+    /// the shared items has (a scenario's trials: its items' conversations).
     pub pass_hat: Vec<(u64, f64)>,
     /// (termination, share), most frequent first.
     pub terminations: Vec<(String, f64)>,
