@@ -34,7 +34,7 @@ use super::judgments::{newest_judgments, ok_verdict, JudgmentIndex};
 use super::sink::{Row, RowSink};
 use super::{hf, openai, trim, write_counts, ExportError, Filter};
 use crate::judge::{Preference, Verdict};
-use crate::store::{JudgmentRow, Store, StoredConversation};
+use crate::store::{ConversationStore, JudgmentRow, JudgmentStore, Store, StoredConversation};
 
 /// What happened to each judgment of the judge.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -425,7 +425,7 @@ pub fn shared_prompt_len(a: &[Value], b: &[Value]) -> Option<usize> {
 }
 
 async fn conversation(
-    store: &dyn Store,
+    store: &dyn ConversationStore,
     row: &JudgmentRow,
     id: i64,
 ) -> Result<StoredConversation, ExportError> {
@@ -442,7 +442,7 @@ async fn conversation(
 }
 
 async fn passes(
-    store: &dyn Store,
+    store: &dyn JudgmentStore,
     filter: &Filter,
     indexes: &mut HashMap<i64, JudgmentIndex>,
     c: &StoredConversation,

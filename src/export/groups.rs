@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::rollout_group::GroupStats;
-use crate::store::{ConversationRow, Store, StoreError};
+use crate::store::{ConversationRow, ConversationStore, StoreError};
 
 /// How a row's advantage is written: `--advantage`, the service's `advantage=`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -114,7 +114,10 @@ impl RolloutGroups {
     }
 
     /// The groups of job `job` as stored (every conversation with a reward).
-    pub async fn read(store: &dyn Store, job: i64) -> Result<RolloutGroups, StoreError> {
+    pub async fn read(
+        store: &dyn ConversationStore,
+        job: i64,
+    ) -> Result<RolloutGroups, StoreError> {
         Ok(RolloutGroups::of(store.scenario_rewards(job).await?))
     }
 

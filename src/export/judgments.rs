@@ -68,7 +68,7 @@ pub struct JudgmentIndex {
 }
 
 impl JudgmentIndex {
-    /// From the judgments of a job (`Store::judgments_of_job`). A judgment gives
+    /// From the judgments of a job (`JudgmentStore::judgments_of_job`). A judgment gives
     /// conversation A a score when its verdict has one: a pointwise score, 1/0
     /// for equivalence, the share met for assertions. Preferences give none.
     pub fn build(rows: Vec<JudgmentRow>) -> Result<Self, CorruptJudgment> {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::env::nemo_gym::training::{self, Turn};
 use crate::llm::message::{Message, Role, ToolCall};
-use crate::store::{JobKind, JobRow, MessageRow, Store, StoredConversation};
+use crate::store::{JobKind, JobRow, JobStore, MessageRow, StoredConversation};
 use crate::token_ids::TokenIds;
 
 use super::ExportError;
@@ -25,7 +25,7 @@ use super::ExportError;
 /// `Ok` when job `row` can be exported as NeMo Gym rollouts: a generation
 /// job whose `[environment]` kind is `nemo_gym`. Otherwise the error names
 /// the jobs of `store` that can.
-pub async fn check_job(store: &dyn Store, row: &JobRow) -> Result<(), ExportError> {
+pub async fn check_job(store: &dyn JobStore, row: &JobRow) -> Result<(), ExportError> {
     if is_nemo_gym_job(row) {
         return Ok(());
     }
@@ -88,7 +88,7 @@ pub fn line(c: &StoredConversation) -> Result<Value, ExportError> {
 }
 
 /// Put the token information stored with `c`'s messages (`tokens`, by
-/// message idx, from [`Store::message_tokens`]) on the items of its rollout
+/// message idx, from [`TokenStore::message_tokens`](crate::store::TokenStore::message_tokens)) on the items of its rollout
 /// `line` that each generation produced. Without any, `line` is unchanged.
 pub fn put_tokens(
     line: &mut Value,

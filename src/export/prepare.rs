@@ -6,7 +6,7 @@
 //! command line prints and the service leaves out.
 
 use crate::store::browse::ConversationFilter;
-use crate::store::{JobRow, Store, StoreError};
+use crate::store::{JobRow, JudgmentStore, Store, StoreError};
 use crate::user_checks::UserFlag;
 
 use super::request::{CheckedRequest, ExportKind, ExportRequest, FilterRequest, RequestError};
@@ -287,7 +287,7 @@ pub async fn unsolved_for(
 /// refused when a `min_judge` judge has none (nothing would be kept), said
 /// when a `drop_flagged` one has none (it drops nothing).
 pub async fn judgments_for(
-    store: &dyn Store,
+    store: &dyn JudgmentStore,
     job: i64,
     filter: &Filter,
     notices: &mut Vec<Notice>,

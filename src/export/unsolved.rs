@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::config::load::from_snapshot;
 use crate::persona::dataset::load_job_scenarios;
 use crate::persona::Scenario;
-use crate::store::{JobKind, JobRow, ScenarioAttempts, Store, StoreError};
+use crate::store::{ItemStore, JobKind, JobRow, ScenarioAttempts, Store, StoreError};
 use crate::verify::solved::{is_synthesized, outcome, ScenarioOutcome, SUCCESS_REWARD};
 
 /// The ids of scenarios whose conversations an export leaves out: the
@@ -102,7 +102,7 @@ pub async fn synthesized_outcomes(
 /// [`synthesized_outcomes`] with the job's scenarios as its file holds them
 /// now, in file order (none when it cannot be read).
 pub async fn with_scenarios(
-    store: &dyn Store,
+    store: &dyn ItemStore,
     row: &JobRow,
 ) -> Result<(Vec<Scenario>, SynthesizedOutcomes), StoreError> {
     if row.kind != JobKind::Generation {

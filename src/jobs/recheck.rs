@@ -18,7 +18,7 @@ use crate::config::load::from_snapshot;
 use crate::config::UserMode;
 use crate::persona::dataset::load_job_scenarios;
 use crate::persona::Scenario;
-use crate::store::{JobKind, JobRow, Store, StoreError, StoredConversation};
+use crate::store::{ConversationStore, JobKind, JobRow, StoreError, StoredConversation};
 use crate::user_checks::stored::{imported_turns, scenario_of, stored_line};
 use crate::user_checks::{
     check_conversation, Line, Outcome, ScenarioBasis, UserChecks, UserTurns, CHECKS_VERSION,
@@ -40,7 +40,7 @@ pub struct Recheck {
 }
 
 /// Check job `job`'s conversations again where an older version checked them.
-pub async fn recheck(store: &dyn Store, job: &JobRow) -> Result<Recheck, StoreError> {
+pub async fn recheck(store: &dyn ConversationStore, job: &JobRow) -> Result<Recheck, StoreError> {
     let mut report = Recheck::default();
     let scenarios = match job.kind {
         JobKind::Import => Ok(None),

@@ -3,7 +3,7 @@
 //! generation job's row describes.
 
 use crate::config::{self, Job};
-use crate::store::{JobRow, NewJob, Store};
+use crate::store::{JobRow, JobStore, NewJob};
 
 use super::error::RunError;
 
@@ -47,7 +47,7 @@ impl<'a> ByName<'a> {
 /// job that is not found by its hash is looked up `by_name`. `create` is
 /// called only when a job is made.
 pub(super) async fn find_or_create(
-    store: &dyn Store,
+    store: &dyn JobStore,
     hash: &str,
     by_name: ByName<'_>,
     new_job: bool,

@@ -23,7 +23,9 @@ use crate::llm::message::Message;
 use crate::llm::{ChatModel, ChatRequest, LlmError, Role};
 use crate::persona::{Persona, Scenario};
 use crate::prompt::PromptRegistry;
-use crate::store::{JobKind, JobRow, Store, StoreError, StoredConversation};
+use crate::store::{
+    ConversationStore, JobKind, JobRow, JobStore, Store, StoreError, StoredConversation,
+};
 use crate::synth::dedup::DedupIndex;
 
 use check::{environment_problems, format_problems, kept_index, unshown_facts, Rejection};
@@ -195,7 +197,7 @@ pub async fn mine(
 /// Every conversation's own private values learned before the first is
 /// sent: a value one conversation's records name is replaced in all of them.
 async fn learn_private_values(
-    store: &dyn Store,
+    store: &dyn ConversationStore,
     job_id: i64,
     redactor: &mut Redactor,
 ) -> Result<(), MineError> {
@@ -212,7 +214,7 @@ async fn learn_private_values(
     }
 }
 
-async fn import_job(store: &dyn Store, id: i64) -> Result<JobRow, MineError> {
+async fn import_job(store: &dyn JobStore, id: i64) -> Result<JobRow, MineError> {
     let job = store.get_job(id).await?.ok_or(MineError::NoSuchJob(id))?;
     if job.kind != JobKind::Import {
         return Err(MineError::NotImport {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::store::{ConversationRow, Store, StoreError};
+use crate::store::{ConversationRow, ConversationStore, JobStore, Store, StoreError};
 use crate::user_checks::{Outcome, UserChecks, UserFlag};
 
 use super::gather::pass_hat_k_report;
@@ -78,7 +78,10 @@ pub struct PassHatKDifference {
 
 const PAGE: u32 = 500;
 
-async fn rows_of(store: &dyn Store, job_id: i64) -> Result<Vec<ConversationRow>, StoreError> {
+async fn rows_of(
+    store: &dyn ConversationStore,
+    job_id: i64,
+) -> Result<Vec<ConversationRow>, StoreError> {
     let mut rows = Vec::new();
     let mut after = 0;
     loop {
@@ -91,7 +94,7 @@ async fn rows_of(store: &dyn Store, job_id: i64) -> Result<Vec<ConversationRow>,
 }
 
 async fn compared_job(
-    store: &dyn Store,
+    store: &dyn JobStore,
     id: i64,
     rows: &[ConversationRow],
 ) -> Result<ComparedJob, StatsError> {

@@ -12,7 +12,10 @@ use crate::judge::aggregate::{
     first_position_rate, pass_hat_k, position_consistency, win_rate, Trials,
 };
 use crate::judge::{Order, Preference, Verdict};
-use crate::store::{ConversationRow, JobKind, JudgeCallRow, JudgmentRow, Store, StoreError};
+use crate::store::{
+    ConversationRow, ConversationStore, JobKind, JobStore, JudgeCallRow, JudgmentRow, Store,
+    StoreError,
+};
 
 use super::interval::{wilson, Mean};
 use super::judge_prices::judge_prices;
@@ -73,7 +76,7 @@ pub async fn job_stats(
 /// `f` of each of job `job_id`'s stored conversations, in id order, read a
 /// page at a time; the first error stops it.
 pub async fn each_conversation(
-    store: &dyn Store,
+    store: &dyn ConversationStore,
     job_id: i64,
     mut f: impl FnMut(&ConversationRow) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
@@ -127,7 +130,7 @@ fn judging_jobs(job: &crate::store::JobRow, judgments: &[JudgmentRow]) -> Vec<i6
 /// the stored config of the job that made the judgments (this job, or a
 /// judging job).
 async fn fidelity_judges(
-    store: &dyn Store,
+    store: &dyn JobStore,
     job: &crate::store::JobRow,
     judgments: &[JudgmentRow],
 ) -> Result<Vec<String>, crate::store::StoreError> {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::config::{EndpointConfig, Job};
 use crate::judge::{judges_of_job, load_judges_file, load_judges_text, JudgeSet};
-use crate::store::{JobKind, Store, StoreError};
+use crate::store::{JobKind, JobStore, StoreError};
 
 use super::usage::JudgePrices;
 
@@ -39,7 +39,7 @@ fn judges_of_judging_job(snapshot: &str) -> Option<JudgeSet> {
 /// Judge name → endpoint and prices, for the judges of `config` (the job's
 /// stored config) and of the judging jobs `judging_jobs`.
 pub async fn judge_prices(
-    store: &dyn Store,
+    store: &dyn JobStore,
     config: Option<&Job>,
     judging_jobs: &[i64],
 ) -> Result<HashMap<String, JudgePrices>, StoreError> {

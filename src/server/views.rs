@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::store::{
-    ConversationRow, ItemCounts, JobKind, JobRow, JobStatus, JobSummary, JudgeCallRow, JudgmentRow,
-    MessageRow, Store, StoredConversation, UsageRow,
+    ConversationRow, ItemCounts, JobKind, JobRow, JobStatus, JobStore, JobSummary, JudgeCallRow,
+    JudgmentRow, MessageRow, Store, StoredConversation, UsageRow,
 };
 
 use super::{ApiError, AppState};
@@ -48,7 +48,7 @@ pub async fn job_view(state: &AppState, row: JobRow) -> Result<JobView, ApiError
     })
 }
 
-pub async fn job_row(store: &dyn Store, id: i64) -> Result<JobRow, ApiError> {
+pub async fn job_row(store: &dyn JobStore, id: i64) -> Result<JobRow, ApiError> {
     store.get_job(id).await?.ok_or_else(|| ApiError::no_job(id))
 }
 

@@ -5,7 +5,7 @@
 
 use crate::config::synth::SynthConfig;
 use crate::persona::Scenario;
-use crate::store::{ProposalRow, ProposalStatus, Store, StoreError};
+use crate::store::{ProposalRow, ProposalStatus, ProposalStore, StoreError};
 
 use super::accept::{Acceptance, Decision};
 use super::propose::Attempt;
@@ -23,7 +23,7 @@ pub struct Tally {
 /// Walk every stored proposal of `job_id` in index order; `each` sees every
 /// proposal with what became of it (`None`: rejected within its item).
 pub async fn tally(
-    store: &dyn Store,
+    store: &dyn ProposalStore,
     job_id: i64,
     config: &SynthConfig,
     mut each: impl FnMut(&ProposalRow, Option<&Decision>),

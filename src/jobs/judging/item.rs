@@ -13,7 +13,7 @@ use crate::judge::{
 };
 use crate::llm::ChatModel;
 use crate::persona::{Persona, ResolvedPersona, Scenario};
-use crate::store::{self, ItemRow, NewJudgment, Store, StoredConversation};
+use crate::store::{self, ItemRow, JudgmentStore, NewJudgment, Store, StoredConversation};
 
 use super::super::judge_calls::{from_call, to_call};
 use super::super::work::{ItemRunner, Outcome};
@@ -77,7 +77,7 @@ impl Judging {
     /// Judgments per judge that this job stored: [ok, unparseable, failed].
     pub(super) async fn outcomes(
         &self,
-        store: &dyn Store,
+        store: &dyn JudgmentStore,
     ) -> Result<BTreeMap<String, [u64; 3]>, store::StoreError> {
         let mut out: BTreeMap<String, [u64; 3]> = self
             .judges
@@ -141,7 +141,10 @@ impl Prepared<'_> {
     }
 
     /// The calls stored for this judge and these conversations.
-    pub(super) async fn cached(&self, store: &dyn Store) -> Result<Vec<JudgeCall>, Outcome> {
+    pub(super) async fn cached(
+        &self,
+        store: &dyn JudgmentStore,
+    ) -> Result<Vec<JudgeCall>, Outcome> {
         match store.judge_calls(self.hash, self.a, self.b).await {
             Ok(rows) => Ok(rows.into_iter().filter_map(to_call).collect()),
             Err(e) => Err(Outcome::failed("store", e.to_string())),

@@ -12,7 +12,7 @@ use crate::judge::{
 };
 use crate::persona::dataset::{load_job_personas, load_job_scenarios};
 use crate::persona::{Persona, Scenario};
-use crate::store::{JobKind, Store};
+use crate::store::{JobKind, JobStore};
 
 use super::super::error::RunError;
 use super::super::stored::stored_job;
@@ -71,7 +71,7 @@ pub(super) fn problem(what: &str, message: String) -> RunError {
     invalid(vec![Problem::in_file(Path::new(what), message)])
 }
 
-pub(super) async fn load(store: &dyn Store, spec: &JudgingSpec) -> Result<Loaded, RunError> {
+pub(super) async fn load(store: &dyn JobStore, spec: &JudgingSpec) -> Result<Loaded, RunError> {
     let source_id = match spec.target {
         JudgingTarget::Job { job_id } => job_id,
         JudgingTarget::Pairwise { a, .. } => a,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::store::{ConversationKey, NewItem, Store, StoredConversation};
+use crate::store::{ConversationKey, ConversationStore, NewItem, Store, StoredConversation};
 
 use super::super::error::RunError;
 use super::load::Loaded;
@@ -123,7 +123,7 @@ fn scenario_match(c: &ConversationKey) -> Option<String> {
 /// The match of each of job `job`'s conversations (in id order), read a
 /// page at a time.
 async fn matches_of(
-    store: &dyn Store,
+    store: &dyn ConversationStore,
     job: i64,
     match_by: &MatchBy,
 ) -> Result<Vec<Option<String>>, RunError> {

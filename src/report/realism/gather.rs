@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::store::{Store, StoreError, StoredConversation};
+use crate::store::{ConversationStore, StoreError, StoredConversation};
 
 use super::conversation::UserSide;
 
@@ -52,7 +52,7 @@ pub struct Gathered {
 /// Every conversation of `job_id`, as user sides; the known info of each
 /// scenario that has it is added to `known`.
 pub async fn user_sides(
-    store: &dyn Store,
+    store: &dyn ConversationStore,
     job_id: i64,
     known: &mut HashMap<String, String>,
 ) -> Result<Gathered, StoreError> {

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::store::{JudgmentRow, Store};
+use crate::store::{JudgmentRow, JudgmentStore};
 
 use super::super::views;
 use super::super::{ApiError, AppState};
@@ -149,7 +149,7 @@ pub async fn render(state: &AppState, id: i64, query: &BrowseQuery) -> Result<St
 }
 
 async fn judgments(
-    store: &dyn Store,
+    store: &dyn JudgmentStore,
     id: i64,
     rows: &[JudgmentRow],
 ) -> Result<Vec<JudgmentView>, ApiError> {

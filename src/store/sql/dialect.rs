@@ -16,7 +16,7 @@ pub(crate) trait Dialect: Runner + Leasing + BulkInsert {
     const BEGIN_WRITE: &'static str;
 }
 
-/// Items leased for a while: see [`crate::store::Store::lease_items`].
+/// Items leased for a while: see [`crate::store::ItemStore::lease_items`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Lease<'a> {
     pub job_id: i64,
@@ -25,7 +25,7 @@ pub(crate) struct Lease<'a> {
     pub lease_ms: i64,
 }
 
-/// Leases to renew: see [`crate::store::Store::renew_leases`].
+/// Leases to renew: see [`crate::store::ItemStore::renew_leases`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Renewal<'a> {
     pub owner: &'a str,
@@ -36,7 +36,7 @@ pub(crate) struct Renewal<'a> {
 /// Adding, leasing and renewing items, on the pool writes go to. The store
 /// asks only for something: at least one item, lease or renewal.
 pub(crate) trait Leasing: Runner {
-    /// See [`crate::store::Store::add_items`].
+    /// See [`crate::store::ItemStore::add_items`].
     fn add_items(
         pool: &Pool<Self>,
         job_id: i64,
@@ -60,7 +60,7 @@ pub(crate) trait BulkInsert: Runner {
         id: i64,
         c: &NewConversation,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
-    /// See [`crate::store::Store::store_imported`], in the transaction `tx`.
+    /// See [`crate::store::ImportStore::store_imported`], in the transaction `tx`.
     fn insert_imported(
         tx: &mut Self::Tx,
         job_id: i64,

@@ -8,7 +8,7 @@ use super::runs::Commit;
 use super::SqlStore;
 use crate::store::{NewConversation, NewItem, StoreError};
 
-/// See [`crate::store::Store::store_rollout`].
+/// See [`crate::store::ImportStore::store_rollout`].
 pub(super) async fn store_rollout<D: Dialect>(
     store: &SqlStore<D>,
     job_id: i64,

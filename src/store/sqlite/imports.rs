@@ -17,7 +17,7 @@ type Tx = Transaction<'static, Sqlite>;
 const ITEM_PARAMETERS: usize = 6;
 const CONVERSATION_PARAMETERS: usize = 16;
 
-/// See [`crate::store::Store::store_imported`]: the items whose keys are new
+/// See [`crate::store::ImportStore::store_imported`]: the items whose keys are new
 /// (the first of a key the batch holds twice), each with its conversation.
 pub(crate) async fn insert_imported(
     tx: &mut Tx,

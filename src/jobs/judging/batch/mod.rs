@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use crate::config::{BatchSettings, EndpointConfig};
 use crate::llm::batch::BatchClient;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError};
-use crate::store::Store;
+use crate::store::{BatchStore, Store};
 
 use super::super::error::RunError;
 use super::super::options::RunOptions;
@@ -74,7 +74,7 @@ pub(super) enum PhaseEnd {
 impl BatchPhase<'_> {
     /// The last attempt of each call so far, for `--retry-failed`.
     pub async fn attempts_so_far(
-        store: &dyn Store,
+        store: &dyn BatchStore,
         job_id: i64,
     ) -> Result<HashMap<String, i64>, RunError> {
         let mut out: HashMap<String, i64> = HashMap::new();

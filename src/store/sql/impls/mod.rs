@@ -1,0 +1,11 @@
+//! One file per store trait, each calling the SQL of its concern.
+
+mod batches;
+mod conversations;
+mod imports;
+mod items;
+mod jobs;
+mod judgments;
+mod personas;
+mod proposals;
+mod tokens;
