@@ -54,7 +54,7 @@ pub async fn agent(
     }
     let database = job.database.clone();
     let concurrency = job.concurrency;
-    let ctx = super::run::context(&database).await?;
+    let ctx = super::context::context(&database).await?;
     let agent = match Agent::open(&ctx, job).await {
         Ok(agent) => Arc::new(agent),
         Err(OpenError::Invalid(problems)) => {

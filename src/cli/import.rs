@@ -75,14 +75,14 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<i32> {
     let checked = tokio::select! {
         checked = importing::check(&request, &options) => match checked {
             Ok(checked) => checked,
-            Err(e) => return super::run::exit_for(e),
+            Err(e) => return super::context::exit_for(e),
         },
         signal = crate::jobs::shutdown_signal() => {
             eprintln!("interrupted ({}) while reading the files: nothing was stored", signal.name());
             return Ok(signal.exit_code());
         }
     };
-    let ctx = super::run::context(&args.database).await?;
+    let ctx = super::context::context(&args.database).await?;
     let result = importing::import(ctx.store.clone(), checked, &options).await;
     ctx.store.close().await;
     match result {
@@ -90,7 +90,7 @@ pub async fn import(args: ImportArgs) -> anyhow::Result<i32> {
             print_report(&report);
             Ok(0)
         }
-        Err(e) => super::run::exit_for(e),
+        Err(e) => super::context::exit_for(e),
     }
 }
 

@@ -44,7 +44,7 @@ pub async fn judge(args: JudgeArgs<'_>) -> anyhow::Result<i32> {
         target,
         min_reward: args.min_reward,
     };
-    let ctx = super::run::context(args.database).await?;
+    let ctx = super::context::context(args.database).await?;
     let result = run_judging(&ctx, spec, &name, &args.options).await;
     ctx.store.close().await;
     print_report(result, args.database)

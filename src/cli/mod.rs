@@ -12,6 +12,7 @@ mod agent;
 mod bench;
 pub mod closed_stdout;
 mod compare_users;
+mod context;
 mod conversations;
 mod export;
 mod export_said;

@@ -67,7 +67,7 @@ pub async fn openenv(args: OpenEnvArgs<'_>) -> anyhow::Result<i32> {
         job.database = database.to_string();
     }
     let database = job.database.clone();
-    let ctx = super::run::context(&database).await?;
+    let ctx = super::context::context(&database).await?;
     let host = match Host::open(&ctx, job).await {
         Ok(host) => Arc::new(host),
         Err(SessionError::Config(problems)) => {

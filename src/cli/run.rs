@@ -1,14 +1,13 @@
 //! `sparring run JOB.toml` and `sparring run --resume JOB_ID`
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::config;
 use crate::jobs::{self, JobReport, RunError, RunOptions, RunReport, WorkEnd};
-use crate::mock_llm::InProcessMock;
 use crate::report::usage::{role_reports, total_cost, Cost};
-use crate::store::{self, JobRow, JobSummary};
+use crate::store::{JobRow, JobSummary};
 
+use super::context::{context, exit_for};
 use super::{report_problems, EXIT_INVALID};
 
 pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
@@ -35,15 +34,6 @@ pub async fn run(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {
     report(result, &database)
 }
 
-/// The store at `database`, opened once for the whole command, and the
-/// in-process mock for `mock = true` endpoints. The command closes the store
-/// when its work is done: SQLite folds its write-ahead log back into the file,
-/// and removes it, only then.
-pub async fn context(database: &str) -> anyhow::Result<jobs::Context> {
-    let store = store::open(database).await?;
-    Ok(jobs::Context::new(store, Some(Arc::new(InProcessMock))))
-}
-
 pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Result<i32> {
     if let Some(code) = super::refuse_missing_database(database) {
         return Ok(code);
@@ -56,26 +46,6 @@ pub async fn resume(database: &str, id: i64, options: &RunOptions) -> anyhow::Re
         Ok(JobReport::Judging(r)) => super::judge::print_report(Ok(*r), database),
         Ok(JobReport::Synthesis(r)) => super::synthesize::report(Ok(*r), database),
         Err(e) => report(Err(e), database),
-    }
-}
-
-/// The exit code of a run that could not be done: invalid inputs, a changed
-/// config and an unknown job are the user's to fix (said, not raised).
-pub(super) fn exit_for(e: RunError) -> anyhow::Result<i32> {
-    match e {
-        RunError::Invalid(problems) => {
-            report_problems(&problems);
-            Ok(EXIT_INVALID)
-        }
-        e @ RunError::ConfigChanged { .. } => {
-            eprintln!("error: {e}");
-            Ok(EXIT_INVALID)
-        }
-        e @ RunError::NoSuchJob(_) => {
-            eprintln!("error: {e}");
-            Ok(super::EXIT_NOT_FOUND)
-        }
-        e => Err(e.into()),
     }
 }
 

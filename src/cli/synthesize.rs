@@ -13,7 +13,7 @@ use crate::jobs::{RunError, RunOptions, WorkEnd};
 use crate::persona::Scenario;
 use crate::report::synthesis::SynthesisStats;
 
-use super::run::{context, exit_for};
+use super::context::{context, exit_for};
 use super::{report_problems, DEFAULT_DATABASE, EXIT_INVALID};
 
 pub async fn synthesize(path: &Path, options: &RunOptions) -> anyhow::Result<i32> {

@@ -10,7 +10,7 @@ pub async fn worker(
     concurrency: Option<usize>,
     quiet: bool,
 ) -> anyhow::Result<i32> {
-    let ctx = super::run::context(database).await?;
+    let ctx = super::context::context(database).await?;
     let options = RunOptions {
         concurrency,
         progress: Some(super::progress::CliProgress::new(quiet, "worker")),

@@ -8,17 +8,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
 use super::environment_name::name_problem;
+pub use super::environment_snapshot::EnvironmentSnapshot;
 use super::file::{DatasetFile, DatasetFormat, UserMode};
 use super::job::{EnvironmentConfig, MissingTool, NemoGymConfig, SimulatedConfig};
-use super::mcp::{read_mcp, McpConfig, McpKeys, McpSnapshot};
+use super::mcp::{read_mcp, McpConfig, McpKeys};
 use super::problem::Problem;
-use super::service::Trust;
 use super::state_calls::{self, StateCall};
+use super::trust::Trust;
 
 /// Names a job config may give a built-in environment (`env::builtin` opens them).
 pub const BUILTIN_ENVIRONMENTS: &[&str] = &[
@@ -106,34 +107,6 @@ struct BuiltinKeys {
     kind: Option<String>,
     /// `builtin:retail`, or `retail` with `kind = "builtin"`.
     name: String,
-}
-
-/// As stored in a job's snapshot (a built-in one as it always was: its name).
-#[derive(Debug, Clone, Serialize)]
-pub struct EnvironmentSnapshot {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_secs: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tools: Option<PathBuf>,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<McpSnapshot>,
-    /// `nemo_gym` only (an MCP server's are in `mcp`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub state_probes: Option<Vec<StateCall>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub records_row: Option<serde_json::Value>,
-    /// `nemo_gym` only, and only when it is not the default (so the
-    /// snapshots, and hashes, of jobs written before it stay as they were).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub on_missing_tool: Option<MissingTool>,
 }
 
 impl EnvironmentFile {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::endpoint::EndpointSnapshot;
-use super::environment::EnvironmentSnapshot;
+use super::endpoint_file::EndpointSnapshot;
+use super::environment_snapshot::EnvironmentSnapshot;
 
 /// The top-level keys that are not tables.
 #[derive(Debug, Clone, Deserialize)]

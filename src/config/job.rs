@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use super::api::Api;
 pub use super::file::{DatasetFormat, Opener, UserMode};
+pub use super::missing_tool::MissingTool;
 
 /// Where an endpoint's requests go.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,23 +49,6 @@ pub struct EndpointConfig {
     /// `capture_tokens = true` (chat only): ask a vLLM server for the
     /// generation's token ids and log probabilities (see `llm::chat_tokens`).
     pub capture_tokens: bool,
-}
-
-/// Which of OpenAI's APIs an endpoint's calls go through.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Api {
-    /// `POST {base_url}/chat/completions`.
-    #[default]
-    Chat,
-    /// `POST {base_url}/responses`, the Responses API (`llm::responses`).
-    Responses,
-}
-
-impl Api {
-    pub fn is_chat(&self) -> bool {
-        *self == Api::Chat
-    }
 }
 
 /// How an endpoint's judge calls go through the Batch API.
@@ -282,21 +267,6 @@ pub struct NemoGymConfig {
     pub records_row: Option<serde_json::Value>,
     /// What a tool the row offers and the server does not serve (HTTP 404) is.
     pub on_missing_tool: MissingTool,
-}
-
-/// What a call to a tool the resources server does not serve (HTTP 404)
-/// becomes (`[environment] on_missing_tool`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MissingTool {
-    /// The server's reply goes back to the policy as the tool's (error)
-    /// output and the conversation goes on to `/verify`, as NeMo Gym's own
-    /// agent does (`xlam_fc` serves none of its tools: its verify compares
-    /// only the calls).
-    #[default]
-    Output,
-    /// The conversation fails as `env_error` and nothing is stored.
-    EnvError,
 }
 
 #[derive(Debug, Clone, PartialEq)]

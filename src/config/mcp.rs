@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::environment_name::name_problem;
 use super::problem::Problem;
 use super::ranges;
-use super::service::Trust;
 use super::state_calls::{self, StateCall};
+use super::trust::Trust;
 
 /// In a `command` argument or an `env` value: the conversation's own folder,
 /// made empty for each session and removed after it.

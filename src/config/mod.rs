@@ -1,17 +1,21 @@
 //! Job configuration: the TOML as written (`file`), the validated job (`job`),
 //! loading with every problem reported (`load`), and the `Problem` type.
 
+pub mod api;
 pub mod azure;
 pub mod dedup;
 pub mod document;
 pub mod egress;
 pub mod endpoint;
+pub mod endpoint_file;
 pub mod environment;
 pub mod environment_name;
+pub mod environment_snapshot;
 pub mod file;
 pub mod job;
 pub mod load;
 pub mod mcp;
+pub mod missing_tool;
 pub mod paths;
 pub mod persona_table;
 pub mod policy;
@@ -20,6 +24,7 @@ pub mod ranges;
 pub mod service;
 pub mod state_calls;
 pub mod synth;
+pub mod trust;
 pub mod verify;
 
 pub use egress::EgressAllowlist;
@@ -31,7 +36,7 @@ pub use job::{
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};
 pub use problem::Problem;
-pub use service::{Boundary, OperatorEndpoints, Trust};
+pub use trust::{Boundary, OperatorEndpoints, Trust};
 
 #[cfg(test)]
 mod snapshot_golden;

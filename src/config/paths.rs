@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::problem::Problem;
-use super::service::{Boundary, Trust};
+use super::trust::{Boundary, Trust};
 
 /// Resolves the paths of one config (`file`, relative to `base`).
 pub struct Resolver<'a> {

@@ -15,26 +15,7 @@ use super::document::{child, Source};
 use super::egress::EgressAllowlist;
 use super::endpoint::{check_endpoint, read_endpoint, EndpointFile};
 use super::problem::Problem;
-
-/// How far a config's author is trusted.
-#[derive(Debug, Clone, Copy)]
-pub enum Trust<'a> {
-    /// The user's own files, or a job stored by sparring: any path, keys from
-    /// this process's environment.
-    Local,
-    /// A config submitted to the service.
-    Submitted(&'a Boundary),
-}
-
-/// What a submitted config may reach.
-#[derive(Debug, Clone)]
-pub struct Boundary {
-    /// Canonical (symlinks resolved).
-    data_root: PathBuf,
-    pub operators: OperatorEndpoints,
-    /// The URLs a submitted config may name (`serve --allow-url`); empty: any.
-    pub egress: EgressAllowlist,
-}
+pub use super::trust::{Boundary, OperatorEndpoints, Trust};
 
 impl Boundary {
     /// `data_root` is resolved to its canonical path. One that cannot be (it
@@ -204,12 +185,6 @@ pub fn inside(root: &Path, base: &Path, path: &Path) -> Option<PathBuf> {
         full.push(name);
     }
     full.starts_with(root).then_some(full)
-}
-
-/// The service's operator endpoints, by name.
-#[derive(Debug, Clone, Default)]
-pub struct OperatorEndpoints {
-    endpoints: BTreeMap<String, EndpointFile>,
 }
 
 impl OperatorEndpoints {

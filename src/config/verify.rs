@@ -13,7 +13,7 @@ use super::file::{DatasetFile, DatasetFormat};
 use super::job::NemoGymConfig;
 use super::paths::{Resolver, Want};
 use super::problem::Problem;
-use super::service::Trust;
+use super::trust::Trust;
 
 /// A resources server and the rows to complete rollouts from.
 #[derive(Debug, Clone, PartialEq)]

@@ -81,8 +81,8 @@ pub fn dpo() -> Value {
 /// [`of`] and [`dpo`], and `openai`'s lines (arguments as JSON strings, an
 /// assistant's `weight`); `None` for NeMo Gym rollouts, whose rows are
 /// NeMo Gym's own.
-pub fn for_card(kind: &super::request::ExportKind) -> Option<Value> {
-    use super::request::ExportKind;
+pub fn for_card(kind: &super::kind::ExportKind) -> Option<Value> {
+    use super::kind::ExportKind;
     match kind {
         ExportKind::Lines {
             format: Format::OpenAi,

@@ -20,6 +20,7 @@ pub mod file_set;
 pub mod groups;
 pub mod hf;
 pub mod judgments;
+pub mod kind;
 pub mod metadata;
 pub mod nemo_gym;
 pub mod openai;

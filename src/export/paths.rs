@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::request::ExportKind;
+use super::kind::ExportKind;
 use super::split::{with_part, Side};
 
 /// The paths of an export to one `--out`.

@@ -17,6 +17,7 @@ use crate::config::Problem;
 use super::curate::{combine::combine, Curation, CurationRequest, ProfileSource, StratifyBy};
 use super::dpo::DpoShape;
 use super::groups::Advantage;
+pub use super::kind::ExportKind;
 use super::paths::ExportPaths;
 use super::target::{ExportTarget, TargetError};
 use super::{CorruptJudgment, ExportError, Format, MinJudge, UnjudgedJudges};
@@ -105,33 +106,6 @@ pub enum Field {
     Judge,
     DpoShape,
     Advantage,
-}
-
-/// What an export writes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ExportKind {
-    /// One line per conversation, and whether the user's tool calls stay.
-    Lines { format: Format, user_tools: bool },
-    /// Preference pairs from a pairwise judge's verdicts.
-    Dpo { judge: String, shape: DpoShape },
-    /// The job's synthesized scenarios, and whether the unsolved ones too.
-    Scenarios { keep_unsolved: bool },
-}
-
-impl ExportKind {
-    /// The format's name, as `--format` takes it.
-    pub fn format_name(&self) -> &'static str {
-        match self {
-            ExportKind::Lines { format, .. } => format.name(),
-            ExportKind::Dpo { .. } => "dpo",
-            ExportKind::Scenarios { .. } => "scenarios",
-        }
-    }
-
-    /// Whether each line's metadata goes to a sidecar file.
-    pub fn metadata_in_sidecar(&self) -> bool {
-        matches!(self, ExportKind::Lines { format, .. } if format.metadata_in_sidecar())
-    }
 }
 
 /// Why an export cannot be made as asked.

@@ -20,7 +20,7 @@ use crate::config::job::PolicyConfig;
 use crate::config::policy::PolicyKind;
 use crate::env::ToolSpec;
 use crate::llm::{ChatModel, LlmError};
-use crate::sim::episode::EpisodeError;
+use crate::sim::episode_error::EpisodeError;
 use crate::sim::{ModelPolicy, Policy};
 
 /// The policy a job's items run: its model with tools, or its agent

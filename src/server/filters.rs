@@ -2,7 +2,7 @@
 //! own filters (`store::browse::ConversationFilter` and `export::Filter`), so
 //! the API, the web UI and `sparring export` keep and drop the same
 //! conversations; and the readers of query values the export's query
-//! (`super::export`) shares. A malformed filter is a 422 naming its field.
+//! (`super::export`, `super::export_refusal`) shares. A malformed filter is a 422 naming its field.
 
 use serde::Deserialize;
 
@@ -14,8 +14,7 @@ use crate::store::Store;
 use super::query_values::{refuse_unparsed, Number};
 use super::ApiError;
 
-/// What problems with a query string name as their file.
-pub const QUERY_LABEL: &str = "query string";
+pub use super::query_values::QUERY_LABEL;
 
 /// A conversation browser's query string as sent: every value is text, so
 /// that a malformed number is a 422 naming its field and saying what would
@@ -265,7 +264,7 @@ pub async fn judgments_for(
 ) -> Result<JudgmentIndex, ApiError> {
     export::prepare::judgments_for(store, job_id, filter, &mut Vec::new())
         .await
-        .map_err(super::export::refusal)
+        .map_err(super::export_refusal::refusal)
 }
 
 /// A number read from the query string must be a number: `NaN` compares

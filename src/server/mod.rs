@@ -10,6 +10,7 @@ mod auth;
 mod blocking;
 mod error;
 mod export;
+mod export_refusal;
 mod filters;
 mod imports;
 mod json_errors;

@@ -12,6 +12,9 @@ use axum::response::{IntoResponse, Response};
 
 use super::ApiError;
 
+/// What problems with a query string name as their file.
+pub const QUERY_LABEL: &str = "query string";
+
 /// The query parameter only auth reads (a browser's one-time `?token=`).
 const AUTH_PARAMETER: &str = "token";
 

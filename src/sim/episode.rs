@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use crate::config::Opener;
 use crate::env::{EnvError, Environment, InitialState, Session, ToolCall};
-use crate::llm::message::{Caller, Message, Role};
-use crate::llm::{LlmError, Usage};
+use crate::llm::message::{Message, Role};
+use crate::llm::Usage;
 use crate::persona::Scenario;
 use crate::user_checks::UserOutput;
 use crate::verify::probes::{self, Probe, ProbeOutput};
 use crate::verify::{actions, rules, Component, Verification};
 
+pub use super::episode_error::EpisodeError;
 use super::policy::{Policy, PolicySession, PolicyTurn, TurnEnd};
 use super::termination::Termination;
 use super::transcript::{Author, Transcript};
@@ -70,37 +71,6 @@ pub struct Episode {
     /// What the policy warned of this conversation (an agent whose answers
     /// held tool use that no trace read).
     pub policy_warning: Option<String>,
-}
-
-/// A failure that makes the item fail (retryable), never a reward of 0.
-#[derive(Debug, thiserror::Error)]
-pub enum EpisodeError {
-    #[error("{role} model call failed ({}): {error}", error.class())]
-    Model {
-        role: &'static str,
-        #[source]
-        error: LlmError,
-    },
-    #[error("environment failed: {0}")]
-    Env(#[from] EnvError),
-    /// The environment failed on a tool call: who called which tool says
-    /// whose side of a dual-control conversation broke.
-    #[error("environment failed on the {}'s call to '{tool}': {error}", caller.as_str())]
-    ToolCall {
-        caller: Caller,
-        tool: String,
-        #[source]
-        error: EnvError,
-    },
-}
-
-impl EpisodeError {
-    pub fn class(&self) -> &'static str {
-        match self {
-            EpisodeError::Model { error, .. } => error.class(),
-            EpisodeError::Env(_) | EpisodeError::ToolCall { .. } => "env_error",
-        }
-    }
 }
 
 /// One conversation, start to end. Its span names the scenario and seed (the item

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use crate::env::ToolSpec;
 use crate::llm::{ChatModel, ChatRequest, Role};
 
-use super::episode::EpisodeError;
+use super::episode_error::EpisodeError;
 use super::policy::{run_tool_calls, Policy, PolicyTurn, TurnEnd};
 use super::transcript::Author;
 

@@ -12,7 +12,7 @@ use crate::env::{Session, ToolCall, ToolSpec};
 use crate::llm::message::{Caller, Message};
 use crate::llm::Usage;
 
-use super::episode::EpisodeError;
+use super::episode_error::EpisodeError;
 use super::transcript::{Author, Transcript};
 
 /// The key of a stored conversation's metadata that holds what its policy

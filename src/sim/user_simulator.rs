@@ -7,7 +7,7 @@ use crate::env::{Session, ToolSpec};
 use crate::llm::message::{Caller, Message};
 use crate::llm::{ChatModel, ChatRequest, Role, Usage};
 
-use super::episode::EpisodeError;
+use super::episode_error::EpisodeError;
 use super::transcript::{Author, Transcript};
 
 pub use crate::prompt::{OUT_OF_SCOPE_TOKEN, STOP_TOKEN, TRANSFER_TOKEN};

@@ -15,9 +15,10 @@ mod multi_row;
 
 use sqlx::Sqlite;
 
-use super::sql::dialect::Dialect;
+use super::sql::dialect::{BulkInsert, Dialect};
 use super::sql::SqlStore;
-use crate::store::StoreError;
+use crate::store::{NewConversation, NewItem, StoreError};
+use messages::{insert_messages, insert_usage, Tx};
 
 /// A [`crate::store::Store`] in a SQLite database file (or in memory, for tests).
 pub type SqliteStore = SqlStore<Sqlite>;
@@ -41,4 +42,25 @@ impl Dialect for Sqlite {
     /// Deferred: a read takes no lock from the writer.
     const BEGIN_READ: &'static str = "BEGIN";
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+}
+
+/// A conversation's rows and imported conversations, many rows per
+/// multi-row INSERT (`messages`, `imports`).
+impl BulkInsert for Sqlite {
+    async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
+        let rows: Vec<_> = (0..)
+            .zip(&c.messages)
+            .map(|(idx, m)| (id, idx, m))
+            .collect();
+        insert_messages(tx, &rows).await?;
+        insert_usage(tx, id, &c.usage).await
+    }
+
+    async fn insert_imported(
+        tx: &mut Tx,
+        job_id: i64,
+        batch: &[(NewItem, NewConversation)],
+    ) -> Result<u64, StoreError> {
+        imports::insert_imported(tx, job_id, batch).await
+    }
 }

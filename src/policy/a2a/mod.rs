@@ -57,7 +57,7 @@ use crate::config::policy::{A2aConfig, TraceFormat};
 use crate::llm::message::Message;
 use crate::llm::raw::RawRequest;
 use crate::llm::{ChatModel, LlmError};
-use crate::sim::episode::EpisodeError;
+use crate::sim::episode_error::EpisodeError;
 use crate::sim::policy::{record_agent_tools, PolicySession, NO_TOKENS};
 use crate::sim::transcript::Author;
 use crate::sim::{Policy, PolicyTurn, TurnEnd};

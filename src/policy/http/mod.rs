@@ -32,7 +32,7 @@ use crate::config::policy::HttpConfig;
 use crate::config::Problem;
 use crate::llm::message::Message;
 use crate::llm::{ChatModel, LlmError};
-use crate::sim::episode::EpisodeError;
+use crate::sim::episode_error::EpisodeError;
 use crate::sim::policy::{record_agent_tools, NO_TOKENS};
 use crate::sim::{Author, Policy, PolicyTurn, TurnEnd};
 

@@ -16,7 +16,7 @@ use crate::config::policy::resolve;
 use crate::llm::raw::RawRequest;
 use crate::llm::{ChatModel, LlmError};
 use crate::policy::reply::text_of;
-use crate::sim::episode::EpisodeError;
+use crate::sim::episode_error::EpisodeError;
 use crate::sim::PolicySession;
 
 use super::templates::HttpTemplates;

@@ -27,7 +27,7 @@ use crate::llm::raw::RawRequest;
 use crate::llm::responses::to_request;
 use crate::llm::wire::Sampling;
 use crate::llm::{ChatModel, ChatRequest, LlmError, Role};
-use crate::sim::episode::EpisodeError;
+use crate::sim::episode_error::EpisodeError;
 use crate::sim::policy::{record_agent_tools, run_tool_calls};
 use crate::sim::{Author, Policy, PolicySession, PolicyTurn, TurnEnd};
 

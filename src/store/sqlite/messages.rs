@@ -4,29 +4,9 @@ use sqlx::{AssertSqlSafe, Sqlite, Transaction};
 
 use super::multi_row::{multi_row_sql, power_of_two_chunks};
 use crate::store::decode::{message_columns, usage_columns};
-use crate::store::sql::dialect::BulkInsert;
-use crate::store::{NewConversation, NewItem, NewMessage, StoreError, UsageRow};
+use crate::store::{NewMessage, StoreError, UsageRow};
 
-type Tx = Transaction<'static, Sqlite>;
-
-impl BulkInsert for Sqlite {
-    async fn insert_rows(tx: &mut Tx, id: i64, c: &NewConversation) -> Result<(), StoreError> {
-        let rows: Vec<_> = (0..)
-            .zip(&c.messages)
-            .map(|(idx, m)| (id, idx, m))
-            .collect();
-        insert_messages(tx, &rows).await?;
-        insert_usage(tx, id, &c.usage).await
-    }
-
-    async fn insert_imported(
-        tx: &mut Tx,
-        job_id: i64,
-        batch: &[(NewItem, NewConversation)],
-    ) -> Result<u64, StoreError> {
-        super::imports::insert_imported(tx, job_id, batch).await
-    }
-}
+pub(super) type Tx = Transaction<'static, Sqlite>;
 
 /// Bound parameters per row of the messages INSERT.
 const MESSAGE_PARAMETERS: usize = 10;
@@ -64,7 +44,11 @@ pub(super) async fn insert_messages(
     Ok(())
 }
 
-async fn insert_usage(tx: &mut Tx, id: i64, usage: &[UsageRow]) -> Result<(), StoreError> {
+pub(super) async fn insert_usage(
+    tx: &mut Tx,
+    id: i64,
+    usage: &[UsageRow],
+) -> Result<(), StoreError> {
     for chunk in power_of_two_chunks(usage, USAGE_PARAMETERS) {
         let sql = multi_row_sql(
             concat!(
