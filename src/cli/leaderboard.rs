@@ -5,17 +5,31 @@
 use crate::evaluation::table::{Leaderboard, PolicyRow};
 use crate::evaluation::{leaderboard, LeaderboardError, LeaderboardRequest};
 use crate::interval::Mean;
+use crate::store::{EvaluationRow, EvaluationStore, Store};
 
 use super::{DEFAULT_DATABASE, EXIT_INVALID, EXIT_NOT_FOUND};
 
 #[derive(clap::Args)]
 pub struct LeaderboardArgs {
     /// The jobs compared, one per policy, comma-separated (2 to 64).
-    #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
+    #[arg(long, value_delimiter = ',', num_args = 1.., required_unless_present = "evaluation", conflicts_with = "evaluation")]
     jobs: Vec<i64>,
+    /// A stored evaluation (`sparring evaluate`), by name or id: its
+    /// policies' jobs, in its order, its baseline unless --baseline.
+    #[arg(long, value_name = "NAME_OR_ID")]
+    evaluation: Option<String>,
     /// The job the paired tests compare each other with (default: the first).
     #[arg(long)]
     baseline: Option<i64>,
+    #[command(flatten)]
+    table: TableArgs,
+    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
+    database: String,
+}
+
+/// How the table is figured and printed: `leaderboard` and `evaluate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TableArgs {
     /// A conversation passes at this reward or above (-1,000,000 to 1,000,000).
     #[arg(long, default_value_t = 1.0, value_parser = parse_threshold)]
     pass_threshold: f64,
@@ -32,8 +46,6 @@ pub struct LeaderboardArgs {
     /// Print every figure as JSON.
     #[arg(long)]
     json: bool,
-    #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
-    database: String,
 }
 
 fn parse_threshold(text: &str) -> Result<f64, String> {
@@ -59,19 +71,82 @@ pub async fn leaderboard_command(args: LeaderboardArgs) -> anyhow::Result<i32> {
         return Ok(code);
     }
     let store = crate::store::open(&args.database).await?;
+    let code = match &args.evaluation {
+        None => {
+            print_table(
+                store.as_ref(),
+                args.jobs.clone(),
+                args.baseline,
+                &args.table,
+                &args.database,
+            )
+            .await
+        }
+        Some(evaluation) => match stored_evaluation(store.as_ref(), evaluation).await {
+            Ok(Some(row)) => {
+                let (jobs, baseline) = evaluation_jobs(&row);
+                let baseline = args.baseline.or(baseline);
+                print_table(store.as_ref(), jobs, baseline, &args.table, &args.database).await
+            }
+            Ok(None) => {
+                eprintln!(
+                    "error: no evaluation named or numbered '{evaluation}' in {}",
+                    args.database
+                );
+                Ok(EXIT_NOT_FOUND)
+            }
+            Err(e) => Err(e.into()),
+        },
+    };
+    store.close().await;
+    code
+}
+
+/// The evaluation `name_or_id` names: by name first, then by id.
+async fn stored_evaluation(
+    store: &dyn EvaluationStore,
+    name_or_id: &str,
+) -> Result<Option<EvaluationRow>, crate::store::StoreError> {
+    if let Some(row) = store.find_evaluation_by_name(name_or_id).await? {
+        return Ok(Some(row));
+    }
+    match name_or_id.parse::<i64>() {
+        Ok(id) => store.get_evaluation(id).await,
+        Err(_) => Ok(None),
+    }
+}
+
+/// An evaluation's jobs in order and its baseline's job.
+pub fn evaluation_jobs(row: &EvaluationRow) -> (Vec<i64>, Option<i64>) {
+    let jobs = row.policies.iter().map(|p| p.job_id).collect();
+    let baseline = row.baseline.as_ref().and_then(|b| {
+        row.policies
+            .iter()
+            .find(|p| &p.policy == b)
+            .map(|p| p.job_id)
+    });
+    (jobs, baseline)
+}
+
+/// Figure the table of `jobs` and print it; the exit code.
+pub async fn print_table(
+    store: &dyn Store,
+    jobs: Vec<i64>,
+    baseline: Option<i64>,
+    args: &TableArgs,
+    database: &str,
+) -> anyhow::Result<i32> {
     let request = LeaderboardRequest {
-        jobs: args.jobs.clone(),
-        baseline: args.baseline,
+        jobs,
+        baseline,
         pass_threshold: args.pass_threshold,
         resamples: args.resamples,
         seed: args.seed,
     };
-    let table = leaderboard(store.as_ref(), &request).await;
-    store.close().await;
-    let table = match table {
+    let table = match leaderboard(store, &request).await {
         Ok(table) => table,
         Err(e @ LeaderboardError::NoSuchJob(_)) => {
-            eprintln!("error: {e} ({})", args.database);
+            eprintln!("error: {e} ({database})");
             return Ok(EXIT_NOT_FOUND);
         }
         Err(LeaderboardError::Store(e)) => return Err(e.into()),

@@ -14,6 +14,7 @@ pub mod closed_stdout;
 mod compare_users;
 mod context;
 mod conversations;
+mod evaluate;
 mod export;
 mod export_said;
 mod filters;
@@ -276,6 +277,10 @@ enum Command {
     /// ratings, McNemar and a paired bootstrap against a baseline, user flag
     /// rates, tokens and the reward–tokens frontier (docs/leaderboard.md).
     Leaderboard(leaderboard::LeaderboardArgs),
+    /// Run one job config once per policy of an evaluation file, each a job
+    /// with the same items (resumable: a finished policy does no work, a new
+    /// one runs alone), then print their leaderboard (docs/leaderboard.md).
+    Evaluate(evaluate::EvaluateArgs),
     /// Turn each conversation of an import job into a scenario and a persona
     /// with a model, private values replaced by fakes (docs/mining.md).
     Mine(mine::MineArgs),
@@ -520,6 +525,7 @@ pub async fn main() -> i32 {
         Command::Recheck(args) => recheck::recheck(args).await,
         Command::CompareUsers(args) => compare_users::compare_users(args).await,
         Command::Leaderboard(args) => leaderboard::leaderboard_command(args).await,
+        Command::Evaluate(args) => evaluate::evaluate(args).await,
         Command::Mine(args) => mine::mine(args).await,
         Command::Serve {
             database,

@@ -37,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/compare-users", get(compare_users))
         .route("/v1/conversations/{id}", get(get_conversation))
         .merge(super::judging::router())
+        .merge(super::evaluations::router())
         .merge(super::imports::router())
         .merge(super::synthesis::router())
         .merge(super::rollouts::router())

@@ -9,6 +9,7 @@ mod api;
 mod auth;
 mod blocking;
 mod error;
+mod evaluations;
 mod export;
 mod export_refusal;
 mod filters;

@@ -248,6 +248,18 @@ fn paths_and_schemas() -> Value {
                 "responses": {"200": {"description": "The comparison", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "404": error("No such job"), "422": json_response("A job missing, or a bad k, named by its field", "Problems")}
             }},
+            "/v1/evaluations/{id}/leaderboard": {"get": {
+                "summary": "A stored evaluation's leaderboard (`sparring evaluate`, docs/leaderboard.md), as `sparring leaderboard --evaluation ID --json`: per policy, over the items every policy scored, mean reward and pass rate with 95% intervals, pass^k, terminations, the simulated-user flag rate, tokens and latency, McNemar and a paired bootstrap against the baseline, Bradley–Terry ratings with bootstrap intervals, and the reward–tokens frontier",
+                "parameters": [id_param("Evaluation"),
+                    query("baseline", "string", "The policy (by name) the paired tests compare with; default the evaluation's baseline, else its first policy"),
+                    query("pass_threshold", "number", "A conversation passes at this reward or above (-1,000,000 to 1,000,000; default 1)"),
+                    {"name": "resamples", "in": "query", "required": false, "schema": int64(), "description": "Bootstrap resamples (100 to 100,000; default 2,000; the ratings use at most 1,000)"},
+                    {"name": "seed", "in": "query", "required": false, "schema": int64(), "description": "Seeds every bootstrap (0 or more; default 0): the same seed gives the same table"}],
+                "responses": {"200": {"description": "The table", "content": {"application/json": {"schema": {"type": "object"}}}},
+                              "404": error("No such evaluation"),
+                              "409": error("Fewer than two of its policies have run, or they share no scored item"),
+                              "422": json_response("A baseline that is not one of its policies, or a number out of range, named by its field", "Problems")}
+            }},
             "/v1/jobs/{id}/cancel": {"post": {
                 "summary": "Cancel a job: conversations in flight are dropped and their items returned to pending",
                 "parameters": [id_param("Job")],

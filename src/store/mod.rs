@@ -6,6 +6,7 @@
 pub mod batches;
 pub mod browse;
 pub(crate) mod decode;
+pub mod evaluations;
 pub mod job_personas;
 pub mod judgments;
 mod migrations;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use batches::*;
+pub use evaluations::{EvaluationPolicy, EvaluationRow};
 pub use job_personas::JobPersona;
 pub use judgments::*;
 pub use proposals::*;
@@ -63,7 +65,8 @@ pub enum StoreError {
 /// [`ItemStore`], …) that they need.
 #[async_trait]
 pub trait Store:
-    JobStore
+    EvaluationStore
+    + JobStore
     + ItemStore
     + ConversationStore
     + ImportStore

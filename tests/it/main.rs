@@ -37,6 +37,7 @@ mod data_root;
 mod docs_blocks;
 mod dual_control;
 mod episodes;
+mod evaluations;
 mod export_consumers;
 mod first_user;
 mod frameworks_play_the_orders_desk;

@@ -72,7 +72,8 @@ fn migrator() -> Migrator {
     let mut migrator = migrations::embedded!(
         "postgres": "0001_init", "0002_judgments", "0003_judgment_per_judge_name",
         "0004_user_flags", "0005_proposals", "0006_batches", "0007_message_tokens",
-        "0008_job_personas"
+        "0008_job_personas",
+        "0009_evaluations"
     );
     // On by default; said here because concurrent workers depend on it.
     migrator.set_locking(true);

@@ -7,6 +7,7 @@
 mod batches;
 mod conversations;
 pub(crate) mod dialect;
+mod evaluations;
 mod failed_items;
 mod impls;
 pub(crate) mod imports;

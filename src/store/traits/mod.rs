@@ -2,6 +2,7 @@
 
 mod batches;
 mod conversations;
+mod evaluations;
 mod imports;
 mod items;
 mod jobs;
@@ -12,6 +13,7 @@ mod tokens;
 
 pub use batches::BatchStore;
 pub use conversations::ConversationStore;
+pub use evaluations::EvaluationStore;
 pub use imports::ImportStore;
 pub use items::ItemStore;
 pub use jobs::JobStore;

@@ -2,6 +2,7 @@
 
 mod batches;
 mod conversations;
+mod evaluations;
 mod imports;
 mod items;
 mod jobs;

@@ -1,0 +1,200 @@
+//! `sparring evaluate EVALUATION.toml`: one job config run once per policy,
+//! each a job with the same items, then the leaderboard of them all
+//! (docs/leaderboard.md). Every policy's job is found again by its config's
+//! hash, so running the file again resumes it: a finished policy does no
+//! work, a killed one finishes its items, and a policy added to the file is
+//! the only one that runs.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::document::read_config_file;
+use crate::config::{self, Job, Trust};
+use crate::evaluation::file::{self, EvaluationFile};
+use crate::jobs::{self, RunOptions, WorkEnd};
+use crate::store::EvaluationStore;
+
+use super::context::{context, exit_for};
+use super::leaderboard::{print_table, TableArgs};
+use super::{progress, report_problems, EXIT_INVALID};
+
+#[derive(clap::Args)]
+pub struct EvaluateArgs {
+    /// The evaluation file: `[evaluation]` (name, job, baseline) and two to
+    /// 64 `[[policies]]`.
+    file: PathBuf,
+    /// Conversations in flight at once in each policy's job (overrides the
+    /// job config; 1 to 10,000).
+    #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+    concurrency: Option<usize>,
+    /// Retry each policy's failed items.
+    #[arg(long)]
+    retry_failed: bool,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    table: TableArgs,
+}
+
+pub async fn evaluate(args: EvaluateArgs) -> anyhow::Result<i32> {
+    let evaluation = match file::read(&args.file) {
+        Ok(evaluation) => evaluation,
+        Err(problems) => {
+            report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+    };
+    // Every policy's job is read and checked before the store is opened: a
+    // bad policy runs none of them and creates no database.
+    let jobs = match policy_jobs(&args.file, &evaluation) {
+        Ok(jobs) => jobs,
+        Err(problems) => {
+            report_problems(&problems);
+            return Ok(EXIT_INVALID);
+        }
+    };
+    let database = jobs[0].database.clone();
+    let ctx = context(&database).await?;
+    let code = run_policies(&ctx, &evaluation, &jobs, &args).await;
+    let code = match code {
+        Ok(Ok(ran)) => {
+            let baseline = evaluation
+                .baseline
+                .as_ref()
+                .and_then(|b| evaluation.policies.iter().position(|p| &p.name == b))
+                .map(|at| ran.job_ids[at]);
+            let printed = print_table(
+                ctx.store.as_ref(),
+                ran.job_ids,
+                baseline,
+                &args.table,
+                &database,
+            )
+            .await;
+            // Failed items are left out of the table; the exit code says
+            // the work was not all done, as `run`'s does.
+            printed.map(|code| if code == 0 && ran.failed > 0 { 1 } else { code })
+        }
+        Ok(Err(code)) => Ok(code),
+        Err(e) => Err(e),
+    };
+    ctx.store.close().await;
+    code
+}
+
+/// Each policy's job config, checked as `sparring run` checks one.
+fn policy_jobs(path: &Path, evaluation: &EvaluationFile) -> Result<Vec<Job>, Vec<config::Problem>> {
+    let (text, base) = read_config_file(&evaluation.job, "the job config")?;
+    let mut problems = Vec::new();
+    let mut jobs = Vec::new();
+    for policy in &evaluation.policies {
+        let label = PathBuf::from(format!(
+            "{} (policy '{}' of {})",
+            evaluation.job.display(),
+            policy.name,
+            path.display()
+        ));
+        let loaded = evaluation
+            .job_for(policy, &text, &evaluation.job)
+            .and_then(|derived| {
+                config::load::from_toml(&label.to_string_lossy(), &derived, &base, Trust::Local)
+            });
+        match loaded {
+            Ok(job) => jobs.push(job),
+            Err(mut found) => problems.append(&mut found),
+        }
+    }
+    if problems.is_empty() {
+        Ok(jobs)
+    } else {
+        Err(problems)
+    }
+}
+
+/// What the policies' runs did.
+struct Ran {
+    /// In the file's order.
+    job_ids: Vec<i64>,
+    /// Items that failed, over all the policies.
+    failed: i64,
+}
+
+/// Run (or resume) each policy's job in turn, writing it to the stored
+/// evaluation as it ends: what they did, or the exit code when a run could
+/// not be done or stopped before its job finished (said on stderr).
+async fn run_policies(
+    ctx: &jobs::Context,
+    evaluation: &EvaluationFile,
+    jobs: &[Job],
+    args: &EvaluateArgs,
+) -> anyhow::Result<Result<Ran, i32>> {
+    let store: &dyn EvaluationStore = ctx.store.as_ref();
+    let id = store
+        .open_evaluation(&evaluation.name, evaluation.baseline.as_deref())
+        .await?;
+    let mut job_ids = Vec::with_capacity(jobs.len());
+    let mut failed = 0;
+    let count = jobs.len();
+    for (at, (policy, job)) in evaluation.policies.iter().zip(jobs).enumerate() {
+        eprintln!(
+            "policy {}/{count} '{}': job '{}'",
+            at + 1,
+            policy.name,
+            job.name
+        );
+        let options = RunOptions {
+            concurrency: args.concurrency,
+            retry_failed: args.retry_failed,
+            progress: Some(progress::CliProgress::new(args.quiet, "")),
+            ..Default::default()
+        };
+        let prepared = match jobs::generation::prepare(job).await {
+            Ok(prepared) => prepared,
+            Err(problems) => {
+                report_problems(&problems);
+                return Ok(Err(EXIT_INVALID));
+            }
+        };
+        let report = match jobs::run_prepared(ctx, job, prepared, &options).await {
+            Ok(report) => report,
+            Err(e) => return exit_for(e).map(Err),
+        };
+        store
+            .put_evaluation_policy(id, &policy.name, at as i64, report.job.id)
+            .await?;
+        let c = &report.counts;
+        eprintln!(
+            "policy '{}': job {} {} ({}), {} done, {} failed, {} pending",
+            policy.name,
+            report.job.id,
+            report.job.status.as_str(),
+            if report.resumed { "resumed" } else { "new" },
+            c.done,
+            c.failed,
+            c.pending + c.leased
+        );
+        if !matches!(report.end, WorkEnd::Finished) {
+            eprintln!(
+                "evaluation '{}' stopped at policy '{}'; run `sparring evaluate` on the same \
+                 file again to resume it",
+                evaluation.name, policy.name
+            );
+            return Ok(Err(1));
+        }
+        failed += c.failed;
+        job_ids.push(report.job.id);
+    }
+    let policies: Vec<(String, i64)> = evaluation
+        .policies
+        .iter()
+        .map(|p| p.name.clone())
+        .zip(job_ids.iter().copied())
+        .collect();
+    store.set_evaluation_policies(id, &policies).await?;
+    eprintln!(
+        "evaluation '{}' (id {id}): {} policies",
+        evaluation.name,
+        policies.len()
+    );
+    Ok(Ok(Ran { job_ids, failed }))
+}

@@ -1,0 +1,312 @@
+//! An evaluation file (docs/leaderboard.md): one job config and the
+//! policies it is run with, each a job with the same items. Read and checked
+//! here, every problem at once; each policy's job config is the job's own
+//! TOML with that policy's changes, which `config::load` then checks as it
+//! checks any job.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::config::document::read_config_file;
+use crate::config::Problem;
+
+/// Policies an evaluation compares: at least two, at most as many as the
+/// leaderboard takes.
+pub const MAX_POLICIES: usize = 64;
+/// Characters in an evaluation's or a policy's name, at most.
+pub const MAX_NAME: usize = 100;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluationFile {
+    pub name: String,
+    /// The job config every policy runs, absolute.
+    pub job: PathBuf,
+    /// One of the policies' names; `None`: the first.
+    pub baseline: Option<String>,
+    pub policies: Vec<PolicyEntry>,
+}
+
+/// One policy: what it changes in the job config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyEntry {
+    pub name: String,
+    /// Keys set in the job's policy endpoint (`[endpoints.NAME]` of
+    /// `[roles] policy`), over what the job writes there.
+    pub endpoint: toml::Table,
+    /// The job's `[policy]` table in place of its own (an agent under test).
+    pub policy: Option<toml::Table>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    evaluation: Head,
+    #[serde(default)]
+    policies: Vec<WrittenPolicy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Head {
+    name: String,
+    job: PathBuf,
+    #[serde(default)]
+    baseline: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenPolicy {
+    name: String,
+    /// Shorthand for `endpoint.model`.
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    endpoint: Option<toml::Table>,
+    #[serde(default)]
+    policy: Option<toml::Table>,
+}
+
+/// Read and check the evaluation file at `path`.
+pub fn read(path: &Path) -> Result<EvaluationFile, Vec<Problem>> {
+    let (text, base) = read_config_file(path, "the evaluation file")?;
+    let written: Written =
+        toml::from_str(&text).map_err(|e| vec![Problem::from_toml_error(path, &text, &e)])?;
+    check(path, &base, written)
+}
+
+fn check(path: &Path, base: &Path, written: Written) -> Result<EvaluationFile, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let head = written.evaluation;
+    check_name(path, "evaluation.name", &head.name, &mut problems);
+    let job = base.join(&head.job);
+    if !job.is_file() {
+        problems.push(Problem::at_field(
+            path,
+            "evaluation.job",
+            format!(
+                "{} is not a file; name the job config every policy runs, relative to this file",
+                job.display()
+            ),
+        ));
+    }
+    let count = written.policies.len();
+    if !(2..=MAX_POLICIES).contains(&count) {
+        problems.push(Problem::at_field(
+            path,
+            "policies",
+            format!(
+                "has {count} [[policies]]; an evaluation compares 2 to {MAX_POLICIES}, each \
+                 with a `name` and what it changes (`model`, `endpoint`, `policy`)"
+            ),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    let mut policies = Vec::with_capacity(count);
+    for (i, p) in written.policies.into_iter().enumerate() {
+        let field = format!("policies[{i}]");
+        check_name(path, &format!("{field}.name"), &p.name, &mut problems);
+        if !seen.insert(p.name.clone()) {
+            problems.push(Problem::at_field(
+                path,
+                &format!("{field}.name"),
+                format!(
+                    "'{}' names an earlier policy too; give each its own name",
+                    p.name
+                ),
+            ));
+        }
+        let mut endpoint = p.endpoint.unwrap_or_default();
+        if let Some(model) = p.model {
+            if endpoint.contains_key("model") {
+                problems.push(Problem::at_field(
+                    path,
+                    &format!("{field}.model"),
+                    "is given twice, here and as endpoint.model; keep one",
+                ));
+            }
+            endpoint.insert("model".into(), toml::Value::String(model));
+        }
+        policies.push(PolicyEntry {
+            name: p.name,
+            endpoint,
+            policy: p.policy,
+        });
+    }
+    if let Some(baseline) = &head.baseline {
+        if !seen.contains(baseline) {
+            problems.push(Problem::at_field(
+                path,
+                "evaluation.baseline",
+                format!(
+                    "'{baseline}' is not one of the policies ({}); name one of them, or leave \
+                     it out for the first",
+                    seen.iter().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(EvaluationFile {
+        name: head.name,
+        job,
+        baseline: head.baseline,
+        policies,
+    })
+}
+
+fn check_name(path: &Path, field: &str, name: &str, problems: &mut Vec<Problem>) {
+    let chars = name.chars().count();
+    if name.trim().is_empty() || chars > MAX_NAME || name.chars().any(char::is_control) {
+        problems.push(Problem::at_field(
+            path,
+            field,
+            format!(
+                "{name:?} is not a name: write 1 to {MAX_NAME} characters, no control characters"
+            ),
+        ));
+    }
+}
+
+impl EvaluationFile {
+    /// The job config `policy` runs: the job's own TOML (`job_text`) named
+    /// `EVALUATION: POLICY`, with the policy's endpoint keys and `[policy]`
+    /// table. `label` names the job file in problems.
+    pub fn job_for(
+        &self,
+        policy: &PolicyEntry,
+        job_text: &str,
+        label: &Path,
+    ) -> Result<String, Vec<Problem>> {
+        let mut job: toml::Table = toml::from_str(job_text)
+            .map_err(|e| vec![Problem::from_toml_error(label, job_text, &e)])?;
+        job.insert(
+            "name".into(),
+            toml::Value::String(format!("{}: {}", self.name, policy.name)),
+        );
+        if !policy.endpoint.is_empty() {
+            let role = job
+                .get("roles")
+                .and_then(|r| r.get("policy"))
+                .and_then(toml::Value::as_str)
+                .unwrap_or("policy")
+                .to_string();
+            let endpoint = job
+                .get_mut("endpoints")
+                .and_then(|e| e.get_mut(&role))
+                .and_then(toml::Value::as_table_mut)
+                .ok_or_else(|| {
+                    vec![Problem::at_field(
+                        label,
+                        &format!("endpoints.{role}"),
+                        format!(
+                            "is not a table, so policy '{}' has no endpoint to change; write \
+                             the job's policy endpoint, or change only `[policy]`",
+                            policy.name
+                        ),
+                    )]
+                })?;
+            for (key, value) in &policy.endpoint {
+                endpoint.insert(key.clone(), value.clone());
+            }
+        }
+        if let Some(table) = &policy.policy {
+            job.insert("policy".into(), toml::Value::Table(table.clone()));
+        }
+        toml::to_string(&job).map_err(|e| {
+            vec![Problem::in_file(
+                label,
+                format!("cannot write policy '{}''s job config: {e}", policy.name),
+            )]
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(text: &str) -> Written {
+        toml::from_str(text).unwrap()
+    }
+
+    const JOB: &str = "name = \"q\"\n[endpoints.p]\nmock = true\nmodel = \"m\"\n\
+                       [roles]\npolicy = \"p\"\nuser = \"p\"\n[policy]\ntemplate = \"t\"\n";
+
+    fn file(dir: &Path, policies: &str) -> Result<EvaluationFile, Vec<Problem>> {
+        std::fs::write(dir.join("job.toml"), JOB).unwrap();
+        let text = format!("[evaluation]\nname = \"e\"\njob = \"job.toml\"\n{policies}");
+        check(Path::new("eval.toml"), dir, written(&text))
+    }
+
+    #[test]
+    fn each_policy_changes_the_jobs_policy_endpoint_and_name_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = file(
+            dir.path(),
+            "[[policies]]\nname = \"a\"\nmodel = \"x\"\n[[policies]]\nname = \"b\"\n\
+             [policies.endpoint]\ntemperature = 0.5\n[policies.policy]\nkind = \"http\"\n",
+        )
+        .unwrap();
+        let a: toml::Table = toml::from_str(
+            &eval
+                .job_for(&eval.policies[0], JOB, Path::new("job.toml"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(a["name"].as_str(), Some("e: a"));
+        assert_eq!(a["endpoints"]["p"]["model"].as_str(), Some("x"));
+        assert_eq!(a["policy"]["template"].as_str(), Some("t"));
+        let b: toml::Table = toml::from_str(
+            &eval
+                .job_for(&eval.policies[1], JOB, Path::new("job.toml"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(b["endpoints"]["p"]["model"].as_str(), Some("m"));
+        assert_eq!(b["endpoints"]["p"]["temperature"].as_float(), Some(0.5));
+        assert_eq!(b["policy"]["kind"].as_str(), Some("http"));
+        assert!(b["policy"].get("template").is_none());
+    }
+
+    #[test]
+    fn every_problem_is_named_by_its_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let problems = file(
+            dir.path(),
+            "baseline = \"zzz\"\n[[policies]]\nname = \"a\"\nmodel = \"x\"\n\
+             [policies.endpoint]\nmodel = \"y\"\n[[policies]]\nname = \"a\"\n",
+        )
+        .unwrap_err();
+        let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        let all = text.join("\n");
+        assert!(all.contains("policies[0].model"), "{all}");
+        assert!(all.contains("policies[1].name"), "{all}");
+        assert!(all.contains("evaluation.baseline"), "{all}");
+        assert_eq!(problems.len(), 3, "{all}");
+        let one = file(dir.path(), "[[policies]]\nname = \"a\"\n").unwrap_err();
+        assert!(one[0].to_string().contains("2 to 64"), "{:?}", one);
+        let nameless = file(
+            dir.path(),
+            "[[policies]]\nname = \" \"\n[[policies]]\nname = \"b\"\n",
+        )
+        .unwrap_err();
+        assert!(nameless[0].to_string().contains("policies[0].name"));
+    }
+
+    #[test]
+    fn a_missing_job_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[evaluation]\nname = \"e\"\njob = \"nope.toml\"\n[[policies]]\nname = \"a\"\n\
+                    [[policies]]\nname = \"b\"\n";
+        let problems = check(Path::new("eval.toml"), dir.path(), written(text)).unwrap_err();
+        assert!(
+            problems[0].to_string().contains("evaluation.job"),
+            "{problems:?}"
+        );
+    }
+}
