@@ -9,6 +9,8 @@ CREATE TABLE evaluations (
     name TEXT NOT NULL UNIQUE,
     -- the policy the paired tests compare with (NULL: the first)
     baseline TEXT,
+    -- the pairwise judge whose verdicts rate the policies (NULL: none)
+    judge TEXT,
     created_at BIGINT NOT NULL
 );
 

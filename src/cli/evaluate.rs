@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::config::document::read_config_file;
 use crate::config::{self, Job, Trust};
 use crate::evaluation::file::{self, EvaluationFile};
+use crate::jobs::judging::{self, JudgesSource, JudgingSpec, JudgingTarget, MatchBy};
 use crate::jobs::{self, RunOptions, WorkEnd};
 use crate::store::EvaluationStore;
 
@@ -58,15 +59,17 @@ pub async fn evaluate(args: EvaluateArgs) -> anyhow::Result<i32> {
     let code = run_policies(&ctx, &evaluation, &jobs, &args).await;
     let code = match code {
         Ok(Ok(ran)) => {
-            let baseline = evaluation
-                .baseline
-                .as_ref()
-                .and_then(|b| evaluation.policies.iter().position(|p| &p.name == b))
-                .map(|at| ran.job_ids[at]);
+            let baseline = Some(ran.job_ids[evaluation.baseline_index()]);
+            let judge = args
+                .table
+                .judge
+                .clone()
+                .or(evaluation.pairwise.as_ref().map(|p| p.judge.clone()));
             let printed = print_table(
                 ctx.store.as_ref(),
                 ran.job_ids,
                 baseline,
+                judge,
                 &args.table,
                 &database,
             )
@@ -130,7 +133,11 @@ async fn run_policies(
 ) -> anyhow::Result<Result<Ran, i32>> {
     let store: &dyn EvaluationStore = ctx.store.as_ref();
     let id = store
-        .open_evaluation(&evaluation.name, evaluation.baseline.as_deref())
+        .open_evaluation(
+            &evaluation.name,
+            evaluation.baseline.as_deref(),
+            evaluation.pairwise.as_ref().map(|p| p.judge.as_str()),
+        )
         .await?;
     let mut job_ids = Vec::with_capacity(jobs.len());
     let mut failed = 0;
@@ -191,10 +198,72 @@ async fn run_policies(
         .zip(job_ids.iter().copied())
         .collect();
     store.set_evaluation_policies(id, &policies).await?;
+    if let Err(code) = judge_pairs(ctx, evaluation, &job_ids, args).await? {
+        return Ok(Err(code));
+    }
     eprintln!(
         "evaluation '{}' (id {id}): {} policies",
         evaluation.name,
         policies.len()
     );
     Ok(Ok(Ran { job_ids, failed }))
+}
+
+/// Judge the pairs of policies the file asks for, each a pairwise judging
+/// job (found again, as `sparring judge --pairwise` finds one, when run
+/// again); the exit code when one could not be done.
+async fn judge_pairs(
+    ctx: &jobs::Context,
+    evaluation: &EvaluationFile,
+    job_ids: &[i64],
+    args: &EvaluateArgs,
+) -> anyhow::Result<Result<(), i32>> {
+    let Some(pairwise) = &evaluation.pairwise else {
+        return Ok(Ok(()));
+    };
+    for (a, b) in evaluation.judged_pairs() {
+        let target = JudgingTarget::Pairwise {
+            a: job_ids[a],
+            b: job_ids[b],
+            match_by: MatchBy::Scenario,
+        };
+        let name = judging::job_name(&target);
+        eprintln!(
+            "judging '{}' against '{}' with '{}'",
+            evaluation.policies[a].name, evaluation.policies[b].name, pairwise.judge
+        );
+        let spec = JudgingSpec {
+            judges: JudgesSource::File {
+                path: pairwise.judges.clone(),
+            },
+            target,
+            min_reward: None,
+        };
+        let options = RunOptions {
+            concurrency: args.concurrency,
+            retry_failed: args.retry_failed,
+            progress: Some(progress::CliProgress::new(args.quiet, "")),
+            ..Default::default()
+        };
+        let report = match judging::judge(ctx, spec, &name, &options).await {
+            Ok(report) => report,
+            Err(e) => return exit_for(e).map(Err),
+        };
+        if !matches!(report.end, WorkEnd::Finished) {
+            eprintln!(
+                "evaluation '{}' stopped while judging; run `sparring evaluate` on the same file \
+                 again to resume it",
+                evaluation.name
+            );
+            return Ok(Err(1));
+        }
+        if report.counts.failed > 0 {
+            eprintln!(
+                "judging job {}: {} judgments failed or did not parse; they are left out of the \
+                 ratings",
+                report.job.id, report.counts.failed
+            );
+        }
+    }
+    Ok(Ok(()))
 }

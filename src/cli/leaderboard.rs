@@ -2,11 +2,10 @@
 //! jobs that ran the same items with different policies, in one table
 //! (docs/leaderboard.md).
 
-use crate::evaluation::table::{Leaderboard, PolicyRow};
 use crate::evaluation::{leaderboard, LeaderboardError, LeaderboardRequest};
-use crate::interval::Mean;
 use crate::store::{EvaluationRow, EvaluationStore, Store};
 
+use super::leaderboard_render::render;
 use super::{DEFAULT_DATABASE, EXIT_INVALID, EXIT_NOT_FOUND};
 
 #[derive(clap::Args)]
@@ -40,6 +39,11 @@ pub struct TableArgs {
     /// Seeds every bootstrap: the same seed gives the same table.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// A pairwise judge whose stored verdicts between the policies'
+    /// conversations (`sparring judge --pairwise`) make a second set of
+    /// ratings and a win-rate matrix.
+    #[arg(long, value_name = "NAME")]
+    pub judge: Option<String>,
     /// Print the table as Markdown.
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
@@ -77,6 +81,7 @@ pub async fn leaderboard_command(args: LeaderboardArgs) -> anyhow::Result<i32> {
                 store.as_ref(),
                 args.jobs.clone(),
                 args.baseline,
+                args.table.judge.clone(),
                 &args.table,
                 &args.database,
             )
@@ -86,7 +91,16 @@ pub async fn leaderboard_command(args: LeaderboardArgs) -> anyhow::Result<i32> {
             Ok(Some(row)) => {
                 let (jobs, baseline) = evaluation_jobs(&row);
                 let baseline = args.baseline.or(baseline);
-                print_table(store.as_ref(), jobs, baseline, &args.table, &args.database).await
+                let judge = args.table.judge.clone().or(row.judge.clone());
+                print_table(
+                    store.as_ref(),
+                    jobs,
+                    baseline,
+                    judge,
+                    &args.table,
+                    &args.database,
+                )
+                .await
             }
             Ok(None) => {
                 eprintln!(
@@ -133,12 +147,14 @@ pub async fn print_table(
     store: &dyn Store,
     jobs: Vec<i64>,
     baseline: Option<i64>,
+    judge: Option<String>,
     args: &TableArgs,
     database: &str,
 ) -> anyhow::Result<i32> {
     let request = LeaderboardRequest {
         jobs,
         baseline,
+        judge,
         pass_threshold: args.pass_threshold,
         resamples: args.resamples,
         seed: args.seed,
@@ -161,112 +177,4 @@ pub async fn print_table(
         print!("{}", render(&table, args.markdown));
     }
     Ok(0)
-}
-
-fn mean(m: &Option<Mean>) -> String {
-    match m {
-        Some(Mean {
-            mean,
-            ci95: Some((lo, hi)),
-            ..
-        }) => format!("{mean:.3} [{lo:.3}, {hi:.3}]"),
-        Some(m) => format!("{:.3}", m.mean),
-        None => "–".into(),
-    }
-}
-
-fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
-    let pass_hat = p
-        .pass_hat
-        .iter()
-        .map(|(k, v)| format!("^{k} {v:.3}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let against = match &p.against_baseline {
-        None if p.job_id == baseline => "baseline".into(),
-        None => "–".into(),
-        Some(a) => {
-            let reward = a.reward_difference.map_or("–".into(), |d| {
-                format!(
-                    "{:+.3} [{:+.3}, {:+.3}] p={:.3}",
-                    d.mean, d.low, d.high, d.p_value
-                )
-            });
-            format!(
-                "+{}/−{} McNemar p={:.3}; reward {reward}",
-                a.only_this_passed, a.only_baseline_passed, a.mcnemar_p
-            )
-        }
-    };
-    vec![
-        format!("{} (job {})", p.name, p.job_id),
-        p.policy.clone(),
-        mean(&p.mean_reward),
-        mean(&p.pass_rate),
-        pass_hat,
-        p.rating.map_or("–".into(), |r| {
-            format!("{:+.3} [{:+.3}, {:+.3}]", r.rating, r.low, r.high)
-        }),
-        mean(&p.user_flag_rate),
-        p.tokens_per_conversation
-            .map_or("–".into(), |t| format!("{t:.0}")),
-        p.policy_latency_ms
-            .map_or("–".into(), |t| format!("{t:.0} ms")),
-        if p.on_frontier { "yes" } else { "" }.into(),
-        p.terminations
-            .iter()
-            .map(|(t, s)| format!("{t} {:.0}%", s * 100.0))
-            .collect::<Vec<_>>()
-            .join(", "),
-        against,
-    ]
-}
-
-const HEADERS: [&str; 12] = [
-    "policy",
-    "model",
-    "mean reward",
-    "pass rate",
-    "pass^k",
-    "rating (BT)",
-    "user flags",
-    "tokens/conv",
-    "latency/call",
-    "frontier",
-    "terminations",
-    "against the baseline",
-];
-
-fn render(table: &Leaderboard, markdown: bool) -> String {
-    let mut rows: Vec<&PolicyRow> = table.policies.iter().collect();
-    rows.sort_by(|a, b| {
-        let m = |p: &PolicyRow| p.mean_reward.map_or(f64::NEG_INFINITY, |m| m.mean);
-        m(b).total_cmp(&m(a))
-    });
-    let mut out = format!(
-        "{} policies over {} shared items; pass at reward ≥ {}; baseline job {}\n",
-        table.policies.len(),
-        table.shared_items,
-        table.pass_threshold,
-        table.baseline
-    );
-    if markdown {
-        out.push('\n');
-        out.push_str(&format!("| {} |\n", HEADERS.join(" | ")));
-        out.push_str(&format!("|{}\n", "---|".repeat(HEADERS.len())));
-        for p in rows {
-            out.push_str(&format!("| {} |\n", cells(p, table.baseline).join(" | ")));
-        }
-    } else {
-        for p in rows {
-            out.push('\n');
-            for (header, cell) in HEADERS.iter().zip(cells(p, table.baseline)) {
-                out.push_str(&format!("  {header:<22}{cell}\n"));
-            }
-        }
-    }
-    if let Some(why) = &table.ratings_refused {
-        out.push_str(&format!("\nno ratings: {why}\n"));
-    }
-    out
 }

@@ -23,6 +23,7 @@ mod init;
 mod jobs;
 mod judge;
 mod leaderboard;
+mod leaderboard_render;
 pub mod logging;
 mod mine;
 mod mock_llm;

@@ -26,6 +26,20 @@ pub struct EvaluationFile {
     /// One of the policies' names; `None`: the first.
     pub baseline: Option<String>,
     pub policies: Vec<PolicyEntry>,
+    /// Pairwise judging of the policies' conversations, when asked for.
+    pub pairwise: Option<Pairwise>,
+}
+
+/// `[evaluation.pairwise]`: which pairs of policies a pairwise judge
+/// compares, item by item, once their jobs are done.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pairwise {
+    /// The judges file (absolute), as `sparring judge --pairwise` takes it.
+    pub judges: PathBuf,
+    /// Its pairwise judge whose verdicts rate the policies.
+    pub judge: String,
+    /// Every pair, or each policy against the baseline (Arena-Hard's way).
+    pub all_pairs: bool,
 }
 
 /// One policy: what it changes in the job config.
@@ -54,6 +68,21 @@ struct Head {
     job: PathBuf,
     #[serde(default)]
     baseline: Option<String>,
+    #[serde(default)]
+    pairwise: Option<WrittenPairwise>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenPairwise {
+    judges: PathBuf,
+    judge: String,
+    #[serde(default = "baseline_pairs")]
+    pairs: String,
+}
+
+fn baseline_pairs() -> String {
+    "baseline".into()
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,6 +177,35 @@ fn check(path: &Path, base: &Path, written: Written) -> Result<EvaluationFile, V
             ));
         }
     }
+    let pairwise = head.pairwise.map(|p| {
+        let judges = base.join(&p.judges);
+        if !judges.is_file() {
+            problems.push(Problem::at_field(
+                path,
+                "evaluation.pairwise.judges",
+                format!(
+                    "{} is not a file; name a judges file with the pairwise judge, relative to                      this file",
+                    judges.display()
+                ),
+            ));
+        }
+        if !matches!(p.pairs.as_str(), "baseline" | "all") {
+            problems.push(Problem::at_field(
+                path,
+                "evaluation.pairwise.pairs",
+                format!(
+                    "'{}' is not a way to pair policies; write \"baseline\" (each against the \
+                     baseline) or \"all\" (every pair)",
+                    p.pairs
+                ),
+            ));
+        }
+        Pairwise {
+            judges,
+            judge: p.judge,
+            all_pairs: p.pairs == "all",
+        }
+    });
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -156,6 +214,7 @@ fn check(path: &Path, base: &Path, written: Written) -> Result<EvaluationFile, V
         job,
         baseline: head.baseline,
         policies,
+        pairwise,
     })
 }
 
@@ -173,6 +232,33 @@ fn check_name(path: &Path, field: &str, name: &str, problems: &mut Vec<Problem>)
 }
 
 impl EvaluationFile {
+    /// The pairs of policies (indices, the first as A) the pairwise judge
+    /// compares: each against the baseline, or every pair.
+    pub fn judged_pairs(&self) -> Vec<(usize, usize)> {
+        let Some(pairwise) = &self.pairwise else {
+            return Vec::new();
+        };
+        let n = self.policies.len();
+        if pairwise.all_pairs {
+            return (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .collect();
+        }
+        let baseline = self.baseline_index();
+        (0..n)
+            .filter(|at| *at != baseline)
+            .map(|at| (at, baseline))
+            .collect()
+    }
+
+    /// The baseline policy's index (the first when none is named).
+    pub fn baseline_index(&self) -> usize {
+        self.baseline
+            .as_ref()
+            .and_then(|b| self.policies.iter().position(|p| &p.name == b))
+            .unwrap_or(0)
+    }
+
     /// The job config `policy` runs: the job's own TOML (`job_text`) named
     /// `EVALUATION: POLICY`, with the policy's endpoint keys and `[policy]`
     /// table. `label` names the job file in problems.
@@ -296,6 +382,32 @@ mod tests {
         )
         .unwrap_err();
         assert!(nameless[0].to_string().contains("policies[0].name"));
+    }
+
+    #[test]
+    fn pairs_are_each_against_the_baseline_or_every_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("judges.toml"), "").unwrap();
+        let three = "[[policies]]\nname = \"a\"\n[[policies]]\nname = \"b\"\n\
+                     [[policies]]\nname = \"c\"\n";
+        let text = |pairs: &str| {
+            format!(
+                "[evaluation]\nname = \"e\"\njob = \"job.toml\"\nbaseline = \"b\"\n\
+                 [evaluation.pairwise]\njudges = \"judges.toml\"\njudge = \"pref\"\n{pairs}{three}"
+            )
+        };
+        std::fs::write(dir.path().join("job.toml"), JOB).unwrap();
+        let read = |pairs: &str| check(Path::new("eval.toml"), dir.path(), written(&text(pairs)));
+        assert_eq!(read("").unwrap().judged_pairs(), vec![(0, 1), (2, 1)]);
+        assert_eq!(
+            read("pairs = \"all\"\n").unwrap().judged_pairs(),
+            vec![(0, 1), (0, 2), (1, 2)]
+        );
+        let bad = read("pairs = \"some\"\n").unwrap_err();
+        assert!(
+            bad[0].to_string().contains("evaluation.pairwise.pairs"),
+            "{bad:?}"
+        );
     }
 
     #[test]

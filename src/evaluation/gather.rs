@@ -4,10 +4,12 @@
 //! figure taken over the items all of them scored. The only part of
 //! `evaluation` that reads the store.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use crate::config::job::Prices;
 use crate::interval::Mean;
 use crate::judge::aggregate::{pass_hat_k, Trials};
+use crate::judge::verdict::{Preference, Verdict};
 use crate::store::{JobKind, Store, StoreError, StoredConversation};
 use crate::user_checks::UserChecks;
 
@@ -15,7 +17,8 @@ use super::bradley_terry::{fit_with_intervals, Battle};
 use super::mcnemar::exact_p;
 use super::paired::bootstrap;
 use super::pareto::frontier;
-use super::table::{Leaderboard, Paired, PolicyRow};
+use super::table::{Judged, Leaderboard, Paired, PolicyRow};
+use super::win_rates::win_rates;
 
 /// Conversations read from the store at a time.
 const PAGE: u32 = 512;
@@ -30,6 +33,9 @@ pub struct LeaderboardRequest {
     /// Bootstrap resamples for every interval that is bootstrapped.
     pub resamples: u32,
     pub seed: u64,
+    /// A pairwise judge whose stored verdicts between the jobs' conversations
+    /// make a second set of ratings.
+    pub judge: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +68,8 @@ struct JobConversations {
     id: i64,
     name: String,
     by_key: HashMap<String, StoredConversation>,
+    /// The policy endpoint's prices, from the job's stored config.
+    prices: Option<Prices>,
 }
 
 pub async fn leaderboard(
@@ -142,6 +150,7 @@ pub async fn leaderboard(
             }
         }
     }
+    let reward_win_rates = win_rates(jobs.len(), &battles);
     let resamples = request.resamples.min(1000);
     let ratings_refused = match fit_with_intervals(jobs.len(), &battles, resamples, request.seed) {
         Ok(ratings) => {
@@ -152,12 +161,41 @@ pub async fn leaderboard(
         }
         Err(e) => Some(e.to_string()),
     };
+    let judged = match &request.judge {
+        None => None,
+        Some(judge) => {
+            let (battles, inconsistent) = judge_battles(store, &jobs, &shared, judge).await?;
+            let mut judged = Judged {
+                judge: judge.clone(),
+                battles: battles.len(),
+                inconsistent,
+                ratings_refused: None,
+                win_rates: win_rates(jobs.len(), &battles),
+            };
+            match fit_with_intervals(jobs.len(), &battles, resamples, request.seed) {
+                Ok(ratings) => {
+                    for (policy, rating) in policies.iter_mut().zip(ratings) {
+                        policy.judge_rating = Some(rating);
+                    }
+                }
+                Err(e) => judged.ratings_refused = Some(e.to_string()),
+            }
+            Some(judged)
+        }
+    };
+    // Cost when every policy has prices, else tokens.
+    let by_cost = policies.iter().all(|p| p.cost_per_conversation.is_some());
     let points: Vec<(f64, f64)> = policies
         .iter()
         .map(|p| {
+            let spent = if by_cost {
+                p.cost_per_conversation
+            } else {
+                p.tokens_per_conversation
+            };
             (
                 p.mean_reward.map_or(f64::NEG_INFINITY, |m| m.mean),
-                p.tokens_per_conversation.unwrap_or(f64::INFINITY),
+                spent.unwrap_or(f64::INFINITY),
             )
         })
         .collect();
@@ -170,6 +208,87 @@ pub async fn leaderboard(
         shared_items: shared.len(),
         policies,
         ratings_refused,
+        win_rates: reward_win_rates,
+        judged,
+        frontier_by: if by_cost { "cost" } else { "tokens" },
+    })
+}
+
+/// One battle per `ok` verdict of `judge` between two compared jobs'
+/// conversations of the same shared item, the verdict's A being the job whose
+/// judgments hold it; and how many of those verdicts were inconsistent.
+async fn judge_battles(
+    store: &dyn Store,
+    jobs: &[JobConversations],
+    shared: &[String],
+    judge: &str,
+) -> Result<(Vec<Battle>, usize), LeaderboardError> {
+    let shared: HashSet<&str> = shared.iter().map(String::as_str).collect();
+    let mut whose: HashMap<i64, (usize, &str)> = HashMap::new();
+    for (at, job) in jobs.iter().enumerate() {
+        for (key, c) in &job.by_key {
+            if shared.contains(key.as_str()) {
+                whose.insert(c.conversation.id, (at, key.as_str()));
+            }
+        }
+    }
+    let mut battles = Vec::new();
+    let mut inconsistent = 0;
+    for job in jobs {
+        for judgment in store.judgments_of_job(job.id).await? {
+            if judgment.judge_name != judge || judgment.status != "ok" {
+                continue;
+            }
+            let Some(b) = judgment.conversation_b else {
+                continue;
+            };
+            let (Some(&(x, key_a)), Some(&(y, key_b))) =
+                (whose.get(&judgment.conversation_a), whose.get(&b))
+            else {
+                continue;
+            };
+            if x == y || key_a != key_b {
+                continue;
+            }
+            let Some(Ok(Verdict::Preference { preference })) =
+                judgment.verdict.map(serde_json::from_value::<Verdict>)
+            else {
+                continue;
+            };
+            inconsistent += usize::from(judgment.consistent == Some(false));
+            battles.push(match preference {
+                Preference::A => Battle::Won {
+                    winner: x,
+                    loser: y,
+                },
+                Preference::B => Battle::Won {
+                    winner: y,
+                    loser: x,
+                },
+                Preference::Tie => Battle::Tied(x, y),
+            });
+        }
+    }
+    Ok((battles, inconsistent))
+}
+
+/// The policy endpoint's prices in a stored job config (`[roles] policy`,
+/// then its `[endpoints.NAME]` input and output prices); `None` without both.
+fn policy_prices(snapshot: &str) -> Option<Prices> {
+    let config: toml::Table = toml::from_str(snapshot).ok()?;
+    let role = config
+        .get("roles")
+        .and_then(|r| r.get("policy"))
+        .and_then(toml::Value::as_str)?;
+    let endpoint = config.get("endpoints")?.get(role)?;
+    let price = |key: &str| {
+        endpoint
+            .get(key)
+            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+    };
+    Some(Prices {
+        input_per_million: price("input_price_per_million")?,
+        output_per_million: price("output_price_per_million")?,
     })
 }
 
@@ -200,6 +319,7 @@ async fn read_job(store: &dyn Store, id: i64) -> Result<JobConversations, Leader
         id,
         name: job.name,
         by_key,
+        prices: policy_prices(&job.config_snapshot),
     })
 }
 
@@ -217,6 +337,7 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
     let mut policies = BTreeSet::new();
     let (mut flagged, mut checked) = (0u64, 0u64);
     let (mut tokens, mut calls, mut latency) = (0i64, 0i64, 0i64);
+    let (mut prompt, mut completion) = (0i64, 0i64);
     for c in &conversations {
         let row = &c.conversation;
         let t = trials
@@ -236,6 +357,8 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
         }
         for usage in c.usage.iter().filter(|u| u.role == "policy") {
             tokens += usage.prompt_tokens + usage.completion_tokens;
+            prompt += usage.prompt_tokens;
+            completion += usage.completion_tokens;
             calls += usage.calls;
             latency += usage.latency_ms;
         }
@@ -260,9 +383,15 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
         terminations,
         user_flag_rate: Mean::of_share(flagged, checked),
         tokens_per_conversation: (tokens > 0).then(|| tokens as f64 / n as f64),
+        cost_per_conversation: job.prices.map(|p| {
+            (prompt as f64 * p.input_per_million + completion as f64 * p.output_per_million)
+                / 1_000_000.0
+                / n as f64
+        }),
         policy_latency_ms: (calls > 0).then(|| latency as f64 / calls as f64),
         against_baseline: None,
         rating: None,
+        judge_rating: None,
         on_frontier: false,
     }
 }

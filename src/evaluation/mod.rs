@@ -10,6 +10,7 @@ pub mod mcnemar;
 pub mod paired;
 pub mod pareto;
 pub mod table;
+pub mod win_rates;
 
 pub use gather::{leaderboard, LeaderboardError, LeaderboardRequest};
 pub use table::Leaderboard;

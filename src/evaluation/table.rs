@@ -19,6 +19,31 @@ pub struct Leaderboard {
     pub policies: Vec<PolicyRow>,
     /// Why there are no ratings, when there are none.
     pub ratings_refused: Option<String>,
+    /// Row i, column j: the share of the shared items on which policy i's
+    /// reward beat policy j's, a tie counting half (the ratings' battles).
+    pub win_rates: Vec<Vec<Option<f64>>>,
+    /// Ratings from a pairwise judge's verdicts, when one was asked for.
+    pub judged: Option<Judged>,
+    /// What the frontier weighs reward against: `cost` (USD per
+    /// conversation) when every policy's endpoint has prices, else `tokens`.
+    pub frontier_by: &'static str,
+}
+
+/// Bradley–Terry ratings from a pairwise judge's stored verdicts between the
+/// compared policies' conversations of the same item (each verdict already
+/// swap-checked and settled as the judge's `on_inconsistent` says).
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    pub judge: String,
+    /// Verdicts read: one battle each.
+    pub battles: usize,
+    /// Of them, verdicts whose two orders disagreed.
+    pub inconsistent: usize,
+    /// Why there are no judge ratings, when there are none.
+    pub ratings_refused: Option<String>,
+    /// As [`Leaderboard::win_rates`], by the judge's verdicts; `None` where
+    /// two policies were not judged against each other.
+    pub win_rates: Vec<Vec<Option<f64>>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,12 +66,17 @@ pub struct PolicyRow {
     /// users are flagged more is compared on worse users.
     pub user_flag_rate: Option<Mean>,
     pub tokens_per_conversation: Option<f64>,
+    /// The policy's tokens priced by its endpoint's prices (USD per
+    /// conversation); `None` when the endpoint has none.
+    pub cost_per_conversation: Option<f64>,
     /// The policy's mean latency per call, ms.
     pub policy_latency_ms: Option<f64>,
     /// Against the baseline (absent on the baseline's own row).
     pub against_baseline: Option<Paired>,
     pub rating: Option<Rating>,
-    /// On the reward–tokens frontier: no other policy scores at least as
+    /// From the pairwise judge's verdicts ([`Leaderboard::judged`]).
+    pub judge_rating: Option<Rating>,
+    /// On the reward–cost (or reward–tokens) frontier: no other policy scores at least as
     /// well with at most as many tokens.
     pub on_frontier: bool,
 }

@@ -26,6 +26,8 @@ struct LeaderboardQuery {
     /// A policy of the evaluation; its stored baseline (or its first policy)
     /// when left out.
     baseline: Option<String>,
+    /// A pairwise judge; the evaluation's own when left out.
+    judge: Option<String>,
     pass_threshold: Option<String>,
     resamples: Option<String>,
     seed: Option<String>,
@@ -114,6 +116,7 @@ async fn evaluation_leaderboard(
     let request = LeaderboardRequest {
         jobs: evaluation.policies.iter().map(|p| p.job_id).collect(),
         baseline,
+        judge: query.judge.clone().or(evaluation.judge.clone()),
         pass_threshold,
         resamples: resamples as u32,
         seed: seed.unsigned_abs(),

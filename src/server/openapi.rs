@@ -252,6 +252,7 @@ fn paths_and_schemas() -> Value {
                 "summary": "A stored evaluation's leaderboard (`sparring evaluate`, docs/leaderboard.md), as `sparring leaderboard --evaluation ID --json`: per policy, over the items every policy scored, mean reward and pass rate with 95% intervals, pass^k, terminations, the simulated-user flag rate, tokens and latency, McNemar and a paired bootstrap against the baseline, Bradley–Terry ratings with bootstrap intervals, and the reward–tokens frontier",
                 "parameters": [id_param("Evaluation"),
                     query("baseline", "string", "The policy (by name) the paired tests compare with; default the evaluation's baseline, else its first policy"),
+                    query("judge", "string", "A pairwise judge whose stored verdicts between the policies' conversations give a second set of ratings and a win-rate matrix (`judged`); default the evaluation's own"),
                     query("pass_threshold", "number", "A conversation passes at this reward or above (-1,000,000 to 1,000,000; default 1)"),
                     {"name": "resamples", "in": "query", "required": false, "schema": int64(), "description": "Bootstrap resamples (100 to 100,000; default 2,000; the ratings use at most 1,000)"},
                     {"name": "seed", "in": "query", "required": false, "schema": int64(), "description": "Seeds every bootstrap (0 or more; default 0): the same seed gives the same table"}],

@@ -11,6 +11,8 @@ pub struct EvaluationRow {
     pub name: String,
     /// The policy the paired tests compare with; `None`: the first.
     pub baseline: Option<String>,
+    /// The pairwise judge whose verdicts rate the policies, if any.
+    pub judge: Option<String>,
     pub created_at: i64,
     /// By position.
     pub policies: Vec<EvaluationPolicy>,

@@ -76,10 +76,39 @@ async fn the_example_ranks_three_mock_policies_a_rerun_does_no_work_and_a_new_po
     // The baseline is as-shipped: its row has no paired test, the others do.
     assert_eq!(table["baseline"], policies[1]["job_id"]);
     assert!(policies[1]["against_baseline"].is_null());
-    assert!(policies[0]["against_baseline"]["mcnemar_p"].as_f64().unwrap() < 0.05);
+    assert!(
+        policies[0]["against_baseline"]["mcnemar_p"]
+            .as_f64()
+            .unwrap()
+            < 0.05
+    );
 
     let db = format!("sqlite://{}", dir.path().join("sparring.db").display());
     let store = store::open(&db).await.unwrap();
+    // The pairwise judge compared each policy with the baseline on every
+    // item: 2 × 54 verdicts, the win rates as the stored verdicts give them.
+    let judged = &table["judged"];
+    assert_eq!(judged["judge"], "preference");
+    assert_eq!(judged["battles"], 108, "{judged}");
+    let right = policies[0]["job_id"].as_i64().unwrap();
+    let (mut won, mut games) = (0.0, 0.0);
+    for j in store.judgments_of_job(right).await.unwrap() {
+        if j.judge_name != "preference" || j.status != "ok" {
+            continue;
+        }
+        games += 1.0;
+        won += match j.verdict.as_ref().and_then(|v| v["preference"].as_str()) {
+            Some("A") => 1.0,
+            Some("tie") => 0.5,
+            _ => 0.0,
+        };
+    }
+    assert_eq!(games, 54.0);
+    let served_rate = judged["win_rates"][0][1].as_f64().unwrap();
+    assert!((served_rate - won / games).abs() < 1e-12, "{judged}");
+    assert!(judged["win_rates"][0][2].is_null(), "not judged against each other");
+    let judge_rating = |i: usize| policies[i]["judge_rating"]["rating"].as_f64().unwrap();
+    assert!(judge_rating(1) > judge_rating(2), "{table}");
     let jobs_before = store.all_jobs().await.unwrap().len();
     let again = sparring(
         dir.path(),
@@ -97,7 +126,17 @@ async fn the_example_ranks_three_mock_policies_a_rerun_does_no_work_and_a_new_po
         "job = \"../quickstart.toml\"",
         &format!("job = \"{}\"", repo().join("quickstart.toml").display()),
     );
-    four.push_str("\n[[policies]]\nname = \"as-shipped-again\"\nmodel = \"mock-policy\"\n");
+    four = four.replace(
+        "judges = \"pairwise-judge.toml\"",
+        &format!(
+            "judges = \"{}\"",
+            repo().join("examples/pairwise-judge.toml").display()
+        ),
+    );
+    four.push_str(
+        "\n[[policies]]\nname = \"as-shipped-again\"\nmodel = \"mock-policy\"\n\
+         [policies.endpoint]\ninput_price_per_million = 0.4\noutput_price_per_million = 1.6\n",
+    );
     let four_path = dir.path().join("four.toml");
     std::fs::write(&four_path, four).unwrap();
     let added = sparring(
@@ -125,12 +164,22 @@ async fn the_example_ranks_three_mock_policies_a_rerun_does_no_work_and_a_new_po
     let order: Vec<&str> = stored.policies.iter().map(|p| p.policy.as_str()).collect();
     assert_eq!(
         order,
-        ["always-right", "as-shipped", "always-wrong", "as-shipped-again"]
+        [
+            "always-right",
+            "as-shipped",
+            "always-wrong",
+            "as-shipped-again"
+        ]
     );
     assert_eq!(stored.baseline.as_deref(), Some("as-shipped"));
     let printed = sparring(
         dir.path(),
-        &["leaderboard", "--evaluation", "three-mock-policies", "--markdown"],
+        &[
+            "leaderboard",
+            "--evaluation",
+            "three-mock-policies",
+            "--markdown",
+        ],
     );
     assert!(printed.status.success(), "{}", text(&printed.stderr));
     assert!(text(&printed.stdout).contains("as-shipped-again (job"));
@@ -189,7 +238,10 @@ async fn a_bad_evaluation_file_is_refused_whole_and_creates_no_database() {
     let out = sparring(dir.path(), &["evaluate", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let said = text(&out.stderr);
-    assert!(said.contains("policy 'b'") && said.contains("max_tokens"), "{said}");
+    assert!(
+        said.contains("policy 'b'") && said.contains("max_tokens"),
+        "{said}"
+    );
     assert!(!Path::new(db_file).exists(), "nothing was created");
 }
 

@@ -9,12 +9,14 @@ use crate::store::decode::StoredRow;
 use crate::store::{EvaluationPolicy, EvaluationRow, StoreError};
 
 const CREATE: Sql = sql!(
-    "INSERT INTO evaluations (name, baseline, created_at) VALUES ($1, $2, ",
+    "INSERT INTO evaluations (name, baseline, judge, created_at) VALUES ($1, $2, $3, ",
     NOW,
-    ") ON CONFLICT (name) DO UPDATE SET baseline = $2 RETURNING id"
+    ") ON CONFLICT (name) DO UPDATE SET baseline = $2, judge = $3 RETURNING id"
 );
-const BY_ID: Sql = sql!("SELECT id, name, baseline, created_at FROM evaluations WHERE id = $1");
-const BY_NAME: Sql = sql!("SELECT id, name, baseline, created_at FROM evaluations WHERE name = $1");
+const BY_ID: Sql =
+    sql!("SELECT id, name, baseline, judge, created_at FROM evaluations WHERE id = $1");
+const BY_NAME: Sql =
+    sql!("SELECT id, name, baseline, judge, created_at FROM evaluations WHERE name = $1");
 const POLICIES: Sql = sql!(
     "SELECT policy, position, job_id FROM evaluation_policies WHERE evaluation_id = $1 \
      ORDER BY position, policy"
@@ -30,10 +32,18 @@ pub(super) async fn open(
     store: &SqlStore<impl Dialect>,
     name: &str,
     baseline: Option<&str>,
+    judge: Option<&str>,
 ) -> Result<i64, StoreError> {
     let row = store
         .writer()
-        .fetch_one(&CREATE, &[Param::Text(name), Param::OptText(baseline)])
+        .fetch_one(
+            &CREATE,
+            &[
+                Param::Text(name),
+                Param::OptText(baseline),
+                Param::OptText(judge),
+            ],
+        )
         .await?;
     Ok(row.int("id")?)
 }
@@ -130,6 +140,7 @@ async fn with_policies<D: Dialect>(
         id,
         name: row.text("name")?,
         baseline: row.opt_text("baseline")?,
+        judge: row.opt_text("judge")?,
         created_at: row.int("created_at")?,
         policies,
     }))

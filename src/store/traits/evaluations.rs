@@ -8,8 +8,13 @@ use crate::store::{EvaluationRow, StoreError};
 #[async_trait]
 pub trait EvaluationStore: Send + Sync {
     /// The evaluation named `name`, created if there is none, with its
-    /// baseline set to `baseline`. Returns its id.
-    async fn open_evaluation(&self, name: &str, baseline: Option<&str>) -> Result<i64, StoreError>;
+    /// baseline and pairwise judge set to these. Returns its id.
+    async fn open_evaluation(
+        &self,
+        name: &str,
+        baseline: Option<&str>,
+        judge: Option<&str>,
+    ) -> Result<i64, StoreError>;
     /// Policy `policy` of the evaluation, at `position`, is job `job_id`
     /// (replacing what it was): written as each policy's run ends, so that a
     /// killed evaluation keeps the policies it ran.

@@ -8,8 +8,13 @@ use crate::store::{EvaluationRow, EvaluationStore, StoreError};
 #[async_trait]
 impl<D: Dialect> EvaluationStore for SqlStore<D> {
     #[tracing::instrument(name = "store.open_evaluation", level = "debug", skip_all)]
-    async fn open_evaluation(&self, name: &str, baseline: Option<&str>) -> Result<i64, StoreError> {
-        evaluations::open(self, name, baseline).await
+    async fn open_evaluation(
+        &self,
+        name: &str,
+        baseline: Option<&str>,
+        judge: Option<&str>,
+    ) -> Result<i64, StoreError> {
+        evaluations::open(self, name, baseline, judge).await
     }
 
     #[tracing::instrument(name = "store.put_evaluation_policy", level = "debug", skip_all, fields(evaluation_id = evaluation_id))]
