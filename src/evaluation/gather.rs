@@ -17,7 +17,7 @@ use super::bradley_terry::{fit_with_intervals, Battle};
 use super::mcnemar::exact_p;
 use super::paired::bootstrap;
 use super::pareto::frontier;
-use super::table::{Judged, Leaderboard, Paired, PolicyRow};
+use super::table::{Disagreement, Judged, Leaderboard, Paired, PolicyRow, DISAGREEMENTS_SHOWN};
 use super::win_rates::win_rates;
 
 /// Conversations read from the store at a time.
@@ -111,12 +111,22 @@ pub async fn leaderboard(
         let base = &jobs[baseline_at];
         let (mut only_this, mut only_base) = (0, 0);
         let mut differences = Vec::with_capacity(shared.len());
+        let mut disagreements = Vec::new();
         for key in &shared {
             let (mine, theirs) = (reward(job, key), reward(base, key));
-            match (mine >= threshold, theirs >= threshold) {
+            let (passed, base_passed) = (mine >= threshold, theirs >= threshold);
+            match (passed, base_passed) {
                 (true, false) => only_this += 1,
                 (false, true) => only_base += 1,
                 _ => {}
+            }
+            if passed != base_passed && disagreements.len() < DISAGREEMENTS_SHOWN {
+                disagreements.push(Disagreement {
+                    item_key: key.clone(),
+                    this_passed: passed,
+                    conversation: job.by_key[key].conversation.id,
+                    baseline_conversation: base.by_key[key].conversation.id,
+                });
             }
             differences.push(mine - theirs);
         }
@@ -126,6 +136,7 @@ pub async fn leaderboard(
             only_baseline_passed: only_base,
             mcnemar_p: exact_p(only_this, only_base),
             reward_difference: bootstrap(&differences, request.resamples, request.seed),
+            disagreements,
         });
     }
     // Every pair of policies on every shared item: the higher reward wins.

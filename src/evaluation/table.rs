@@ -92,4 +92,20 @@ pub struct Paired {
     pub mcnemar_p: f64,
     /// This policy's reward minus the baseline's, paired by item.
     pub reward_difference: Option<PairedDifference>,
+    /// The first of the items one passed and the other failed, by item key
+    /// (at most [`DISAGREEMENTS_SHOWN`]): where a reader learns the most.
+    pub disagreements: Vec<Disagreement>,
+}
+
+/// Disagreements listed per policy, at most.
+pub const DISAGREEMENTS_SHOWN: usize = 20;
+
+/// An item this policy and the baseline disagree on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disagreement {
+    pub item_key: String,
+    /// Whether this policy passed it (else the baseline did).
+    pub this_passed: bool,
+    pub conversation: i64,
+    pub baseline_conversation: i64,
 }

@@ -3,9 +3,10 @@
 //! (```` ```sh runnable ````) runs offline: the mock model, SQLite, no server.
 //! Each page's runnable blocks run in order, with bash and the built `sparring`
 //! first on PATH, in a folder of its own holding copies of `examples/`,
-//! `data/`, `prompts/` and `personas/` where the README's first command has
-//! already run (`sparring init q && sparring run q/quickstart.toml`: job 1 is
-//! the quickstart's), as a reader who started with the README has it.
+//! `data/`, `prompts/`, `personas/` and `quickstart.toml` where the README's
+//! first command has already run (`sparring init q && sparring run
+//! q/quickstart.toml`: job 1 is the quickstart's), as a reader who started
+//! with the README has it.
 
 use std::path::{Path, PathBuf};
 
@@ -71,7 +72,7 @@ fn is_runnable(block: &Block) -> bool {
 /// command has written the starter project and run it.
 fn after_the_quickstart() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for shared in ["examples", "data", "prompts", "personas"] {
+    for shared in ["examples", "data", "prompts", "personas", "quickstart.toml"] {
         copy_into(&repo().join(shared), &dir.path().join(shared));
     }
     let init = sparring(dir.path(), &["init", "q"]);

@@ -31,6 +31,10 @@ fn write_evaluation(dir: &Path, name: &str, job: &Path, policies: &[(&str, &str)
     path.display().to_string()
 }
 
+async fn status_of(service: &Service, path: &str) -> u16 {
+    service.get(path).send().await.unwrap().status().as_u16()
+}
+
 /// Conversations of each job, and the item ids stored more than once.
 async fn conversations_of(store: &dyn Store, job: i64) -> (usize, usize) {
     let conversations = store.conversations_page(job, 0, 100_000).await.unwrap();
@@ -106,7 +110,10 @@ async fn the_example_ranks_three_mock_policies_a_rerun_does_no_work_and_a_new_po
     assert_eq!(games, 54.0);
     let served_rate = judged["win_rates"][0][1].as_f64().unwrap();
     assert!((served_rate - won / games).abs() < 1e-12, "{judged}");
-    assert!(judged["win_rates"][0][2].is_null(), "not judged against each other");
+    assert!(
+        judged["win_rates"][0][2].is_null(),
+        "not judged against each other"
+    );
     let judge_rating = |i: usize| policies[i]["judge_rating"]["rating"].as_f64().unwrap();
     assert!(judge_rating(1) > judge_rating(2), "{table}");
     let jobs_before = store.all_jobs().await.unwrap().len();
@@ -199,6 +206,41 @@ async fn the_example_ranks_three_mock_policies_a_rerun_does_no_work_and_a_new_po
     assert_eq!(status("?resamples=5").await, 422);
     assert_eq!(status("?resamples=many").await, 400);
     assert_eq!(status("?pass_threshold=NaN").await, 422);
+    // The UI's page: the table with a link to each policy's job, the three
+    // pictures (and the judge's heat map), the disagreements linked to both
+    // conversations, sortable; listed on the jobs page.
+    let page = service.text(&format!("/evaluations/{}", stored.id)).await;
+    for row in rows {
+        assert!(
+            page.contains(&format!("href=\"/jobs/{}\"", row["job_id"])),
+            "{page}"
+        );
+    }
+    assert_eq!(
+        page.matches("<svg").count(),
+        4,
+        "reward, frontier, two heat maps"
+    );
+    let first = &rows[0]["against_baseline"]["disagreements"][0];
+    for side in ["conversation", "baseline_conversation"] {
+        let link = format!("href=\"/conversations/{}\"", first[side]);
+        assert!(page.contains(&link), "{link} in {page}");
+    }
+    let by_cost = service
+        .text(&format!("/evaluations/{}?sort=cost", stored.id))
+        .await;
+    let cheapest = by_cost.find(">always-wrong</a>").unwrap();
+    let dearest = by_cost.find(">always-right</a>").unwrap();
+    assert!(cheapest < dearest, "cheapest first");
+    assert_eq!(
+        status_of(&service, &format!("/evaluations/{}?sort=bogus", stored.id)).await,
+        400
+    );
+    assert_eq!(status_of(&service, "/evaluations/999999").await, 404);
+    assert!(service
+        .text("/")
+        .await
+        .contains(&format!("href=\"/evaluations/{}\"", stored.id)));
     let missing = service
         .get("/v1/evaluations/999999/leaderboard")
         .send()

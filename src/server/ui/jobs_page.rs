@@ -19,6 +19,15 @@ struct JobsPage {
     title: &'static str,
     refresh: bool,
     jobs: Vec<JobLine>,
+    evaluations: Vec<EvaluationLine>,
+}
+
+/// A stored evaluation (`sparring evaluate`), newest first.
+#[derive(Serialize)]
+struct EvaluationLine {
+    id: i64,
+    name: String,
+    policies: String,
 }
 
 #[derive(Serialize)]
@@ -95,12 +104,29 @@ pub async fn render(state: &AppState) -> Result<String, ApiError> {
             name: job.name,
         });
     }
+    let evaluations = state
+        .store
+        .all_evaluations()
+        .await?
+        .into_iter()
+        .map(|e| EvaluationLine {
+            id: e.id,
+            name: e.name,
+            policies: e
+                .policies
+                .iter()
+                .map(|p| p.policy.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+        .collect();
     templates::render(
         "jobs.html",
         &JobsPage {
             title: "jobs",
             refresh,
             jobs,
+            evaluations,
         },
     )
 }

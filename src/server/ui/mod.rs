@@ -1,14 +1,17 @@
 //! The web UI, rendered on the server from tera templates
 //! (`src/server/templates/`, autoescaped; no script, no build step): jobs
 //! with progress, a job's conversations with plots, filters and sorting, a
-//! conversation as a chat with why it failed, a judgment side by side, and a
-//! synthesis job's proposals with every attempt of each.
+//! conversation as a chat with why it failed, a judgment side by side, a
+//! synthesis job's proposals with every attempt of each, and an evaluation's
+//! leaderboard with its pictures.
 //! Auth: see `auth.rs` (open `/?token=TOKEN` once).
 
 mod browse;
 mod conversation_page;
 mod dataset;
 mod display;
+mod evaluation_page;
+mod evaluation_plots;
 mod job_page;
 mod jobs_page;
 mod judgment_page;
@@ -43,6 +46,7 @@ pub fn router() -> Router<AppState> {
         .route("/jobs/{id}/proposals/{index}", get(proposal))
         .route("/conversations/{id}", get(conversation))
         .route("/judgments/{id}", get(judgment))
+        .route("/evaluations/{id}", get(evaluation))
 }
 
 async fn jobs(State(state): State<AppState>) -> Response {
@@ -84,6 +88,17 @@ async fn conversation(
 ) -> Response {
     match checked(query) {
         Ok(query) => page(conversation_page::render(&state, id, &query).await),
+        Err(e) => error_page(e),
+    }
+}
+
+async fn evaluation(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<i64>,
+    query: Result<Query<evaluation_page::EvaluationQuery>, QueryRejection>,
+) -> Response {
+    match checked(query) {
+        Ok(query) => page(evaluation_page::render(&state, id, &query).await),
         Err(e) => error_page(e),
     }
 }

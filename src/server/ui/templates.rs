@@ -12,7 +12,7 @@ use crate::server::ApiError;
 
 /// (name, text) of every template; the names end in `.html` (autoescaped)
 /// except the style sheet, which holds no values.
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("ui.css", include_str!("../templates/ui.css")),
     ("base.html", include_str!("../templates/base.html")),
     ("macros.html", include_str!("../templates/macros.html")),
@@ -33,6 +33,10 @@ const TEMPLATES: [(&str, &str); 11] = [
     ),
     ("proposal.html", include_str!("../templates/proposal.html")),
     ("error.html", include_str!("../templates/error.html")),
+    (
+        "evaluation.html",
+        include_str!("../templates/evaluation.html"),
+    ),
 ];
 
 static PAGES: LazyLock<Result<Tera, String>> = LazyLock::new(|| {

@@ -17,6 +17,8 @@ const BY_ID: Sql =
     sql!("SELECT id, name, baseline, judge, created_at FROM evaluations WHERE id = $1");
 const BY_NAME: Sql =
     sql!("SELECT id, name, baseline, judge, created_at FROM evaluations WHERE name = $1");
+const ALL: Sql =
+    sql!("SELECT id, name, baseline, judge, created_at FROM evaluations ORDER BY id DESC");
 const POLICIES: Sql = sql!(
     "SELECT policy, position, job_id FROM evaluation_policies WHERE evaluation_id = $1 \
      ORDER BY position, policy"
@@ -113,6 +115,17 @@ pub(super) async fn find_by_name(
         .fetch_optional(&BY_NAME, &[Param::Text(name)])
         .await?;
     with_policies(store, row).await
+}
+
+pub(super) async fn all(store: &SqlStore<impl Dialect>) -> Result<Vec<EvaluationRow>, StoreError> {
+    let rows = store.reader().fetch_all(&ALL, &[]).await?;
+    let mut evaluations = Vec::with_capacity(rows.len());
+    for row in rows {
+        if let Some(evaluation) = with_policies(store, Some(row)).await? {
+            evaluations.push(evaluation);
+        }
+    }
+    Ok(evaluations)
 }
 
 async fn with_policies<D: Dialect>(

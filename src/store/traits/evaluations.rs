@@ -36,6 +36,8 @@ pub trait EvaluationStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// The evaluation with this id, with its policies by position.
     async fn get_evaluation(&self, id: i64) -> Result<Option<EvaluationRow>, StoreError>;
+    /// Every evaluation with its policies, newest first (the UI's list).
+    async fn all_evaluations(&self) -> Result<Vec<EvaluationRow>, StoreError>;
     /// The evaluation with this name.
     async fn find_evaluation_by_name(
         &self,

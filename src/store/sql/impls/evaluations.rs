@@ -42,6 +42,11 @@ impl<D: Dialect> EvaluationStore for SqlStore<D> {
         evaluations::get(self, id).await
     }
 
+    #[tracing::instrument(name = "store.all_evaluations", level = "debug", skip_all)]
+    async fn all_evaluations(&self) -> Result<Vec<EvaluationRow>, StoreError> {
+        evaluations::all(self).await
+    }
+
     #[tracing::instrument(name = "store.find_evaluation_by_name", level = "debug", skip_all)]
     async fn find_evaluation_by_name(
         &self,
