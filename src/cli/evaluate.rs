@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use crate::config::document::read_config_file;
 use crate::config::{self, Job, Trust};
-use crate::evaluation::file::{self, EvaluationFile};
+use crate::evaluation::file::{self, EvaluationFile, Pairwise};
 use crate::jobs::judging::{self, JudgesSource, JudgingSpec, JudgingTarget, MatchBy};
 use crate::jobs::{self, RunOptions, WorkEnd};
+use crate::judge::definition::Mode;
+use crate::judge::file::load_judges_file;
 use crate::store::EvaluationStore;
 
 use super::context::{context, exit_for};
@@ -107,10 +109,49 @@ fn policy_jobs(path: &Path, evaluation: &EvaluationFile) -> Result<Vec<Job>, Vec
             Err(mut found) => problems.append(&mut found),
         }
     }
+    if let Some(pairwise) = &evaluation.pairwise {
+        problems.extend(check_pairwise_judge(path, pairwise));
+    }
     if problems.is_empty() {
         Ok(jobs)
     } else {
         Err(problems)
+    }
+}
+
+/// The judges file reads, and names the judge as a pairwise one: checked
+/// before anything runs, not after every policy's job is done.
+fn check_pairwise_judge(path: &Path, pairwise: &Pairwise) -> Vec<config::Problem> {
+    let set = match load_judges_file(&pairwise.judges) {
+        Ok(set) => set,
+        Err(problems) => return problems,
+    };
+    match set.judges.iter().find(|j| j.name == pairwise.judge) {
+        Some(judge) if judge.mode == Mode::Pairwise => Vec::new(),
+        Some(_) => vec![config::Problem::at_field(
+            path,
+            "evaluation.pairwise.judge",
+            format!(
+                "'{}' in {} is not a pairwise judge; name one with `mode = \"pairwise\"` (or \
+                 builtin = \"pairwise_preference\")",
+                pairwise.judge,
+                pairwise.judges.display()
+            ),
+        )],
+        None => vec![config::Problem::at_field(
+            path,
+            "evaluation.pairwise.judge",
+            format!(
+                "'{}' is not a judge of {} ({}); name its pairwise judge",
+                pairwise.judge,
+                pairwise.judges.display(),
+                set.judges
+                    .iter()
+                    .map(|j| j.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )],
     }
 }
 

@@ -119,7 +119,7 @@ fn shared_errors(path: &str, operation: &mut Value) {
     if ui && path.contains("{id}") {
         add(
             "404",
-            html("No such job, conversation, judgment or proposal"),
+            html("No such job, conversation, judgment, proposal or evaluation"),
         );
         if path == "/jobs/{id}" || path == "/jobs/{id}/proposals/{index}" {
             add(
@@ -415,6 +415,15 @@ fn paths_and_schemas() -> Value {
                 ],
                 "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}
             }},
+            "/evaluations/{id}": {"get": {
+                "summary": "Web UI: an evaluation (`sparring evaluate`): its leaderboard sortable by any figure, each policy's reward with its interval, the reward–cost frontier, the win-rate heat maps, and the items a policy and the baseline disagree on, linked to both conversations",
+                "parameters": [
+                    id_param("Evaluation"),
+                    choice("sort", &super::ui::evaluation_page::SORTS.map(|(key, _)| key), "The column the table is sorted by (default: mean reward)")
+                ],
+                "responses": {"200": {"description": "HTML", "content": {"text/html": {}}},
+                              "409": html("Fewer than two of its policies have run, or they share no scored item")}
+            }},
             "/conversations/{id}": {"get": {
                 "summary": "Web UI: a conversation as a chat, with its reward breakdown and judgments",
                 "parameters": [id_param("Conversation")],
@@ -680,6 +689,7 @@ mod tests {
             include_str!("mod.rs"),
             include_str!("api.rs"),
             include_str!("judging.rs"),
+            include_str!("evaluations.rs"),
             include_str!("imports.rs"),
             include_str!("synthesis.rs"),
             include_str!("rollouts/mod.rs"),

@@ -285,6 +285,31 @@ async fn a_bad_evaluation_file_is_refused_whole_and_creates_no_database() {
         "{said}"
     );
     assert!(!Path::new(db_file).exists(), "nothing was created");
+    // A pairwise judge that is not one is found before any policy runs.
+    let judges = dir.path().join("judges.toml");
+    std::fs::write(
+        &judges,
+        "[endpoints.judge]\nmock = true\nmodel = \"mock-judge\"\n\n[[judges]]\n\
+         name = \"helpful\"\nendpoint = \"judge\"\nbuiltin = \"helpfulness\"\n",
+    )
+    .unwrap();
+    let pairwise = format!(
+        "[evaluation.pairwise]\njudges = \"{}\"\njudge = \"helpful\"\n\n[[policies]]",
+        judges.display()
+    );
+    let fixed = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("max_tokens = 0", "max_tokens = 64")
+        .replacen("[[policies]]", &pairwise, 1);
+    std::fs::write(&path, &fixed).unwrap();
+    let out = sparring(dir.path(), &["evaluate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("evaluation.pairwise.judge") && said.contains("not a pairwise judge"),
+        "{said}"
+    );
+    assert!(!Path::new(db_file).exists(), "nothing was created");
 }
 
 #[tokio::test]

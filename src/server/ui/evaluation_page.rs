@@ -26,7 +26,7 @@ pub struct EvaluationQuery {
 }
 
 /// The columns a reader can sort by: (query value, header).
-const SORTS: [(&str, &str); 8] = [
+pub const SORTS: [(&str, &str); 8] = [
     ("reward", "mean reward"),
     ("pass", "pass rate"),
     ("rating", "rating (BT)"),
@@ -107,7 +107,12 @@ pub async fn render(
     id: i64,
     query: &EvaluationQuery,
 ) -> Result<String, ApiError> {
-    let sort = query.sort.as_deref().unwrap_or("reward");
+    // A blank value (a form's "any") is the default.
+    let sort = query
+        .sort
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or("reward");
     if !SORTS.iter().any(|(key, _)| *key == sort) {
         return Err(ApiError::BadRequest(format!(
             "sort '{sort}' is not a column; sort by one of {}",

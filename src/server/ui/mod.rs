@@ -10,7 +10,8 @@ mod browse;
 mod conversation_page;
 mod dataset;
 mod display;
-mod evaluation_page;
+/// Its sorts name the values the OpenAPI document gives `sort`.
+pub(super) mod evaluation_page;
 mod evaluation_plots;
 mod job_page;
 mod jobs_page;
