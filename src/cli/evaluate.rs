@@ -221,6 +221,13 @@ async fn run_policies(
             c.failed,
             c.pending + c.leased
         );
+        if c.failed > 0 {
+            // Why, before the table leaves the failed items out (or finds
+            // none shared, when a policy failed them all).
+            for (error, count) in ctx.store.item_errors(report.job.id, 3).await? {
+                eprintln!("  {count} failed: {error}");
+            }
+        }
         if !matches!(report.end, WorkEnd::Finished) {
             eprintln!(
                 "evaluation '{}' stopped at policy '{}'; run `sparring evaluate` on the same \

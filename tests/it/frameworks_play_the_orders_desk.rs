@@ -535,3 +535,94 @@ async fn langgraphs_own_a2a_server_plays_the_desk_but_its_tool_results_alone_lea
         }
     }
 }
+
+/// An evaluation (issue 43) whose policies are two agent frameworks of
+/// different kinds: pydantic-ai behind fasta2a (`a2a`, the job as written)
+/// and the OpenAI Agents SDK (`responses_agent`, its own `[policies.policy]`
+/// table and base URL). Each plays the desk perfectly, so the table ranks
+/// them even: 6 shared items, reward 1 each, no disagreement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluation_compares_two_agent_frameworks_of_different_kinds_on_the_same_items() {
+    let mock = orders_mock().await;
+    let Some(pydantic) = start_agent(AgentKind::PydanticAi, &mock.base_url()).await else {
+        return;
+    };
+    let Some(agents_sdk) = start_agent(AgentKind::OpenAiAgents, &mock.base_url()).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (config, db) = job(dir.path(), pydantic.base_url(), &mock.base_url(), "a2a", "");
+    // Every policy meets the same users, so the job's `[user_simulator]` is
+    // theirs together. With the agent's scripted greeting first (the
+    // default), the Agents SDK server sees an agent turn it never made and
+    // no session cookie, and refuses every conversation (HTTP 400): this
+    // evaluation has the user open, which both agents take.
+    let written = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        written.replacen(
+            "[user_simulator]\n",
+            "[user_simulator]\nopens = \"user\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let evaluation = dir.path().join("frameworks.toml");
+    std::fs::write(
+        &evaluation,
+        format!(
+            "[evaluation]\nname = \"frameworks\"\njob = \"{job}\"\nbaseline = \"pydantic-ai\"\n\n\
+             [[policies]]\nname = \"pydantic-ai\"\n\n\
+             [[policies]]\nname = \"openai-agents\"\n\
+             [policies.endpoint]\nbase_url = \"{sdk}\"\n\
+             [policies.policy]\nkind = \"responses_agent\"\nmax_steps_per_turn = 12\n\
+             [policies.policy.responses_agent]\nsend_instructions = false\n",
+            job = config.display(),
+            sdk = agents_sdk.base_url(),
+        ),
+    )
+    .unwrap();
+    let out = sparring(
+        dir.path(),
+        &[
+            "evaluate",
+            evaluation.to_str().unwrap(),
+            "--quiet",
+            "--json",
+        ],
+    );
+    if !out.status.success() {
+        let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+        let failed: Vec<(i64, Option<String>)> =
+            sqlx::query_as("SELECT job_id, last_error FROM items WHERE status = 'failed'")
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        panic!(
+            "{}\nfailed: {failed:#?}\npydantic-ai:\n{}\nagents sdk:\n{}",
+            text(&out.stderr),
+            pydantic.log(),
+            agents_sdk.log()
+        );
+    }
+    let table: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["shared_items"], 6, "{table}");
+    let policies = table["policies"].as_array().unwrap();
+    let models: Vec<&str> = policies
+        .iter()
+        .map(|p| p["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        ["a2a:orders desk", "responses_agent:orders-desk"],
+        "{table}"
+    );
+    for p in policies {
+        assert_eq!(p["mean_reward"]["mean"], 1.0, "{p}");
+        assert!(p["cost_per_conversation"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    let against = &policies[1]["against_baseline"];
+    assert_eq!(against["only_this_passed"], 0, "{against}");
+    assert_eq!(against["only_baseline_passed"], 0, "{against}");
+    assert!(policies.iter().all(|p| p["conversations"] == 6), "{table}");
+}
