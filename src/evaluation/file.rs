@@ -315,6 +315,7 @@ impl EvaluationFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn written(text: &str) -> Written {
         toml::from_str(text).unwrap()
@@ -420,5 +421,50 @@ mod tests {
             problems[0].to_string().contains("evaluation.job"),
             "{problems:?}"
         );
+    }
+
+    proptest! {
+        /// Whatever an evaluation file holds, reading it gives the file or
+        /// problems naming it, never a panic; and a file that reads keeps
+        /// its policies' names in order, each once.
+        #[test]
+        fn any_text_reads_or_is_refused_with_problems(
+            names in prop::collection::vec("[a-z \\-]{0,8}", 0..5),
+            baseline in prop::option::of("[a-z]{0,3}"),
+            pairs in prop::option::of("[a-z]{0,8}"),
+            junk in "[\\[\\]=\"a-z \\n]{0,40}",
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("job.toml"), JOB).unwrap();
+            std::fs::write(dir.path().join("judges.toml"), "").unwrap();
+            let mut text = String::from("[evaluation]\nname = \"e\"\njob = \"job.toml\"\n");
+            if let Some(b) = &baseline {
+                text.push_str(&format!("baseline = \"{b}\"\n"));
+            }
+            if let Some(p) = &pairs {
+                text.push_str(&format!(
+                    "[evaluation.pairwise]\njudges = \"judges.toml\"\njudge = \"j\"\npairs = \"{p}\"\n"
+                ));
+            }
+            for name in &names {
+                text.push_str(&format!("[[policies]]\nname = \"{name}\"\n"));
+            }
+            text.push_str(&junk);
+            let path = dir.path().join("eval.toml");
+            std::fs::write(&path, &text).unwrap();
+            match read(&path) {
+                Ok(file) => {
+                    let read: Vec<&str> = file.policies.iter().map(|p| p.name.as_str()).collect();
+                    prop_assert_eq!(read, names.iter().map(String::as_str).collect::<Vec<_>>());
+                    prop_assert!((2..=MAX_POLICIES).contains(&file.policies.len()));
+                }
+                Err(problems) => {
+                    prop_assert!(!problems.is_empty());
+                    for problem in &problems {
+                        prop_assert!(problem.to_string().contains("eval.toml"), "{}", problem);
+                    }
+                }
+            }
+        }
     }
 }
