@@ -58,6 +58,8 @@ fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
             .map_or("–".into(), |c| format!("${c:.4}")),
         p.policy_latency_ms
             .map_or("–".into(), |t| format!("{t:.0} ms")),
+        p.latency_per_turn_ms
+            .map_or("–".into(), |t| format!("{t:.0} ms")),
         if p.on_frontier { "yes" } else { "" }.into(),
         p.terminations
             .iter()
@@ -68,7 +70,7 @@ fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
     ]
 }
 
-const HEADERS: [&str; 14] = [
+const HEADERS: [&str; 15] = [
     "policy",
     "model",
     "mean reward",
@@ -80,6 +82,7 @@ const HEADERS: [&str; 14] = [
     "tokens/conv",
     "cost/conv",
     "latency/call",
+    "latency/turn",
     "frontier",
     "terminations",
     "against the baseline",

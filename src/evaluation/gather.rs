@@ -349,6 +349,7 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
     let (mut flagged, mut checked) = (0u64, 0u64);
     let (mut tokens, mut calls, mut latency) = (0i64, 0i64, 0i64);
     let (mut prompt, mut completion) = (0i64, 0i64);
+    let mut turns = 0i64;
     for c in &conversations {
         let row = &c.conversation;
         let t = trials
@@ -366,6 +367,14 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
             checked += 1;
             flagged += u64::from(!checks.flagged().is_empty());
         }
+        // The user turns the policy answered: those before its last message.
+        let answered = c.messages.iter().rposition(|m| m.role == "assistant");
+        turns += answered.map_or(0, |last| {
+            c.messages[..last]
+                .iter()
+                .filter(|m| m.role == "user")
+                .count() as i64
+        });
         for usage in c.usage.iter().filter(|u| u.role == "policy") {
             tokens += usage.prompt_tokens + usage.completion_tokens;
             prompt += usage.prompt_tokens;
@@ -400,6 +409,7 @@ fn row(job: &JobConversations, shared: &[String], threshold: f64) -> PolicyRow {
                 / n as f64
         }),
         policy_latency_ms: (calls > 0).then(|| latency as f64 / calls as f64),
+        latency_per_turn_ms: (calls > 0 && turns > 0).then(|| latency as f64 / turns as f64),
         against_baseline: None,
         rating: None,
         judge_rating: None,

@@ -71,6 +71,10 @@ pub struct PolicyRow {
     pub cost_per_conversation: Option<f64>,
     /// The policy's mean latency per call, ms.
     pub policy_latency_ms: Option<f64>,
+    /// The policy's latency per turn, ms: all its calls' latency over the
+    /// user turns it answered (an agent with tools makes several calls a
+    /// turn).
+    pub latency_per_turn_ms: Option<f64>,
     /// Against the baseline (absent on the baseline's own row).
     pub against_baseline: Option<Paired>,
     pub rating: Option<Rating>,

@@ -79,6 +79,7 @@ struct Row {
     tokens: String,
     cost: String,
     latency: String,
+    turn_latency: String,
     frontier: bool,
     against: String,
     is_baseline: bool,
@@ -264,6 +265,9 @@ fn row(p: &PolicyRow, table: &Leaderboard) -> Row {
             .map_or("–".into(), |c| format!("${c:.4}")),
         latency: p
             .policy_latency_ms
+            .map_or("–".into(), |t| format!("{t:.0} ms")),
+        turn_latency: p
+            .latency_per_turn_ms
             .map_or("–".into(), |t| format!("{t:.0} ms")),
         frontier: p.on_frontier,
         against: match &p.against_baseline {
