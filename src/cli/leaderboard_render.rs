@@ -1,28 +1,10 @@
 //! The leaderboard as text or Markdown: one block (or row) per policy, best
 //! mean reward first, then the win-rate matrices.
 
+use crate::evaluation::cells::{mean, pass_hat, rating};
 use crate::evaluation::table::{Leaderboard, PolicyRow};
-use crate::interval::Mean;
-
-fn mean(m: &Option<Mean>) -> String {
-    match m {
-        Some(Mean {
-            mean,
-            ci95: Some((lo, hi)),
-            ..
-        }) => format!("{mean:.3} [{lo:.3}, {hi:.3}]"),
-        Some(m) => format!("{:.3}", m.mean),
-        None => "–".into(),
-    }
-}
 
 fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
-    let pass_hat = p
-        .pass_hat
-        .iter()
-        .map(|(k, v)| format!("^{k} {v:.3}"))
-        .collect::<Vec<_>>()
-        .join(" ");
     let against = match &p.against_baseline {
         None if p.job_id == baseline => "baseline".into(),
         None => "–".into(),
@@ -44,13 +26,9 @@ fn cells(p: &PolicyRow, baseline: i64) -> Vec<String> {
         p.policy.clone(),
         mean(&p.mean_reward),
         mean(&p.pass_rate),
-        pass_hat,
-        p.rating.map_or("–".into(), |r| {
-            format!("{:+.3} [{:+.3}, {:+.3}]", r.rating, r.low, r.high)
-        }),
-        p.judge_rating.map_or("–".into(), |r| {
-            format!("{:+.3} [{:+.3}, {:+.3}]", r.rating, r.low, r.high)
-        }),
+        pass_hat(&p.pass_hat),
+        rating(&p.rating),
+        rating(&p.judge_rating),
         mean(&p.user_flag_rate),
         p.tokens_per_conversation
             .map_or("–".into(), |t| format!("{t:.0}")),

@@ -4,6 +4,7 @@
 //! types (`table`) and `gather`, which alone reads the store.
 
 pub mod bradley_terry;
+pub mod cells;
 pub mod file;
 pub mod gather;
 pub mod mcnemar;

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::evaluation::cells::{mean, pass_hat, rating};
 use crate::evaluation::table::{Leaderboard, PolicyRow};
 use crate::evaluation::{leaderboard, LeaderboardError, LeaderboardRequest};
 use crate::interval::Mean;
@@ -204,17 +205,17 @@ pub async fn render(
 }
 
 fn sort_rows(rows: &mut [&PolicyRow], sort: &str) {
-    let mean = |m: &Option<Mean>| m.map_or(f64::NEG_INFINITY, |m| m.mean);
+    let value = |m: &Option<Mean>| m.map_or(f64::NEG_INFINITY, |m| m.mean);
     let key = |p: &PolicyRow| -> f64 {
         match sort {
-            "pass" => mean(&p.pass_rate),
+            "pass" => value(&p.pass_rate),
             "rating" => p.rating.map_or(f64::NEG_INFINITY, |r| r.rating),
             "judge" => p.judge_rating.map_or(f64::NEG_INFINITY, |r| r.rating),
             // Fewer flags, tokens and dollars first.
-            "flags" => -mean(&p.user_flag_rate),
+            "flags" => -value(&p.user_flag_rate),
             "tokens" => -p.tokens_per_conversation.unwrap_or(f64::INFINITY),
             "cost" => -p.cost_per_conversation.unwrap_or(f64::INFINITY),
-            _ => mean(&p.mean_reward),
+            _ => value(&p.mean_reward),
         }
     };
     if sort == "name" {
@@ -224,39 +225,17 @@ fn sort_rows(rows: &mut [&PolicyRow], sort: &str) {
     }
 }
 
-fn interval(m: &Option<Mean>) -> String {
-    match m {
-        Some(Mean {
-            mean,
-            ci95: Some((lo, hi)),
-            ..
-        }) => format!("{mean:.3} [{lo:.3}, {hi:.3}]"),
-        Some(m) => format!("{:.3}", m.mean),
-        None => "–".into(),
-    }
-}
-
 fn row(p: &PolicyRow, table: &Leaderboard) -> Row {
-    let rating = |r: &Option<crate::evaluation::bradley_terry::Rating>| {
-        r.map_or("–".into(), |r| {
-            format!("{:+.3} [{:+.3}, {:+.3}]", r.rating, r.low, r.high)
-        })
-    };
     Row {
         job_id: p.job_id,
         name: p.name.clone(),
         model: p.policy.clone(),
-        reward: interval(&p.mean_reward),
-        pass: interval(&p.pass_rate),
-        pass_hat: p
-            .pass_hat
-            .iter()
-            .map(|(k, v)| format!("^{k} {v:.3}"))
-            .collect::<Vec<_>>()
-            .join(" "),
+        reward: mean(&p.mean_reward),
+        pass: mean(&p.pass_rate),
+        pass_hat: pass_hat(&p.pass_hat),
         rating: rating(&p.rating),
         judge_rating: rating(&p.judge_rating),
-        flags: interval(&p.user_flag_rate),
+        flags: mean(&p.user_flag_rate),
         tokens: p
             .tokens_per_conversation
             .map_or("–".into(), |t| format!("{t:.0}")),
