@@ -14,6 +14,7 @@ use crate::export::sink::{Output, Outputs};
 use crate::export::target::ExportTarget;
 use crate::export::writing::{self, Written};
 use crate::export::MinJudge;
+use crate::store::browse::ProbeOutcome;
 use crate::store::{self, Store};
 use crate::user_checks::UserFlag;
 
@@ -71,6 +72,17 @@ pub struct ExportArgs {
     /// Keep only conversations with at least this reward.
     #[arg(long, value_parser = crate::config::ranges::parse_finite)]
     min_reward: Option<f64>,
+    /// Keep only probe conversations (scenarios with a `probe` block) whose
+    /// agent held the line (held: examples of refusing well) or broke it
+    /// (broken); every other conversation is dropped.
+    #[arg(long, value_name = "held|broken", value_parser = ProbeOutcome::parse)]
+    probe_outcome: Option<ProbeOutcome>,
+    /// --format dpo: pairs from probes instead of a judge's verdicts: in each
+    /// probe scenario, every conversation whose agent broke the line against
+    /// the conversation that held it and shares the longest prompt with it
+    /// (chosen: held; rejected: broken).
+    #[arg(long, conflicts_with = "judge")]
+    probe_pairs: bool,
     /// Keep only conversations judge NAME scored at least SCORE (an ok
     /// judgment; unjudged conversations are dropped). Repeatable: all must hold.
     #[arg(long, value_name = "NAME=SCORE")]
@@ -166,12 +178,14 @@ impl ExportArgs {
             job: self.job,
             format: self.format.clone(),
             judge: self.judge.clone(),
+            probe_pairs: self.probe_pairs,
             // --dpo-shape has a default, so it counts as given only where it
             // applies (and `scenarios` never refuses it).
             dpo_shape: DpoShape::parse(&self.dpo_shape).filter(|_| self.format == "dpo"),
             user_tools: self.user_tools,
             filters: FilterRequest {
                 min_reward: self.min_reward,
+                probe_outcome: self.probe_outcome,
                 min_judge: self.min_judge.clone(),
                 drop_flagged: self.drop_flagged.clone(),
                 keep_flagged: self.keep_flagged,

@@ -4,7 +4,7 @@
 //! words of the command line's flags.
 
 use crate::export::prepare::{Notice, PreparedExport};
-use crate::export::request::{ExportKind, Field, RequestError};
+use crate::export::request::{ExportKind, Field, PairSource, RequestError};
 use crate::export::split::with_part;
 use crate::export::target::{ExportTarget, TargetError};
 use crate::export::writing::{Report, Written};
@@ -20,6 +20,7 @@ fn flag(field: Field) -> &'static str {
         Field::Termination => "--termination",
         Field::Scenario => "--scenario",
         Field::Persona => "--persona",
+        Field::ProbeOutcome => "--probe-outcome",
         Field::MinJudge => "--min-judge",
         Field::DropFlagged => "--drop-flagged",
         Field::KeepFlagged => "--keep-flagged",
@@ -27,6 +28,7 @@ fn flag(field: Field) -> &'static str {
         Field::DropUserFlag => "--drop-user-flag",
         Field::KeepUserFlagged => "--keep-user-flagged",
         Field::Judge => "--judge",
+        Field::ProbePairs => "--probe-pairs",
         Field::DpoShape => "--dpo-shape",
         Field::Advantage => "--advantage",
     }
@@ -40,9 +42,11 @@ pub fn refuse(e: RequestError, database: &str) -> anyhow::Result<i32> {
             format!("--format {format} is not supported; supported formats: {SUPPORTED_FORMATS}")
         }
         RequestError::DpoNeedsJudge => {
-            "--format dpo needs --judge NAME: the pairwise judge whose verdicts make the pairs"
+            "--format dpo needs --judge NAME (the pairwise judge whose verdicts make the pairs) or --probe-pairs (a probe conversation that held the line against one that broke it)"
                 .into()
         }
+        RequestError::ProbePairsNotDpo => "--probe-pairs applies to --format dpo only; to export the probes that held the line use --probe-outcome held".into(),
+        RequestError::JudgeAndProbePairs => "--format dpo takes its pairs from --judge NAME or from --probe-pairs, not both: leave one out".into(),
         RequestError::AdvantageNotDpo => "--advantage applies to rows of one conversation (openai, hf, sharegpt, nemo_gym), each in its scenario's rollout group; --format dpo writes pairs: leave --advantage out".into(),
         RequestError::JudgeNotDpo => "--judge applies to --format dpo only; to filter by a judge's score use --min-judge NAME=SCORE".into(),
         RequestError::NotForScenarios(given) => {
@@ -168,13 +172,22 @@ pub fn said(export: &PreparedExport, report: &Report, target: &ExportTarget) -> 
             counts.skipped
         ),
         Written::Pairs(counts) => {
-            let (judge, shape) = match &export.kind {
-                ExportKind::Dpo { judge, shape } => (judge.as_str(), shape.as_str()),
+            let (source, shape) = match &export.kind {
+                ExportKind::Dpo { pairs, shape } => (
+                    match pairs {
+                        PairSource::Judge(judge) => format!("judgments by '{judge}'"),
+                        PairSource::Probe => {
+                            "probe conversations that broke the line, each paired with one that held it"
+                                .into()
+                        }
+                    },
+                    shape.as_str(),
+                ),
                 // Pairs come of dpo only.
-                _ => ("", ""),
+                _ => (String::new(), ""),
             };
             format!(
-                "wrote {} DPO pairs ({shape} shape) to {shown} from {} judgments by '{judge}'; skipped {}: {}",
+                "wrote {} DPO pairs ({shape} shape) to {shown} from {} {source}; skipped {}: {}",
                 counts.written,
                 counts.judgments,
                 counts.skipped(),

@@ -9,7 +9,7 @@
 use crate::export::prepare::add_job_flagged_judges;
 use crate::export::{self, JudgmentIndex, MinJudge, UnsolvedScenarios};
 use crate::sim::termination::Termination;
-use crate::store::browse::ConversationFilter;
+use crate::store::browse::{ConversationFilter, ProbeOutcome};
 use crate::store::{JobRow, StoredConversation};
 
 use super::export_said::print_notices;
@@ -31,6 +31,10 @@ pub struct FilterArgs {
     /// Keep only conversations of this persona id.
     #[arg(long)]
     pub persona: Option<String>,
+    /// Keep only probe conversations whose agent held the line (held) or
+    /// broke it (broken); other conversations are dropped.
+    #[arg(long, value_name = "held|broken", value_parser = ProbeOutcome::parse)]
+    pub probe_outcome: Option<ProbeOutcome>,
     /// Keep only conversations judge NAME scored at least SCORE (an ok
     /// judgment). Repeatable: all must hold.
     #[arg(long, value_name = "NAME=SCORE")]
@@ -71,6 +75,7 @@ impl FilterArgs {
             termination: self.termination.clone(),
             scenario: self.scenario.clone(),
             persona: self.persona.clone(),
+            probe_outcome: self.probe_outcome,
         }
     }
 

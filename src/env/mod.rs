@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod mcp;
 pub mod nemo_gym;
+pub mod planted;
 pub mod preflight;
 pub mod sampled;
 pub mod simulated;

@@ -61,6 +61,9 @@ pub struct DpoCounts {
     pub not_at_policy: u64,
     /// (`turn`) A tool call's arguments are not a JSON object.
     pub arguments_not_an_object: u64,
+    /// (probe pairs) A conversation that broke the line whose scenario has
+    /// no conversation that held it.
+    pub no_held: u64,
 }
 
 /// `--dpo-shape`: what a pair's prompt and sides hold (see the module doc).
@@ -121,6 +124,10 @@ impl fmt::Display for DpoCounts {
                 (
                     self.arguments_not_an_object,
                     "with tool-call arguments that are not a JSON object",
+                ),
+                (
+                    self.no_held,
+                    "broke the line in a scenario where no conversation held it",
                 ),
             ],
         )
@@ -221,10 +228,7 @@ pub async fn write(
             continue;
         }
         let (chosen, rejected) = if a_won { (&a, &b) } else { (&b, &a) };
-        let pair = match shape {
-            DpoShape::Turn => turn_pair(chosen, rejected)?,
-            DpoShape::Trajectory => trajectory_pair(chosen, rejected)?,
-        };
+        let pair = shape_pair(shape, chosen, rejected)?;
         let (prompt, chosen_side, rejected_side) = match pair {
             Ok(pair) => pair,
             Err(skip) => {
@@ -238,6 +242,7 @@ pub async fn write(
             "rejected": rejected_side,
             "metadata": {
                 "shape": shape.as_str(),
+                "source": "judge",
                 "scenario": a.conversation.scenario_id,
                 "persona": a.conversation.persona_id,
                 "sample": a.conversation.sample,
@@ -251,6 +256,10 @@ pub async fn write(
                 "rejected_conversation": rejected.conversation.id,
                 "chosen_reward": chosen.conversation.reward,
                 "rejected_reward": rejected.conversation.reward,
+                // A probe pair's (see `probe_pairs`): one set of columns.
+                "family": null,
+                "strategy": null,
+                "turn_of_flip": null,
             },
         });
         line["tools"] = Value::Array(openai::tools(chosen));
@@ -292,7 +301,7 @@ pub enum PairSkip {
 }
 
 impl PairSkip {
-    fn count(self, counts: &mut DpoCounts) {
+    pub(super) fn count(self, counts: &mut DpoCounts) {
         match self {
             PairSkip::NoSharedPrompt => counts.no_shared_prompt += 1,
             PairSkip::SameContinuation => counts.same_continuation += 1,
@@ -302,7 +311,20 @@ impl PairSkip {
     }
 }
 
-type Pair = (Vec<Value>, Vec<Value>, Vec<Value>);
+/// A row's prompt, chosen side and rejected side.
+pub(super) type Pair = (Vec<Value>, Vec<Value>, Vec<Value>);
+
+/// The pair of `chosen` and `rejected` in `shape`, or why they make none.
+pub(super) fn shape_pair(
+    shape: DpoShape,
+    chosen: &StoredConversation,
+    rejected: &StoredConversation,
+) -> Result<Result<Pair, PairSkip>, ExportError> {
+    match shape {
+        DpoShape::Turn => turn_pair(chosen, rejected),
+        DpoShape::Trajectory => trajectory_pair(chosen, rejected),
+    }
+}
 
 /// The chosen and the rejected conversation's messages.
 type Both = (Vec<Value>, Vec<Value>);
@@ -441,7 +463,7 @@ async fn conversation(
         })
 }
 
-async fn passes(
+pub(super) async fn passes(
     store: &dyn JudgmentStore,
     filter: &Filter,
     indexes: &mut HashMap<i64, JudgmentIndex>,

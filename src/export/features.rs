@@ -59,6 +59,7 @@ pub fn dpo() -> Value {
             "metadata",
             Value::Object(object(&[
                 ("shape", string()),
+                ("source", string()),
                 ("scenario", string()),
                 ("persona", string()),
                 ("sample", int()),
@@ -72,6 +73,9 @@ pub fn dpo() -> Value {
                 ("rejected_conversation", int()),
                 ("chosen_reward", float()),
                 ("rejected_reward", float()),
+                ("family", string()),
+                ("strategy", string()),
+                ("turn_of_flip", int()),
             ])),
         ),
     ]))

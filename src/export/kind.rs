@@ -9,10 +9,20 @@ use super::Format;
 pub enum ExportKind {
     /// One line per conversation, and whether the user's tool calls stay.
     Lines { format: Format, user_tools: bool },
-    /// Preference pairs from a pairwise judge's verdicts.
-    Dpo { judge: String, shape: DpoShape },
+    /// Preference pairs, from a pairwise judge's verdicts or from probes.
+    Dpo { pairs: PairSource, shape: DpoShape },
     /// The job's synthesized scenarios, and whether the unsolved ones too.
     Scenarios { keep_unsolved: bool },
+}
+
+/// Where DPO pairs come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PairSource {
+    /// This pairwise judge's verdicts.
+    Judge(String),
+    /// Probe conversations: one that held the line against one that broke
+    /// it, in the same scenario (see `probe_pairs`).
+    Probe,
 }
 
 impl ExportKind {

@@ -26,6 +26,7 @@ pub mod nemo_gym;
 pub mod openai;
 pub mod paths;
 pub mod prepare;
+pub mod probe_pairs;
 pub mod request;
 pub mod scenarios;
 pub mod sharegpt;
@@ -394,7 +395,7 @@ impl fmt::Display for Skipped {
                 ),
                 (
                     self.outside_filter,
-                    "outside the termination, scenario, persona or max reward asked for",
+                    "outside the termination, scenario, persona, probe outcome or max reward asked for",
                 ),
                 (self.no_policy_reply, "without a policy reply"),
                 (

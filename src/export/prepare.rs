@@ -195,6 +195,7 @@ async fn complete(
             termination: asked.termination,
             scenario: asked.scenario,
             persona: asked.persona,
+            probe_outcome: asked.probe_outcome,
         },
         drop_user_flags,
         unsolved,

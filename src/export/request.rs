@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use crate::store::browse::ProbeOutcome;
 use crate::store::StoreError;
 use crate::user_checks::UserFlag;
 
@@ -17,7 +18,7 @@ use crate::config::Problem;
 use super::curate::{combine::combine, Curation, CurationRequest, ProfileSource, StratifyBy};
 use super::dpo::DpoShape;
 use super::groups::Advantage;
-pub use super::kind::ExportKind;
+pub use super::kind::{ExportKind, PairSource};
 use super::paths::ExportPaths;
 use super::target::{ExportTarget, TargetError};
 use super::{CorruptJudgment, ExportError, Format, MinJudge, UnjudgedJudges};
@@ -31,6 +32,9 @@ pub struct ExportRequest {
     pub format: String,
     /// The pairwise judge whose verdicts make `dpo`'s pairs.
     pub judge: Option<String>,
+    /// `dpo`'s pairs from probes: a held against a broken conversation of
+    /// the same scenario, instead of a judge's verdicts.
+    pub probe_pairs: bool,
     /// `dpo`'s shape, when given (turn otherwise). Given with `scenarios`, it
     /// is refused as a filter that does not apply.
     pub dpo_shape: Option<DpoShape>,
@@ -57,6 +61,8 @@ pub struct FilterRequest {
     pub termination: Option<String>,
     pub scenario: Option<String>,
     pub persona: Option<String>,
+    /// Probe conversations that held the line, or broke it.
+    pub probe_outcome: Option<ProbeOutcome>,
     pub min_judge: Vec<MinJudge>,
     pub drop_flagged: Vec<String>,
     /// Keep what the job's own `drop_flagged` judges flagged.
@@ -97,6 +103,7 @@ pub enum Field {
     Termination,
     Scenario,
     Persona,
+    ProbeOutcome,
     MinJudge,
     DropFlagged,
     KeepFlagged,
@@ -104,6 +111,7 @@ pub enum Field {
     DropUserFlag,
     KeepUserFlagged,
     Judge,
+    ProbePairs,
     DpoShape,
     Advantage,
 }
@@ -113,10 +121,16 @@ pub enum Field {
 pub enum RequestError {
     #[error("format {0} is not supported")]
     UnknownFormat(String),
-    #[error("dpo needs the pairwise judge whose verdicts make the pairs")]
+    #[error("dpo needs the pairwise judge whose verdicts make the pairs, or probe pairs")]
     DpoNeedsJudge,
     #[error("a judge applies to dpo only")]
     JudgeNotDpo,
+    /// Probe pairs asked of a format that is not dpo.
+    #[error("probe pairs apply to dpo only")]
+    ProbePairsNotDpo,
+    /// Both a judge and probe pairs: dpo's pairs come from one of them.
+    #[error("dpo's pairs come from a judge or from probes, not both")]
+    JudgeAndProbePairs,
     /// `advantage` with `dpo`, whose rows are pairs, not rollouts of a group.
     #[error("advantage applies to rows of one conversation, not dpo's pairs")]
     AdvantageNotDpo,
@@ -260,17 +274,25 @@ impl ExportRequest {
                 },
                 given => return Err(RequestError::NotForScenarios(given)),
             },
-            ("dpo", Some(_)) if self.advantage.is_some() => {
+            ("dpo", Some(_)) if self.probe_pairs => return Err(RequestError::JudgeAndProbePairs),
+            ("dpo", _)
+                if self.advantage.is_some() && (self.judge.is_some() || self.probe_pairs) =>
+            {
                 return Err(RequestError::AdvantageNotDpo)
             }
             ("dpo", Some(judge)) => ExportKind::Dpo {
-                judge: judge.clone(),
+                pairs: PairSource::Judge(judge.clone()),
+                shape: self.dpo_shape.unwrap_or_default(),
+            },
+            ("dpo", None) if self.probe_pairs => ExportKind::Dpo {
+                pairs: PairSource::Probe,
                 shape: self.dpo_shape.unwrap_or_default(),
             },
             ("dpo", None) => return Err(RequestError::DpoNeedsJudge),
             (other, judge) => match Format::parse(other) {
                 None => return Err(RequestError::UnknownFormat(other.to_string())),
                 Some(_) if judge.is_some() => return Err(RequestError::JudgeNotDpo),
+                Some(_) if self.probe_pairs => return Err(RequestError::ProbePairsNotDpo),
                 Some(format) => ExportKind::Lines {
                     format,
                     user_tools: self.user_tools,
@@ -301,6 +323,7 @@ impl ExportRequest {
             (f.termination.is_some(), Field::Termination),
             (f.scenario.is_some(), Field::Scenario),
             (f.persona.is_some(), Field::Persona),
+            (f.probe_outcome.is_some(), Field::ProbeOutcome),
             (!f.min_judge.is_empty(), Field::MinJudge),
             (!f.drop_flagged.is_empty(), Field::DropFlagged),
             (f.keep_flagged, Field::KeepFlagged),
@@ -308,6 +331,7 @@ impl ExportRequest {
             (!f.drop_user_flags.is_empty(), Field::DropUserFlag),
             (f.keep_user_flagged, Field::KeepUserFlagged),
             (self.judge.is_some(), Field::Judge),
+            (self.probe_pairs, Field::ProbePairs),
             (self.dpo_shape.is_some(), Field::DpoShape),
             (self.advantage.is_some(), Field::Advantage),
         ]

@@ -10,8 +10,10 @@ use crate::store::Store;
 use super::curate::{card, manifest};
 use super::dpo::{self, DpoCounts};
 use super::file_set::FileSet;
+use super::kind::PairSource;
 use super::paths::{features_of, ExportPaths};
 use super::prepare::PreparedExport;
+use super::probe_pairs;
 use super::request::ExportKind;
 use super::scenarios::{self, ScenarioCounts, ScenariosError};
 use super::sink::{Output, Outputs};
@@ -80,7 +82,10 @@ pub async fn write_to(
             })
             .await?,
         ),
-        ExportKind::Dpo { judge, shape } => {
+        ExportKind::Dpo {
+            pairs: PairSource::Judge(judge),
+            shape,
+        } => {
             let job = export.row.id;
             Written::Pairs(
                 dpo::write(
@@ -95,6 +100,20 @@ pub async fn write_to(
                 .await?,
             )
         }
+        ExportKind::Dpo {
+            pairs: PairSource::Probe,
+            shape,
+        } => Written::Pairs(
+            probe_pairs::write(
+                store,
+                export.row.id,
+                *shape,
+                &export.filter,
+                outputs,
+                &mut |c| progress(Written::Pairs(c)),
+            )
+            .await?,
+        ),
         ExportKind::Scenarios { keep_unsolved } => {
             Written::Scenarios(scenarios::write(store, &export.row, *keep_unsolved, outputs).await?)
         }

@@ -352,6 +352,7 @@ pub(crate) mod tests {
             },
             prelude: Vec::new(),
             tools: None,
+            probe: None,
         }
     }
 

@@ -114,6 +114,13 @@ pub enum Caller {
     User,
 }
 
+/// Whether a tool result reads as an error: sparring's environments write
+/// `Error: ...`, agents' own tools often `{"error": ...}`.
+pub fn reads_as_tool_error(result: &str) -> bool {
+    let lower = result.trim_start().to_lowercase();
+    lower.starts_with("error") || lower.starts_with("{\"error\"")
+}
+
 impl Caller {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -8,9 +8,11 @@
 use crate::llm::message::Caller;
 use crate::llm::message::{Message, Role, ToolCall};
 use crate::persona::Scenario;
+use crate::verify::probe_spec::Family;
 use crate::verify::Action;
 
 use super::behaviour::{stable_hash, Modifiers};
+use super::probe_policy;
 
 pub const ASK_IDENTITY: &str = "I'd be glad to help. To get started, could you please give me your email address, or your full name and zip code?";
 pub const CONFIRM_MARK: &str = "Please confirm (yes/no).";
@@ -88,7 +90,15 @@ pub fn respond(
             "I'm the mock policy and I was not told which scenario this is (no X-Sparring-Scenario header), so I can only say hello.",
         );
     };
-    let flaw = flaw_for(scenario, seed, modifiers);
+    // A probe's mock replays its gold actions whole; its flaw is breaking
+    // the line (see `probe_policy`).
+    let probe = scenario.probe.as_ref();
+    let breaking = probe.is_some_and(|_| probe_policy::breaks(&scenario.id, seed, modifiers));
+    let flaw = if probe.is_some() {
+        None
+    } else {
+        flaw_for(scenario, seed, modifiers)
+    };
     let actions = planned_actions(scenario, flaw);
     let said = |needle: &str| {
         messages
@@ -119,10 +129,18 @@ pub fn respond(
             return Message::assistant(format!("{USER_ACTION_MARK} {}.", next.name));
         }
         let group = next_group(&actions, position, parallel);
-        if group.iter().any(|a| is_write(&a.name)) && !said(CONFIRM_MARK) {
+        let skips_confirmation =
+            breaking && probe.is_some_and(|p| p.family == Family::Confirmation);
+        if group.iter().any(|a| is_write(&a.name)) && !said(CONFIRM_MARK) && !skips_confirmation {
             let what: Vec<String> = group.iter().map(describe).collect();
+            let note = match probe {
+                Some(p) if p.family == Family::Consequence && !breaking => {
+                    format!(" {}", probe_policy::CONSEQUENCE_NOTE)
+                }
+                _ => String::new(),
+            };
             return Message::assistant(format!(
-                "Here is what I will do: {}. {CONFIRM_MARK}",
+                "Here is what I will do: {}.{note} {CONFIRM_MARK}",
                 what.join("; ")
             ));
         }
@@ -136,6 +154,11 @@ pub fn respond(
             })
             .collect();
         return tool_calls(calls);
+    }
+    if let Some(said) =
+        probe.and_then(|p| probe_policy::after_actions(p, &scenario.id, seed, messages, breaking))
+    {
+        return said;
     }
     if actions.last().is_some_and(|a| a.name == TRANSFER_TOOL) {
         return Message::assistant(TRANSFERRED);
@@ -206,7 +229,7 @@ fn describe(action: &Action) -> String {
     format!("{} with {}", action.name, action.arguments)
 }
 
-fn tool_calls(calls: Vec<ToolCall>) -> Message {
+pub(super) fn tool_calls(calls: Vec<ToolCall>) -> Message {
     Message {
         role: Role::Assistant,
         content: "".into(),

@@ -9,6 +9,7 @@ use crate::persona::Scenario;
 
 use super::behaviour::{stable_hash, Modifiers};
 use super::policy::{ASK_IDENTITY, CONFIRM_MARK, DONE_PREFIX, TRANSFERRED};
+use super::probe_policy::REFUSAL;
 
 /// What `+premature` says when it leaves before the agent acted.
 pub const PREMATURE_STOP: &str = "Actually, that's all I needed for now. Thanks! ###STOP###";
@@ -61,7 +62,10 @@ pub fn respond(
     if last_agent.contains(TRANSFERRED) {
         return "Okay, I'll wait for them. ###TRANSFER###".to_string();
     }
-    if last_agent.starts_with(DONE_PREFIX) {
+    if let Some(push) = probe_push(scenario, messages, last_agent) {
+        return push;
+    }
+    if last_agent.starts_with(DONE_PREFIX) || last_agent.starts_with(REFUSAL) {
         return if modifiers.nonstop {
             "Hmm, one more thing: can you double-check that?".to_string()
         } else if modifiers.stop_midtext {
@@ -101,6 +105,22 @@ pub fn respond(
         return "I think we're going in circles. Thanks anyway. ###STOP###".to_string();
     }
     "Okay.".to_string()
+}
+
+/// A probe's next push: the strategy's next line, while the agent has
+/// answered (done or refused) and has not given in after a push (a done
+/// after a push is the user's request granted).
+fn probe_push(scenario: &Scenario, messages: &[Message], last_agent: &str) -> Option<String> {
+    let lines = &scenario.probe.as_ref()?.escalation;
+    let said = messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant && lines.iter().any(|l| *l == *m.content))
+        .count();
+    let granted = said > 0 && last_agent.starts_with(DONE_PREFIX);
+    let answered = last_agent.starts_with(DONE_PREFIX) || last_agent.starts_with(REFUSAL);
+    (answered && !granted)
+        .then(|| lines.get(said).cloned())
+        .flatten()
 }
 
 /// Scenarios speak to the simulated user ("You ordered boots"); the mock user

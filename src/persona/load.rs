@@ -137,8 +137,10 @@ pub fn load_scenarios(path: &Path) -> Result<Vec<Scenario>, Vec<Problem>> {
     }
 
     problems.extend(duplicate_ids("scenario", &loaded, |s| &s.id));
+    let mut scenarios: Vec<Scenario> = loaded.into_iter().map(|l| l.item).collect();
+    problems.extend(super::probe::apply_strategies(path, &mut scenarios));
     if problems.is_empty() {
-        Ok(loaded.into_iter().map(|l| l.item).collect())
+        Ok(scenarios)
     } else {
         Err(problems)
     }
@@ -274,6 +276,7 @@ pub fn scenario_issues(scenario: &Scenario) -> Vec<String> {
         );
     }
     issues.extend(crate::verify::rules::problems(criteria));
+    issues.extend(super::probe::probe_issues(scenario));
     for (i, fact) in criteria.communicate.iter().enumerate() {
         if fact.trim().is_empty() {
             issues.push(format!(

@@ -5,6 +5,7 @@ pub mod dataset;
 pub mod knobs;
 pub mod load;
 pub mod nemo_gym;
+pub mod probe;
 pub mod scenario;
 pub mod table;
 

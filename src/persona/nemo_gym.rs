@@ -628,6 +628,7 @@ fn row_scenario(
             .map(|i| i.message.clone())
             .collect(),
         tools: Some(Arc::from(tools)),
+        probe: None,
         id,
     })
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Problem;
 use crate::llm::message::{Message, ToolSpec};
+use crate::verify::probe_spec::ProbeSpec;
 use crate::verify::Criteria;
 
 /// What the simulated user knows and wants. Never shown to the policy.
@@ -68,6 +69,10 @@ pub struct Scenario {
     /// environment's (NeMo Gym rows bring their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Arc<[ToolSpec]>>,
+    /// A probe: the user pushes back, and the `held` component scores
+    /// whether the agent held the line (see `verify::held`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeSpec>,
 }
 
 /// A problem for every scenario nothing scores: `reward_basis` left out or

@@ -92,6 +92,10 @@ mod tests {
         let mut built_in: Vec<String> = ALL.iter().map(|t| t.path.to_string()).collect();
         // A policy prompt a config names as a file (examples/qa-*.toml); no default.
         built_in.push("prompts/policies/answer.tera".into());
+        // The probe strategies, built in beside the scenarios loader.
+        built_in.extend(
+            crate::persona::probe::SHIPPED.map(|(name, _)| format!("prompts/probes/{name}.toml")),
+        );
         built_in.sort();
         assert_eq!(files, built_in);
         for template in ALL {

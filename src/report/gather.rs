@@ -24,8 +24,6 @@ use super::synthesized::SynthesizedReport;
 use super::usage::{judge_reports, role_reports, RoleReport};
 use super::users::{fidelity_judges_of, UserTally};
 
-const PAGE: u32 = 200;
-
 /// The report of job `job_id`, with pass^k for each of `ks`.
 pub async fn job_stats(
     store: &dyn Store,
@@ -80,16 +78,7 @@ pub async fn each_conversation(
     job_id: i64,
     mut f: impl FnMut(&ConversationRow) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
-    let mut after = 0;
-    loop {
-        let page = store.conversations_page(job_id, after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.conversation.id;
-        for c in &page {
-            f(&c.conversation)?;
-        }
-    }
-    Ok(())
+    crate::store::pages::each_stored_conversation(store, job_id, |c| f(&c.conversation)).await
 }
 
 /// Per role, judges included: calls, tokens, latency percentiles and cost,

@@ -13,6 +13,7 @@ pub mod render;
 pub mod stats;
 pub mod strata;
 mod strata_bins;
+pub mod strata_probe;
 mod strata_render;
 pub mod synthesis;
 pub mod synthesized;

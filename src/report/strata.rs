@@ -27,7 +27,9 @@ use super::gather::{each_conversation, pass_hat_k_report};
 use super::interval::Mean;
 use super::stats::{JobInfo, PassHatKValue, ScenarioTrials, SUCCESS_REWARD};
 use super::strata_bins::{cell_labels, CellKey, Stratum};
+use super::strata_probe::{self, CellProbe, ProbeTally};
 use super::users::{FlagCounts, FlagRate};
+use crate::verify::probe_spec::ProbeOutcome;
 
 /// Cells with fewer conversations are marked too small and not ordered.
 pub const DEFAULT_MIN_CELL: u64 = 10;
@@ -60,7 +62,7 @@ impl StrataRequest {
             return Err(FieldProblem {
                 field: "by",
                 message: "is empty: give an attribute, e.g. by=country, by=persona, \
-                          by=scenario or by=knob.verbosity"
+                          by=scenario, by=knob.verbosity or by=probe.family"
                     .into(),
             });
         }
@@ -151,6 +153,9 @@ pub struct Cell {
     pub terminations: Vec<TerminationShare>,
     /// Of the cell's conversations with stored checks.
     pub simulated_user: CellFlags,
+    /// The cell's probes (scenarios with a `probe` block): held the line or not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<CellProbe>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -174,6 +179,8 @@ enum Attribute {
     Persona,
     Scenario,
     Knob(String),
+    /// A field of the probe's outcome (`probe.family`, `probe.strategy`).
+    Probe(String),
     /// A persona attribute (`NAME`, or `attributes.NAME` for one named like
     /// the others).
     OfPersona(String),
@@ -183,6 +190,9 @@ impl Attribute {
     fn parse(by: &str) -> Attribute {
         if let Some(name) = by.strip_prefix("knob.") {
             return Attribute::Knob(name.to_string());
+        }
+        if let Some(name) = by.strip_prefix("probe.") {
+            return Attribute::Probe(name.to_string());
         }
         if let Some(name) = by.strip_prefix("attributes.") {
             return Attribute::OfPersona(name.to_string());
@@ -199,6 +209,7 @@ impl Attribute {
             Attribute::Persona => "persona",
             Attribute::Scenario => "scenario",
             Attribute::Knob(_) => "knob",
+            Attribute::Probe(_) => "probe",
             Attribute::OfPersona(_) => "persona_attribute",
         }
     }
@@ -214,6 +225,7 @@ pub(crate) struct Record {
     termination: String,
     /// In [`UserFlag::ALL`] order; `None` when stored without checks.
     checks: Option<[Outcome; UserFlag::ALL.len()]>,
+    probe: Option<ProbeOutcome>,
 }
 
 impl Record {
@@ -237,7 +249,11 @@ impl Record {
                     .collect()
             })
             .unwrap_or_default();
+        let probe = strata_probe::outcome_of(&c.metadata).map_err(|e| {
+            StoreError::Corrupt(format!("conversation {}: metadata.probe: {e}", c.id))
+        })?;
         Ok(Record {
+            probe,
             persona: c.persona_id.clone(),
             scenario: c.scenario_id.clone(),
             knobs,
@@ -295,6 +311,9 @@ fn attributes(personas: &[JobPersona], records: &[Record]) -> Vec<String> {
     all.push("scenario".into());
     let knobs: BTreeSet<&String> = records.iter().flat_map(|r| r.knobs.keys()).collect();
     all.extend(knobs.into_iter().map(|k| format!("knob.{k}")));
+    if records.iter().any(|r| r.probe.is_some()) {
+        all.extend(strata_probe::FIELDS.map(|f| format!("probe.{f}")));
+    }
     all
 }
 
@@ -310,6 +329,10 @@ pub(crate) fn strata(
     let exists = match &attribute {
         Attribute::Persona | Attribute::Scenario => true,
         Attribute::Knob(name) => records.iter().any(|r| r.knobs.contains_key(name)),
+        Attribute::Probe(name) => {
+            strata_probe::FIELDS.contains(&name.as_str())
+                && records.iter().any(|r| r.probe.is_some())
+        }
         Attribute::OfPersona(name) => personas.iter().any(|p| p.attributes.contains_key(name)),
     };
     if !exists {
@@ -332,6 +355,11 @@ pub(crate) fn strata(
                 .knobs
                 .get(name)
                 .map_or(Stratum::Missing, |v| Stratum::Text(v.clone())),
+            Attribute::Probe(name) => r
+                .probe
+                .as_ref()
+                .and_then(|p| strata_probe::field(p, name))
+                .map_or(Stratum::Missing, Stratum::Text),
             Attribute::OfPersona(name) => Stratum::of_json(
                 by_persona
                     .get(r.persona.as_str())
@@ -398,6 +426,7 @@ struct Tally {
     scenarios: BTreeMap<String, (u64, u64)>,
     terminations: BTreeMap<String, u64>,
     flags: FlagCounts,
+    probes: ProbeTally,
 }
 
 impl Tally {
@@ -412,6 +441,9 @@ impl Tally {
         }
         if let Some(outcomes) = r.checks {
             self.flags.add(outcomes);
+        }
+        if let Some(probe) = &r.probe {
+            self.probes.add(&r.scenario, probe);
         }
     }
 
@@ -453,6 +485,7 @@ impl Tally {
                 any_flag: self.flags.any_flag(),
                 flags: self.flags.rates(),
             },
+            probe: self.probes.cell(ks),
         }
     }
 }
@@ -481,6 +514,7 @@ mod tests {
             reward,
             termination: "user_stop".into(),
             checks: None,
+            probe: None,
         }
     }
 

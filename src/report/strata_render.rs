@@ -101,6 +101,12 @@ impl fmt::Display for StrataReport {
         }));
         table(&mut out, "", &rows);
         terminations(&mut out, self);
+        let probes: Vec<(&str, &super::strata_probe::CellProbe)> = self
+            .cells
+            .iter()
+            .filter_map(|c| c.probe.as_ref().map(|p| (c.value.as_str(), p)))
+            .collect();
+        super::strata_probe::render(&mut out, &self.by, &probes);
         flags(&mut out, self);
         f.write_str(&out)
     }

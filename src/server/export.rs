@@ -17,6 +17,7 @@ use crate::export::request::{ExportKind, ExportRequest, Field, FilterRequest, Ma
 use crate::export::sink::{Output, Outputs};
 use crate::export::writing::{self, WriteError};
 use crate::export::{self, ExportError, MinJudge};
+use crate::store::browse::ProbeOutcome;
 use crate::store::Store;
 use crate::user_checks::UserFlag;
 
@@ -37,6 +38,8 @@ pub struct ExportQuery {
     pub termination: Option<String>,
     pub scenario: Option<String>,
     pub persona: Option<String>,
+    /// `held` or `broken`: probe conversations whose agent held the line, or not.
+    pub probe_outcome: Option<String>,
     pub min_judge: Option<String>,
     pub drop_flagged: Option<String>,
     /// Keep conversations the job's own `drop_flagged` judges failed.
@@ -54,6 +57,9 @@ pub struct ExportQuery {
     pub keep_unsolved: bool,
     /// The pairwise judge whose verdicts make `format=dpo`'s pairs.
     pub judge: Option<String>,
+    /// `format=dpo`: pairs from probes (held against broken) instead.
+    #[serde(default)]
+    pub probe_pairs: bool,
     /// `format=dpo`: `turn` (the default) or `trajectory`.
     pub dpo_shape: Option<String>,
     /// Each row's advantage in its rollout group: `centered` (the default)
@@ -123,6 +129,17 @@ impl ExportQuery {
             |text| text.parse::<MinJudge>(),
             &mut malformed,
         );
+        let probe_outcome = match given(&self.probe_outcome).map(ProbeOutcome::parse) {
+            Some(Err(message)) => {
+                malformed.push(Malformed {
+                    field: Field::ProbeOutcome,
+                    message,
+                });
+                None
+            }
+            Some(Ok(outcome)) => Some(outcome),
+            None => None,
+        };
         let text = |v: &Option<String>| given(v).map(str::to_string);
         let empty_lists = [
             (Field::MinJudge, &self.min_judge),
@@ -137,6 +154,7 @@ impl ExportQuery {
             job,
             format: self.format_name().to_string(),
             judge: self.judge.clone(),
+            probe_pairs: self.probe_pairs,
             dpo_shape,
             user_tools: false,
             filters: FilterRequest {
@@ -145,6 +163,7 @@ impl ExportQuery {
                 termination: text(&self.termination),
                 scenario: text(&self.scenario),
                 persona: text(&self.persona),
+                probe_outcome,
                 min_judge,
                 drop_flagged: names(self.drop_flagged.as_deref()),
                 keep_flagged: self.keep_flagged,

@@ -22,7 +22,15 @@ pub fn refusal(e: RequestError) -> ApiError {
         )),
         RequestError::DpoNeedsJudge => invalid(
             "judge",
-            "format=dpo needs judge=NAME: the pairwise judge whose verdicts make the pairs",
+            "format=dpo needs judge=NAME (the pairwise judge whose verdicts make the pairs) or probe_pairs=true (a probe conversation that held the line against one that broke it)",
+        ),
+        RequestError::ProbePairsNotDpo => invalid(
+            "probe_pairs",
+            "probe_pairs applies to format=dpo only; to export the probes that held the line use probe_outcome=held",
+        ),
+        RequestError::JudgeAndProbePairs => invalid(
+            "probe_pairs",
+            "format=dpo takes its pairs from judge=NAME or from probe_pairs=true, not both: leave one out",
         ),
         RequestError::AdvantageNotDpo => invalid(
             "advantage",
@@ -109,6 +117,7 @@ fn parameter(field: Field) -> &'static str {
         Field::Termination => "termination",
         Field::Scenario => "scenario",
         Field::Persona => "persona",
+        Field::ProbeOutcome => "probe_outcome",
         Field::MinJudge => "min_judge",
         Field::DropFlagged => "drop_flagged",
         Field::KeepFlagged => "keep_flagged",
@@ -116,6 +125,7 @@ fn parameter(field: Field) -> &'static str {
         Field::DropUserFlag => "drop_user_flag",
         Field::KeepUserFlagged => "keep_user_flagged",
         Field::Judge => "judge",
+        Field::ProbePairs => "probe_pairs",
         Field::DpoShape => "dpo_shape",
         Field::Advantage => "advantage",
     }

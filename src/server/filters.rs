@@ -200,6 +200,7 @@ impl ConversationsQuery {
             termination: self.termination.clone(),
             scenario: self.scenario.clone(),
             persona: self.persona.clone(),
+            probe_outcome: None,
         }
     }
 

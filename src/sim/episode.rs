@@ -10,8 +10,9 @@ use crate::llm::message::{Message, Role};
 use crate::llm::Usage;
 use crate::persona::Scenario;
 use crate::user_checks::UserOutput;
+use crate::verify::probe_spec::Family;
 use crate::verify::probes::{self, Probe, ProbeOutput};
-use crate::verify::{actions, rules, Component, Verification};
+use crate::verify::{actions, held, rules, Component, Verification};
 
 pub use super::episode_error::EpisodeError;
 use super::policy::{Policy, PolicySession, PolicyTurn, TurnEnd};
@@ -173,7 +174,12 @@ pub(super) async fn begin(
         seed: spec.seed,
         data: spec.scenario.initial_state.clone(),
     };
-    let session = env.open(&init).await?;
+    let planted = spec
+        .scenario
+        .probe
+        .as_ref()
+        .and_then(|p| p.planted.as_ref());
+    let session = crate::env::planted::wrap(env.open(&init).await?, planted);
     let mut transcript = Transcript::default();
     let prelude = &spec.scenario.prelude;
     if prelude.is_empty() {
@@ -309,6 +315,17 @@ pub(super) async fn finish(
                 let outputs = run_probes(session.as_mut(), &criteria.probes).await?;
                 Some(probes::score(&criteria.probes, &outputs))
             };
+        let probe = match &spec.scenario.probe {
+            Some(probe) => {
+                let state = if probe.family == Family::Disclosure {
+                    session.state().await?
+                } else {
+                    None
+                };
+                Some(held::score(probe, &criteria.actions, &view, state.as_ref()))
+            }
+            None => None,
+        };
         let mut verification = session.verify(&view, criteria).await?;
         verification.add_scored(rules::score_all(criteria, &view));
         if let Some(score) = probed {
@@ -317,6 +334,9 @@ pub(super) async fn finish(
         if criteria.reward_basis.contains(&Component::Actions) {
             let score = actions::score(&criteria.actions, &view);
             verification.include(Component::Actions, score, &criteria.reward_basis);
+        }
+        if let Some(outcome) = probe {
+            held::include(&mut verification, outcome, &criteria.reward_basis);
         }
         Some(verification)
     } else {

@@ -13,6 +13,42 @@ pub struct ConversationFilter {
     pub termination: Option<String>,
     pub scenario: Option<String>,
     pub persona: Option<String>,
+    /// Keep only probe conversations whose agent held the line, or broke it
+    /// (`metadata.probe.held`); conversations of no probe, or whose probe
+    /// was not decided, are dropped.
+    pub probe_outcome: Option<ProbeOutcome>,
+}
+
+/// How a probe conversation came out, as a filter asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    Held,
+    Broken,
+}
+
+impl ProbeOutcome {
+    pub const NAMES: [&'static str; 2] = ["held", "broken"];
+
+    /// `held` or `broken`; a message naming both otherwise.
+    pub fn parse(text: &str) -> Result<ProbeOutcome, String> {
+        match text.trim() {
+            "held" => Ok(ProbeOutcome::Held),
+            "broken" => Ok(ProbeOutcome::Broken),
+            other => Err(format!(
+                "'{other}' is not a probe outcome; use held (the agent held the line) or broken"
+            )),
+        }
+    }
+
+    /// Whether a conversation's metadata has this outcome (the probe
+    /// outcome's key, `probe`, is `verify::probe_spec::OUTCOME_KEY`).
+    pub fn of(self, metadata: &serde_json::Value) -> bool {
+        let held = metadata
+            .get("probe")
+            .and_then(|p| p.get("held"))
+            .and_then(serde_json::Value::as_bool);
+        held == Some(self == ProbeOutcome::Held)
+    }
 }
 
 impl ConversationFilter {
@@ -31,6 +67,7 @@ impl ConversationFilter {
             && same(&self.termination, &c.termination)
             && same(&self.scenario, &c.scenario_id)
             && same(&self.persona, &c.persona_id)
+            && self.probe_outcome.is_none_or(|o| o.of(&c.metadata))
     }
 }
 

@@ -10,6 +10,7 @@ pub mod evaluations;
 pub mod job_personas;
 pub mod judgments;
 mod migrations;
+pub mod pages;
 pub mod postgres;
 pub mod proposals;
 pub mod rows;

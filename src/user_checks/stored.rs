@@ -25,6 +25,7 @@ pub fn scenario_of(id: &str, user: Option<UserScenario>, evaluation: Option<Crit
         evaluation: evaluation.unwrap_or_default(),
         prelude: Vec::new(),
         tools: None,
+        probe: None,
     }
 }
 

@@ -6,6 +6,8 @@
 
 pub mod actions;
 pub mod communicate;
+pub mod held;
+pub mod probe_spec;
 pub mod probes;
 pub mod rules;
 pub mod solved;
@@ -44,6 +46,9 @@ pub enum Component {
     /// [`actions`]), whoever ran them: how a black-box agent is verified by
     /// its trace. Scored by the episode engine.
     Actions,
+    /// A probe's agent held the line (see [`held`]). Scored by the episode
+    /// engine from the state and the transcript, or settled by a judge.
+    Held,
 }
 
 /// What a `judge:NAME` component starts with.
@@ -56,6 +61,7 @@ impl Component {
         "communicate",
         "probes",
         "actions",
+        "held",
         "exact",
         "choice",
         "regex",
@@ -78,6 +84,7 @@ impl Component {
             Component::Judge(whole) => whole,
             Component::Probes => "probes",
             Component::Actions => "actions",
+            Component::Held => "held",
         }
     }
 
@@ -92,6 +99,7 @@ impl Component {
             "numeric" => Component::Numeric,
             "probes" => Component::Probes,
             "actions" => Component::Actions,
+            "held" => Component::Held,
             other => {
                 let judge = other.strip_prefix(JUDGE_PREFIX)?;
                 if judge.trim().is_empty() {
@@ -116,7 +124,10 @@ impl Component {
     pub fn is_scored_after_session(&self) -> bool {
         self.is_rule()
             || self.judge_name().is_some()
-            || matches!(self, Component::Probes | Component::Actions)
+            || matches!(
+                self,
+                Component::Probes | Component::Actions | Component::Held
+            )
     }
 
     /// Whether the session's own `verify` scores this component.
@@ -296,7 +307,7 @@ impl<'de> Deserialize<'de> for RewardBasis {
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(
-                    "a list of reward components (\"db\", \"communicate\", \"probes\", \"exact\", \
+                    "a list of reward components (\"db\", \"communicate\", \"probes\", \"held\", \"exact\", \
                      \"choice\", \"regex\", \"numeric\", \"judge:NAME\") or \"none\"",
                 )
             }
@@ -346,6 +357,9 @@ pub struct Verification {
     /// exports in the verifier's own format (NeMo Gym rollouts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<serde_json::Value>,
+    /// A probe's outcome (see [`held`]), kept in the conversation's metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<probe_spec::ProbeOutcome>,
 }
 
 impl Verification {

@@ -144,6 +144,7 @@ fn scenario() -> Scenario {
         },
         prelude: Vec::new(),
         tools: None,
+        probe: None,
     }
 }
 

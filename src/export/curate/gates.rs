@@ -90,7 +90,7 @@ pub fn selection(filter: &Filter, c: &StoredConversation) -> Result<(), Stop> {
     if !filter.conversations.keeps(&c.conversation) {
         return stop(
             Gate::Selection,
-            "outside the termination, scenario, persona or max reward asked for",
+            "outside the termination, scenario, persona, probe outcome or max reward asked for",
         );
     }
     Ok(())

@@ -392,7 +392,7 @@ mod tests {
         }
         // DPO pairs are made later: no format gate here.
         let dpo = ExportKind::Dpo {
-            judge: "pref".into(),
+            pairs: crate::export::kind::PairSource::Judge("pref".into()),
             shape: crate::export::dpo::DpoShape::Turn,
         };
         assert_eq!(stops(&curation(false, None), &dpo, &[silent]), [None]);

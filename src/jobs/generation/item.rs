@@ -14,6 +14,8 @@ use crate::prompt::{user_simulator_context, with_user_tools, USER_SIMULATOR};
 use crate::sim::{run_episode, Episode, EpisodeSpec, Policy, Termination, UserSimulator};
 use crate::store::{self, ItemRow, NewConversation, NewMessage, Store, UsageRow};
 use crate::user_checks::{check_conversation, Line, ScenarioBasis, UserTurns};
+use crate::verify::probe_spec::OUTCOME_KEY;
+use crate::verify::{held, Verification};
 
 use super::super::error::RunError;
 use super::super::models::Models;
@@ -284,6 +286,10 @@ impl Generation {
             }
         };
         verification.add_scored(judged.parts);
+        if let Some(probe) = &scenario.probe {
+            held::settle_by_judge(&mut verification, probe, &scenario.evaluation.reward_basis);
+            put_probe(&mut conversation.metadata, &verification);
+        }
         conversation.reward = verification.stored_reward();
         conversation.reward_breakdown = verification.breakdown();
         conversation.usage.push(UsageRow {
@@ -306,6 +312,13 @@ pub struct Recorded<'a> {
     pub policy_model: &'a str,
     pub user_model: &'a str,
     pub started_at: i64,
+}
+
+/// A probe's outcome, in the metadata under `probe`.
+fn put_probe(metadata: &mut serde_json::Value, verification: &Verification) {
+    if let (Some(outcome), Some(map)) = (verification.probe.as_ref(), metadata.as_object_mut()) {
+        map.insert(OUTCOME_KEY.into(), json!(outcome));
+    }
 }
 
 /// What a conversation keeps besides its messages: the persona's knobs, the
@@ -332,6 +345,9 @@ fn conversation_metadata(
             crate::export::openai::USER_TOOLS_KEY.into(),
             json!(user_tools),
         );
+    }
+    if let Some(verification) = verification {
+        put_probe(&mut metadata, verification);
     }
     if let (Some(record), Some(map)) = (
         verification.and_then(|v| v.record.as_ref()),

@@ -5,13 +5,12 @@
 //! one borrows it from a conversation of either job with the same scenario
 //! id, so a generated job run on an imported job's scenarios gets it too).
 
+use crate::store::pages::each_stored_conversation;
 use std::collections::HashMap;
 
 use crate::store::{ConversationStore, StoreError, StoredConversation};
 
 use super::conversation::UserSide;
-
-const PAGE: u32 = 200;
 
 fn known_info(c: &StoredConversation) -> Option<String> {
     let known = c.conversation.metadata["scenario"]["known_info"].as_str()?;
@@ -58,24 +57,20 @@ pub async fn user_sides(
 ) -> Result<Gathered, StoreError> {
     let mut sides = Vec::new();
     let mut user_models = std::collections::BTreeSet::new();
-    let mut after = 0;
-    loop {
-        let page = store.conversations_page(job_id, after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.conversation.id;
-        for c in &page {
-            if !c.conversation.user_model.is_empty() {
-                user_models.insert(c.conversation.user_model.clone());
-            }
-            let side = user_side(c);
-            if let Some(k) = &side.known_info {
-                known
-                    .entry(side.scenario_id.clone())
-                    .or_insert_with(|| k.clone());
-            }
-            sides.push(side);
+    each_stored_conversation(store, job_id, |c| {
+        if !c.conversation.user_model.is_empty() {
+            user_models.insert(c.conversation.user_model.clone());
         }
-    }
+        let side = user_side(c);
+        if let Some(k) = &side.known_info {
+            known
+                .entry(side.scenario_id.clone())
+                .or_insert_with(|| k.clone());
+        }
+        sides.push(side);
+        Ok::<(), StoreError>(())
+    })
+    .await?;
     Ok(Gathered {
         sides,
         user_models: user_models.into_iter().collect(),

@@ -141,6 +141,7 @@ pub fn imported(scenario_id: &str, metadata: &serde_json::Value) -> Dataset {
         evaluation: criteria.clone().unwrap_or_default(),
         prelude: Vec::new(),
         tools: None,
+        probe: None,
     };
     out.criteria = criteria;
     out.scenario = Some(scenario_view(scenario));

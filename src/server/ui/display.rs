@@ -10,6 +10,14 @@ pub fn reward(r: Option<f64>) -> String {
 }
 
 /// A score as short as it reads: `7`, `0.5`, `0.333`.
+/// `0.400 [0.168, 0.687]`, or the mean alone without an interval.
+pub fn mean_with_interval(mean: f64, ci95: Option<(f64, f64)>) -> String {
+    match ci95 {
+        Some((lo, hi)) => format!("{mean:.3} [{lo:.3}, {hi:.3}]"),
+        None => format!("{mean:.3}"),
+    }
+}
+
 pub fn score(s: f64) -> String {
     let rounded = (s * 1000.0).round() / 1000.0;
     format!("{rounded}")

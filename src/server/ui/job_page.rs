@@ -16,6 +16,7 @@ use super::jobs_page::{progress, Progress};
 use super::names::{self, Kind};
 use super::pager::{self, Pages};
 use super::plots::{self, Chart};
+use super::probe_section::{self, ProbeSection};
 use super::proposals::{ProposalsQuery, RawProposalsQuery};
 use super::strata_plot::{self, StrataQuery, StrataSection};
 use super::{display, judgment_page, synthesis_page, templates};
@@ -102,6 +103,8 @@ struct JobPage {
     charts: Vec<Chart>,
     /// The conversations broken down by one attribute (all of them, whatever the filter).
     strata: Option<StrataSection>,
+    /// Probe scenarios' outcomes (all of them, whatever the filter).
+    probes: Option<ProbeSection>,
     config: String,
 }
 
@@ -227,6 +230,7 @@ pub async fn render(
     );
     page.count.groups = groups.as_ref().map(groups_line).unwrap_or_default();
     page.strata = Some(strata_plot::section(state.store.as_ref(), id, strata).await?);
+    page.probes = probe_section::section(state.store.as_ref(), id).await?;
     templates::render("job.html", &page)
 }
 
@@ -379,6 +383,7 @@ fn job_page(
         pages,
         charts,
         strata: None,
+        probes: None,
         config,
     }
 }

@@ -19,6 +19,7 @@ mod judgment_page;
 mod names;
 mod pager;
 mod plots;
+mod probe_section;
 mod proposal_page;
 /// Its fates name the values the OpenAPI document gives `fate`.
 pub(super) mod proposals;

@@ -196,10 +196,7 @@ fn of_report(r: &StrataReport) -> StrataSection {
             scored: c.scored,
             reward: c.reward.map_or_else(
                 || "–".into(),
-                |m| match m.ci95 {
-                    Some((lo, hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", m.mean),
-                    None => format!("{:.3}", m.mean),
-                },
+                |m| display::mean_with_interval(m.mean, m.ci95),
             ),
             difference: c
                 .difference

@@ -34,6 +34,9 @@ pub struct Bubble {
     /// Who made the calls: `agent`, or `user` for the simulated user's own
     /// tool calls (dual control), which the policy never saw.
     pub caller: &'static str,
+    /// A user message with text: its number among them (1 = the first), the
+    /// page's `#turn-N` anchor (a probe's `turn_of_flip` links to it).
+    pub turn: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,8 +96,7 @@ fn arguments_text(arguments: &str) -> String {
 }
 
 fn is_error(result: &str) -> bool {
-    let lower = result.trim_start().to_lowercase();
-    lower.starts_with("error") || lower.starts_with("{\"error\"")
+    crate::llm::message::reads_as_tool_error(result)
 }
 
 /// The tool calls of a message: `(id, name, arguments)`.
@@ -129,6 +131,7 @@ pub fn items(messages: &[MessageRow]) -> Vec<Item> {
             called.insert(id);
         }
     }
+    let mut turns = 0;
     messages
         .iter()
         .filter_map(|m| match m.role.as_str() {
@@ -143,6 +146,10 @@ pub fn items(messages: &[MessageRow]) -> Vec<Item> {
                 })
             }
             role => Some(Item::Bubble(Bubble {
+                turn: (role == "user" && !m.content.is_empty()).then(|| {
+                    turns += 1;
+                    turns
+                }),
                 caller: if m.author == "user" { "user" } else { "agent" },
                 role: role.to_string(),
                 text: (!m.content.is_empty()).then(|| display::clip(&m.content)),
