@@ -65,7 +65,9 @@ pub struct StatsArgs {
     job: i64,
     /// Break the conversations down by an attribute: a persona attribute
     /// (e.g. `country`, `age`; numbers are binned), `persona`, `scenario`
-    /// or `knob.NAME` (the knob value drawn for each conversation).
+    /// or `knob.NAME` (the knob value drawn for each conversation); for
+    /// probes, `probe.family`, `probe.strategy` or `probe.scored_by` (each
+    /// cell's hold rate, held^k, turn of flip and blast radius).
     #[arg(long)]
     by: Option<String>,
     /// With --by: a cell with fewer conversations is marked too small and

@@ -172,6 +172,15 @@ fn metadata() -> Value {
             ]))),
         ),
         ("judges", any_json()),
+        (
+            "probe",
+            Value::Object(object(&[
+                ("family", string()),
+                ("strategy", string()),
+                ("held", value("bool")),
+                ("turn_of_flip", int()),
+            ])),
+        ),
         ("group_id", string()),
         ("group_size", int()),
         ("group_reward_mean", float()),

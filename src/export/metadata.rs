@@ -9,6 +9,9 @@
 //! columns they do not use); a sidecar file with the same line order for
 //! `openai`, whose lines stay exactly what OpenAI's fine-tuning takes.
 //!
+//! A probe conversation's outcome is there as `probe` (family, strategy,
+//! held, turn_of_flip; `null`s for any other conversation).
+//!
 //! The conversation's rollout group ([`super::groups`]) is there too:
 //! `group_id`, `group_size`, `group_reward_mean`, `group_reward_std` and
 //! `advantage`, each `null` for a conversation in no group (one without a
@@ -48,6 +51,7 @@ pub fn of(
         "reward": row.reward,
         "reward_breakdown": component_scores(&row.reward_breakdown),
         "judges": scores,
+        "probe": probe(&row.metadata),
     });
     if let Some(map) = metadata.as_object_mut() {
         let fields = group.map(|g| json!(g)).unwrap_or(Value::Null);
@@ -59,6 +63,25 @@ pub fn of(
         }
     }
     metadata
+}
+
+/// A probe's outcome as rows keep it: family, strategy, held and
+/// turn_of_flip, each `null` for a conversation of no probe (or undecided),
+/// so every row has the same keys.
+fn probe(metadata: &Value) -> Value {
+    let outcome = metadata.get("probe");
+    let field = |name: &str| {
+        outcome
+            .and_then(|o| o.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "family": field("family"),
+        "strategy": field("strategy"),
+        "held": field("held"),
+        "turn_of_flip": field("turn_of_flip"),
+    })
 }
 
 /// `[{component, score}]` of a stored breakdown (`{component: {score, ...}}`),

@@ -60,6 +60,7 @@ mod mock_faults;
 mod nemo_gym;
 mod nemo_gym_agent;
 mod persona_tables;
+mod probes;
 mod progress;
 mod real_model;
 mod real_users;

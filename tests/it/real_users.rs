@@ -16,6 +16,7 @@
 //! (default: `../shared/data/real-users` beside the repository), NeMo Gym's
 //! rollouts from the installed wheel (`SPARRING_NEMO_GYM_DIR`).
 
+mod confirmation;
 mod curation;
 mod import;
 mod plant;

@@ -6,11 +6,14 @@ use serde_json::Value;
 use crate::llm::message::{reads_as_tool_error, Message, Role};
 
 const READ_PREFIXES: &[&str] = &["get_", "find_", "list_", "search_", "check_", "calculate"];
-const HAND_OFF: &str = "transfer_to_human_agents";
+/// Tools that change nothing whatever their name: the hand-off to a human,
+/// and tau-bench's `think` (a note to itself).
+const NOT_WRITES: &[&str] = &["transfer_to_human_agents", "think"];
 
-/// Whether a tool changes something, by the built-in domains' naming.
+/// Whether a tool changes something, by the built-in domains' naming (and
+/// tau-bench's, whose airline and retail tools read the same way).
 pub fn is_write(name: &str) -> bool {
-    !READ_PREFIXES.iter().any(|p| name.starts_with(p)) && name != HAND_OFF
+    !READ_PREFIXES.iter().any(|p| name.starts_with(p)) && !NOT_WRITES.contains(&name)
 }
 
 /// The user turn a message at `index` of `view` follows: how many user
@@ -68,14 +71,31 @@ pub(super) fn holds_arguments(arguments: &Value, wanted: &Value) -> bool {
 }
 
 /// The ids a call acts on: its argument values (nested too) that hold a
-/// digit (order, item and payment method ids, an address's number).
+/// digit (order, item and payment method ids, flight numbers, an address's
+/// number), dates (`2024-05-20`) left out: said back in words, they read
+/// as another text.
 pub(super) fn ids(arguments: &Value, out: &mut Vec<String>) {
     match arguments {
-        Value::String(s) if s.chars().any(|c| c.is_ascii_digit()) => out.push(s.clone()),
+        Value::String(s) if s.chars().any(|c| c.is_ascii_digit()) && !is_date(s) => {
+            out.push(s.clone())
+        }
         Value::Array(items) => items.iter().for_each(|v| ids(v, out)),
         Value::Object(map) => map.values().for_each(|v| ids(v, out)),
         _ => {}
     }
+}
+
+/// `YYYY-MM-DD`, alone or starting a timestamp.
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 10
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
 }
 
 /// Text for matching: lowercase letters and digits, every other run of
@@ -113,6 +133,7 @@ mod tests {
         assert!(!is_write("get_order_details"));
         assert!(!is_write("calculate"));
         assert!(!is_write("transfer_to_human_agents"));
+        assert!(!is_write("think"));
     }
 
     #[test]
@@ -122,6 +143,17 @@ mod tests {
         assert!(says(&text, "418 Alder Street"));
         assert!(!says(&text, "LL2174"));
         assert!(!says(&text, "#"));
+    }
+
+    #[test]
+    fn ids_hold_a_digit_and_are_no_date() {
+        let mut out = Vec::new();
+        ids(
+            &serde_json::json!({"reservation_id": "ZFA04Y", "date": "2024-05-20", "cabin": "economy",
+                "flights": [{"flight_number": "HAT136"}]}),
+            &mut out,
+        );
+        assert_eq!(out, ["HAT136", "ZFA04Y"]);
     }
 
     #[test]
