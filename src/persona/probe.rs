@@ -62,17 +62,19 @@ pub fn strategy_path(scenarios: &Path, name: &str) -> PathBuf {
         .join(format!("{name}.toml"))
 }
 
-/// Read the strategy `name`: the file beside the scenarios, else a shipped one.
-pub fn find_strategy(scenarios: &Path, name: &str) -> Result<Strategy, Problem> {
+/// Read the strategy `name` (of the scenario field `field`, for problems):
+/// the file beside the scenarios, else a shipped one.
+pub fn find_strategy(scenarios: &Path, field: &str, name: &str) -> Result<Strategy, Problem> {
     let valid = !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !valid {
-        return Err(Problem::in_file(
+        return Err(Problem::at_field(
             scenarios,
+            field,
             format!(
-                "probe.strategy '{name}' is not a strategy name; use letters, digits, '_' and \
+                "'{name}' is not a strategy name; use letters, digits, '_' and \
                  '-' only, e.g. \"escalate\""
             ),
         ));
@@ -82,10 +84,11 @@ pub fn find_strategy(scenarios: &Path, name: &str) -> Result<Strategy, Problem> 
         return toml::from_str(&text).map_err(|e| Problem::from_toml_error(&path, &text, &e));
     }
     let shipped = SHIPPED.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        Problem::in_file(
+        Problem::at_field(
             scenarios,
+            field,
             format!(
-                "probe.strategy '{name}' is neither {} nor a shipped strategy ({})",
+                "'{name}' is neither {} nor a shipped strategy ({})",
                 path.display(),
                 SHIPPED.map(|(n, _)| n).join(", ")
             ),
@@ -108,7 +111,7 @@ pub fn apply_strategies(file: &Path, scenarios: &mut [Scenario]) -> Vec<Problem>
             continue;
         };
         let field = format!("scenario '{}', probe.strategy", scenario.id);
-        let strategy = match find_strategy(file, &probe.strategy) {
+        let strategy = match find_strategy(file, &field, &probe.strategy) {
             Ok(strategy) => strategy,
             Err(problem) => {
                 problems.push(problem);

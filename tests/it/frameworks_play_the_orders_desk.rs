@@ -45,6 +45,19 @@ fn scored_scenarios(dir: &Path) -> PathBuf {
 /// A job of the six scenarios whose policy is the agent at `agent`, of
 /// `kind` with its `table` (the TOML under `[policy.KIND]`).
 fn job(dir: &Path, agent: &str, mock: &str, kind: &str, table: &str) -> (PathBuf, String) {
+    let scenarios = scored_scenarios(dir);
+    job_of(dir, agent, mock, kind, table, &scenarios)
+}
+
+/// [`job`] over the scenarios at `scenarios`.
+pub(crate) fn job_of(
+    dir: &Path,
+    agent: &str,
+    mock: &str,
+    kind: &str,
+    table: &str,
+    scenarios: &Path,
+) -> (PathBuf, String) {
     let db = dir.join("desk.db");
     let r = repo();
     let toml = format!(
@@ -93,7 +106,7 @@ personas_per_scenario = 1
 "#,
         db = db.display(),
         r = r.display(),
-        scenarios = scored_scenarios(dir).display(),
+        scenarios = scenarios.display(),
     );
     let path = dir.join("job.toml");
     std::fs::write(&path, toml).unwrap();

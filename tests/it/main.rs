@@ -40,6 +40,7 @@ mod episodes;
 mod evaluations;
 mod export_consumers;
 mod first_user;
+mod frameworks_hold_the_line;
 mod frameworks_play_the_orders_desk;
 mod hardening;
 mod hostile_requests;
