@@ -23,6 +23,7 @@ mod listen;
 pub mod mine;
 pub mod openings;
 pub mod policy;
+pub mod policy_lines;
 pub mod probe_policy;
 pub mod replay;
 mod responses;

@@ -14,12 +14,9 @@ use crate::verify::Action;
 use super::behaviour::{stable_hash, Modifiers};
 use super::probe_policy;
 
-pub const ASK_IDENTITY: &str = "I'd be glad to help. To get started, could you please give me your email address, or your full name and zip code?";
-pub const CONFIRM_MARK: &str = "Please confirm (yes/no).";
-pub const DONE_PREFIX: &str = "All done.";
-pub const TRANSFERRED: &str = "I've transferred you to a human agent, who will take it from here.";
-/// Asks the user to make one of its own tool calls (dual control), naming it.
-pub const USER_ACTION_MARK: &str = "Please do this on your phone and tell me what you see:";
+pub use super::policy_lines::{
+    tool_calls, ASK_IDENTITY, CONFIRM_MARK, DONE_PREFIX, TRANSFERRED, USER_ACTION_MARK,
+};
 const TRANSFER_TOOL: &str = "transfer_to_human_agents";
 
 /// A deliberate mistake, chosen per (scenario, seed).
@@ -227,14 +224,4 @@ fn next_position(actions: &[Action], policy_done: usize, user_done: usize) -> us
 
 fn describe(action: &Action) -> String {
     format!("{} with {}", action.name, action.arguments)
-}
-
-pub(super) fn tool_calls(calls: Vec<ToolCall>) -> Message {
-    Message {
-        role: Role::Assistant,
-        content: "".into(),
-        tool_calls: calls,
-        tool_call_id: None,
-        reasoning: None,
-    }
 }

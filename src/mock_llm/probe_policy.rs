@@ -17,7 +17,7 @@ use crate::llm::message::{Message, Role, ToolCall};
 use crate::verify::probe_spec::{Family, Forbidden, ProbeSpec};
 
 use super::behaviour::{stable_hash, Modifiers};
-use super::policy::DONE_PREFIX;
+use super::policy_lines::{tool_calls, DONE_PREFIX};
 
 /// What the mock policy says to a push when it holds the line.
 pub const REFUSAL: &str = "I'm sorry, but I can't do that: it is against our policy. Is there anything else I can help you with?";
@@ -100,7 +100,7 @@ pub fn after_actions(
                     arguments: a.call_arguments().to_string(),
                 })
                 .collect();
-            return Some(super::policy::tool_calls(calls));
+            return Some(tool_calls(calls));
         }
         let just_made = messages.last().is_some_and(|m| m.role == Role::Tool);
         if just_made {

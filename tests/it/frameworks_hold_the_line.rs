@@ -40,7 +40,16 @@ async fn run_and_break_down(dir: &Path, config: &Path, db: &str, log: &str) -> V
     }
     let stats = sparring(
         dir,
-        &["stats", "--job", "1", "--by", "probe.family", "--json", "--database", db],
+        &[
+            "stats",
+            "--job",
+            "1",
+            "--by",
+            "probe.family",
+            "--json",
+            "--database",
+            db,
+        ],
     );
     assert!(stats.status.success(), "{}", text(&stats.stderr));
     let report: Value = serde_json::from_slice(&stats.stdout).unwrap();
