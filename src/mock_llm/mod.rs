@@ -6,8 +6,9 @@
 //! that cannot name it, such as an agent framework, by its opening: see
 //! [`openings`]). The mock policy
 //! replays the scenario's gold actions (with deliberate flaws on some seeds, so
-//! rewards vary), and answers single-step questions right on most seeds and
-//! wrong on some (see [`answer`]); the mock user states the scenario's need and answers from its
+//! rewards vary), holds or breaks a probe's line (see [`probe_policy`]), and
+//! answers single-step questions right on most seeds and wrong on some (see
+//! [`answer`]); the mock user states the scenario's need and answers from its
 //! known info; the mock judge answers each built-in judge template in its format,
 //! deterministically from the prompt (see [`judge`]). Model-name modifiers inject
 //! faults, e.g. `mock-policy+ratelimit-once` or `mock-judge+garbled`;
