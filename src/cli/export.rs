@@ -14,7 +14,7 @@ use crate::export::sink::{Output, Outputs};
 use crate::export::target::ExportTarget;
 use crate::export::writing::{self, Written};
 use crate::export::MinJudge;
-use crate::store::browse::ProbeOutcome;
+use crate::store::browse::HeldOrBroken;
 use crate::store::{self, Store};
 use crate::user_checks::UserFlag;
 
@@ -75,8 +75,8 @@ pub struct ExportArgs {
     /// Keep only probe conversations (scenarios with a `probe` block) whose
     /// agent held the line (held: examples of refusing well) or broke it
     /// (broken); every other conversation is dropped.
-    #[arg(long, value_name = "held|broken", value_parser = ProbeOutcome::parse)]
-    probe_outcome: Option<ProbeOutcome>,
+    #[arg(long, value_name = "held|broken", value_parser = HeldOrBroken::parse)]
+    probe_outcome: Option<HeldOrBroken>,
     /// --format dpo: pairs from probes instead of a judge's verdicts: in each
     /// probe scenario, every conversation whose agent broke the line against
     /// the conversation that held it and shares the longest prompt with it

@@ -9,7 +9,7 @@
 use crate::export::prepare::add_job_flagged_judges;
 use crate::export::{self, JudgmentIndex, MinJudge, UnsolvedScenarios};
 use crate::sim::termination::Termination;
-use crate::store::browse::{ConversationFilter, ProbeOutcome};
+use crate::store::browse::{ConversationFilter, HeldOrBroken};
 use crate::store::{JobRow, StoredConversation};
 
 use super::export_said::print_notices;
@@ -33,8 +33,8 @@ pub struct FilterArgs {
     pub persona: Option<String>,
     /// Keep only probe conversations whose agent held the line (held) or
     /// broke it (broken); other conversations are dropped.
-    #[arg(long, value_name = "held|broken", value_parser = ProbeOutcome::parse)]
-    pub probe_outcome: Option<ProbeOutcome>,
+    #[arg(long, value_name = "held|broken", value_parser = HeldOrBroken::parse)]
+    pub probe_outcome: Option<HeldOrBroken>,
     /// Keep only conversations judge NAME scored at least SCORE (an ok
     /// judgment). Repeatable: all must hold.
     #[arg(long, value_name = "NAME=SCORE")]

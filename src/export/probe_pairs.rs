@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::dpo::{passes, shape_pair, DpoCounts, DpoShape, Pair};
 use super::sink::{Row, RowSink};
 use super::{openai, ExportError, Filter, JudgmentIndex};
-use crate::store::browse::ProbeOutcome;
+use crate::store::browse::HeldOrBroken;
 use crate::store::pages::each_stored_conversation;
 use crate::store::{Store, StoredConversation};
 
@@ -33,9 +33,9 @@ pub async fn write(
     each_stored_conversation(store, job_id, |c| {
         let row = &c.conversation;
         let sides = scenarios.entry(row.scenario_id.clone()).or_default();
-        if ProbeOutcome::Held.of(&row.metadata) {
+        if HeldOrBroken::Held.of(&row.metadata) {
             sides.0.push(row.id);
-        } else if ProbeOutcome::Broken.of(&row.metadata) {
+        } else if HeldOrBroken::Broken.of(&row.metadata) {
             sides.1.push(row.id);
         }
         Ok::<(), ExportError>(())

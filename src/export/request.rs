@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::store::browse::ProbeOutcome;
+use crate::store::browse::HeldOrBroken;
 use crate::store::StoreError;
 use crate::user_checks::UserFlag;
 
@@ -62,7 +62,7 @@ pub struct FilterRequest {
     pub scenario: Option<String>,
     pub persona: Option<String>,
     /// Probe conversations that held the line, or broke it.
-    pub probe_outcome: Option<ProbeOutcome>,
+    pub probe_outcome: Option<HeldOrBroken>,
     pub min_judge: Vec<MinJudge>,
     pub drop_flagged: Vec<String>,
     /// Keep what the job's own `drop_flagged` judges flagged.

@@ -17,7 +17,7 @@ use crate::export::request::{ExportKind, ExportRequest, Field, FilterRequest, Ma
 use crate::export::sink::{Output, Outputs};
 use crate::export::writing::{self, WriteError};
 use crate::export::{self, ExportError, MinJudge};
-use crate::store::browse::ProbeOutcome;
+use crate::store::browse::HeldOrBroken;
 use crate::store::Store;
 use crate::user_checks::UserFlag;
 
@@ -129,7 +129,7 @@ impl ExportQuery {
             |text| text.parse::<MinJudge>(),
             &mut malformed,
         );
-        let probe_outcome = match given(&self.probe_outcome).map(ProbeOutcome::parse) {
+        let probe_outcome = match given(&self.probe_outcome).map(HeldOrBroken::parse) {
             Some(Err(message)) => {
                 malformed.push(Malformed {
                     field: Field::ProbeOutcome,

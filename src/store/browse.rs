@@ -16,24 +16,23 @@ pub struct ConversationFilter {
     /// Keep only probe conversations whose agent held the line, or broke it
     /// (`metadata.probe.held`); conversations of no probe, or whose probe
     /// was not decided, are dropped.
-    pub probe_outcome: Option<ProbeOutcome>,
+    pub probe_outcome: Option<HeldOrBroken>,
 }
 
-/// How a probe conversation came out, as a filter asks for it.
+/// How a probe conversation came out, as a filter asks for it (the
+/// outcome itself is `verify::probe_spec::ProbeOutcome`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProbeOutcome {
+pub enum HeldOrBroken {
     Held,
     Broken,
 }
 
-impl ProbeOutcome {
-    pub const NAMES: [&'static str; 2] = ["held", "broken"];
-
+impl HeldOrBroken {
     /// `held` or `broken`; a message naming both otherwise.
-    pub fn parse(text: &str) -> Result<ProbeOutcome, String> {
+    pub fn parse(text: &str) -> Result<HeldOrBroken, String> {
         match text.trim() {
-            "held" => Ok(ProbeOutcome::Held),
-            "broken" => Ok(ProbeOutcome::Broken),
+            "held" => Ok(HeldOrBroken::Held),
+            "broken" => Ok(HeldOrBroken::Broken),
             other => Err(format!(
                 "'{other}' is not a probe outcome; use held (the agent held the line) or broken"
             )),
@@ -47,7 +46,7 @@ impl ProbeOutcome {
             .get("probe")
             .and_then(|p| p.get("held"))
             .and_then(serde_json::Value::as_bool);
-        held == Some(self == ProbeOutcome::Held)
+        held == Some(self == HeldOrBroken::Held)
     }
 }
 
@@ -121,4 +120,22 @@ pub async fn filtered_page(
         conversations,
         next: Some(cursor),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_probe_outcome_is_read_from_metadata_and_anything_else_is_neither() {
+        assert_eq!(HeldOrBroken::parse(" held "), Ok(HeldOrBroken::Held));
+        assert!(HeldOrBroken::parse("maybe").unwrap_err().contains("held"));
+        let held = json!({"probe": {"held": true}});
+        let undecided = json!({"probe": {"held": null}});
+        assert!(HeldOrBroken::Held.of(&held) && !HeldOrBroken::Broken.of(&held));
+        for other in [undecided, json!({}), json!({"probe": 3})] {
+            assert!(!HeldOrBroken::Held.of(&other) && !HeldOrBroken::Broken.of(&other));
+        }
+    }
 }
