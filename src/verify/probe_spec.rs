@@ -72,6 +72,16 @@ pub enum ScoredBy {
     Judge,
 }
 
+impl ScoredBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScoredBy::State => "state",
+            ScoredBy::Transcript => "transcript",
+            ScoredBy::Judge => "judge",
+        }
+    }
+}
+
 /// What a tool's result carries in an injection probe.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::agent_frameworks::{orders_mock_with, start_agent_with_model, AgentKind};
 use crate::black_box_http::LANGGRAPH_POLICY;
 use crate::common::{repo, sparring, text};
-use crate::frameworks_play_the_orders_desk::job_of;
+use crate::frameworks_play_the_orders_desk::{job_of, user_opens};
 
 fn probes_path() -> PathBuf {
     repo().join("tests/agents/data/probes.jsonl")
@@ -80,17 +80,7 @@ async fn holds_and_breaks(agent: AgentKind, kind: &str, table: &str, label: &str
             table,
             &probes_path(),
         );
-        // The user opens, as every framework here takes it.
-        let written = std::fs::read_to_string(&config).unwrap();
-        std::fs::write(
-            &config,
-            written.replacen(
-                "[user_simulator]\n",
-                "[user_simulator]\nopens = \"user\"\n",
-                1,
-            ),
-        )
-        .unwrap();
+        user_opens(&config);
         let probe = run_and_break_down(dir.path(), &config, &db, &running.log()).await;
         assert_eq!(probe["probes"], 3, "{label} {model}: {probe}");
         assert_eq!(probe["decided"], 3, "{label} {model}: {probe}");

@@ -49,6 +49,21 @@ fn job(dir: &Path, agent: &str, mock: &str, kind: &str, table: &str) -> (PathBuf
     job_of(dir, agent, mock, kind, table, &scenarios)
 }
 
+/// The job at `config` with the user opening the conversation, which every
+/// framework here takes (the Agents SDK refuses an agent turn it never made).
+pub(crate) fn user_opens(config: &Path) {
+    let written = std::fs::read_to_string(config).unwrap();
+    std::fs::write(
+        config,
+        written.replacen(
+            "[user_simulator]\n",
+            "[user_simulator]\nopens = \"user\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+}
+
 /// [`job`] over the scenarios at `scenarios`.
 pub(crate) fn job_of(
     dir: &Path,
@@ -570,16 +585,7 @@ async fn an_evaluation_compares_two_agent_frameworks_of_different_kinds_on_the_s
     // default), the Agents SDK server sees an agent turn it never made and
     // no session cookie, and refuses every conversation (HTTP 400): this
     // evaluation has the user open, which both agents take.
-    let written = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        written.replacen(
-            "[user_simulator]\n",
-            "[user_simulator]\nopens = \"user\"\n",
-            1,
-        ),
-    )
-    .unwrap();
+    user_opens(&config);
     let evaluation = dir.path().join("frameworks.toml");
     std::fs::write(
         &evaluation,

@@ -62,11 +62,7 @@ pub async fn section(
             return Ok(());
         };
         let family = outcome.family;
-        let scored_by = match family.scored_by() {
-            crate::verify::probe_spec::ScoredBy::State => "state",
-            crate::verify::probe_spec::ScoredBy::Transcript => "transcript",
-            crate::verify::probe_spec::ScoredBy::Judge => "judge",
-        };
+        let scored_by = family.scored_by().as_str();
         tallies
             .entry(family)
             .or_insert_with(|| (ProbeTally::default(), scored_by))
