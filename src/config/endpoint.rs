@@ -16,39 +16,13 @@ use toml::de::DeValue;
 
 use super::document::{child, fields_of, Node, Source};
 use super::endpoint_file::{
-    default_batch_max_attempts, default_batch_max_requests, default_batch_poll_secs,
+    default_batch_max_attempts, default_batch_max_requests, default_batch_poll_secs, SERVER_ONLY,
 };
-pub use super::endpoint_file::{EndpointFile, EndpointSettings, EndpointSnapshot};
+pub use super::endpoint_file::{EndpointFile, EndpointTable};
 use super::job::{Api, BatchSettings, EndpointConfig, Prices, Target};
 use super::problem::Problem;
 use super::ranges;
 use super::trust::{OperatorEndpoints, Trust};
-
-/// The keys of a server endpoint besides its settings.
-#[derive(Debug, Deserialize)]
-struct ServerKeys {
-    /// OpenAI-compatible base URL, e.g. `http://127.0.0.1:8000/v1`.
-    base_url: String,
-    /// Written `false` in stored snapshots; `true` is the mock kind.
-    #[serde(default)]
-    #[allow(dead_code)]
-    mock: bool,
-    /// Name of the environment variable holding the API key.
-    #[serde(default)]
-    api_key_env: Option<String>,
-    /// An Azure OpenAI deployment's name (see `config::azure`).
-    #[serde(default)]
-    azure_deployment: Option<String>,
-    /// Its `api-version`, e.g. `2024-10-21`.
-    #[serde(default)]
-    azure_api_version: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct MockKeys {
-    #[allow(dead_code)]
-    mock: bool,
-}
 
 #[derive(Debug, Deserialize)]
 struct OperatorKeys {
@@ -58,13 +32,6 @@ struct OperatorKeys {
     #[serde(default)]
     top_p: Option<f32>,
 }
-
-const SERVER_ONLY: &[&str] = &[
-    "base_url",
-    "api_key_env",
-    "azure_deployment",
-    "azure_api_version",
-];
 
 /// Read `[endpoints.NAME]` (`node`, found at `field`): its kind from its keys,
 /// every key that does not belong to that kind reported at its line.
@@ -82,7 +49,7 @@ pub fn read_endpoint<'t>(
         ));
         return None;
     };
-    let settings_keys = fields_of::<EndpointSettings>();
+    let table_keys = fields_of::<EndpointTable>();
     let before = problems.len();
     if table.contains_key("operator") {
         let known = fields_of::<OperatorKeys>();
@@ -91,15 +58,13 @@ pub fn read_endpoint<'t>(
             &mut node,
             known,
             &|key| {
-                (settings_keys.contains(&key) || SERVER_ONLY.contains(&key) || key == "mock").then(
-                    || {
-                        format!(
-                            "`{key}` is the operator's: an endpoint with `operator` gets the \
-                             operator's URL, model, key and limits, and may set only \
-                             temperature and top_p; remove `{key}`"
-                        )
-                    },
-                )
+                table_keys.contains(&key).then(|| {
+                    format!(
+                        "`{key}` is the operator's: an endpoint with `operator` gets the \
+                         operator's URL, model, key and limits, and may set only \
+                         temperature and top_p; remove `{key}`"
+                    )
+                })
             },
             problems,
         );
@@ -114,9 +79,9 @@ pub fn read_endpoint<'t>(
         .get("mock")
         .is_some_and(|m| matches!(m.get_ref(), DeValue::Boolean(true)));
     if is_mock {
-        let known: Vec<&str> = fields_of::<MockKeys>()
+        let known: Vec<&str> = table_keys
             .iter()
-            .chain(settings_keys)
+            .filter(|key| !SERVER_ONLY.contains(key))
             .copied()
             .collect();
         source.drop_unknown_keys(
@@ -139,35 +104,22 @@ pub fn read_endpoint<'t>(
             },
             problems,
         );
-        let settings = source.deserialize(field, &node, problems)?;
-        return (problems.len() == before).then_some(EndpointFile::Mock { settings });
+    } else {
+        if !table.contains_key("base_url") {
+            problems.push(Problem::at_field(
+                &source.file,
+                &child(field, "base_url"),
+                "is missing; set base_url = \"http://HOST:PORT/v1\", or mock = true for the \
+                 built-in test double",
+            ));
+        }
+        source.drop_unknown_keys(field, &mut node, table_keys, &|_| None, problems);
+        if problems.len() != before {
+            return None;
+        }
     }
-    if !table.contains_key("base_url") {
-        problems.push(Problem::at_field(
-            &source.file,
-            &child(field, "base_url"),
-            "is missing; set base_url = \"http://HOST:PORT/v1\", or mock = true for the \
-             built-in test double",
-        ));
-    }
-    let known: Vec<&str> = fields_of::<ServerKeys>()
-        .iter()
-        .chain(settings_keys)
-        .copied()
-        .collect();
-    source.drop_unknown_keys(field, &mut node, &known, &|_| None, problems);
-    if problems.len() != before {
-        return None;
-    }
-    let keys: ServerKeys = source.deserialize(field, &node, problems)?;
-    let settings = source.deserialize(field, &node, problems)?;
-    Some(EndpointFile::Server {
-        base_url: keys.base_url,
-        api_key_env: keys.api_key_env,
-        azure_deployment: keys.azure_deployment,
-        azure_api_version: keys.azure_api_version,
-        settings,
-    })
+    let table = source.deserialize(field, &node, problems)?;
+    (problems.len() == before).then_some(EndpointFile::Table(table))
 }
 
 /// An `[endpoints]` table read, resolved and checked.
@@ -178,7 +130,7 @@ pub struct Endpoints {
     pub names: Vec<String>,
     pub configs: BTreeMap<String, EndpointConfig>,
     /// As stored: operator endpoints resolved.
-    pub snapshots: BTreeMap<String, EndpointSnapshot>,
+    pub snapshots: BTreeMap<String, EndpointTable>,
 }
 
 /// Read every `[endpoints.NAME]` of `node`: each by its kind, an operator
@@ -232,50 +184,14 @@ pub fn read_endpoints<'t>(
 
 impl EndpointFile {
     /// The stored form; an operator endpoint is stored resolved, so `None`.
-    pub fn snapshot(&self) -> Option<EndpointSnapshot> {
-        let (base_url, api_key_env, azure, s) = match self {
-            EndpointFile::Server {
-                base_url,
-                api_key_env,
-                azure_deployment,
-                azure_api_version,
-                settings,
-            } => (
-                Some(base_url.clone()),
-                api_key_env.clone(),
-                (azure_deployment.clone(), azure_api_version.clone()),
-                settings,
-            ),
-            EndpointFile::Mock { settings } => (None, None, (None, None), settings),
-            EndpointFile::Operator { .. } => return None,
-        };
-        Some(EndpointSnapshot {
-            mock: base_url.is_none(),
-            base_url,
-            model: s.model.clone(),
-            api_key_env,
-            azure_deployment: azure.0,
-            azure_api_version: azure.1,
-            temperature: s.temperature,
-            top_p: s.top_p,
-            max_tokens: s.max_tokens,
-            timeout_secs: s.timeout_secs,
-            max_in_flight: s.max_in_flight,
-            max_retries: s.max_retries,
-            http2: s.http2,
-            requests_per_minute: s.requests_per_minute,
-            tokens_per_minute: s.tokens_per_minute,
-            input_price_per_million: s.input_price_per_million,
-            output_price_per_million: s.output_price_per_million,
-            batch: s.batch,
-            batch_input_price_per_million: s.batch_input_price_per_million,
-            batch_output_price_per_million: s.batch_output_price_per_million,
-            batch_poll_secs: s.batch_poll_secs,
-            batch_max_requests: s.batch_max_requests,
-            batch_max_attempts: s.batch_max_attempts,
-            api: s.api,
-            capture_tokens: s.capture_tokens,
-        })
+    pub fn snapshot(&self) -> Option<EndpointTable> {
+        match self {
+            EndpointFile::Table(table) => Some(EndpointTable {
+                mock: table.base_url.is_none(),
+                ..table.clone()
+            }),
+            EndpointFile::Operator { .. } => None,
+        }
     }
 
     /// This endpoint with an operator endpoint replaced by the operator's own
@@ -319,11 +235,9 @@ impl EndpointFile {
             ));
             return None;
         };
-        if let EndpointFile::Server { settings, .. } | EndpointFile::Mock { settings } =
-            &mut resolved
-        {
-            settings.temperature = temperature.or(settings.temperature);
-            settings.top_p = top_p.or(settings.top_p);
+        if let EndpointFile::Table(table) = &mut resolved {
+            table.temperature = temperature.or(table.temperature);
+            table.top_p = top_p.or(table.top_p);
         }
         Some(resolved)
     }
@@ -341,8 +255,7 @@ pub fn check_endpoint(
 ) -> Option<EndpointConfig> {
     let field = |f: &str| format!("endpoints.{name}.{f}");
     let before = problems.len();
-    let mut azure = None;
-    let (target, api_key, s) = match endpoint {
+    let s = match endpoint {
         EndpointFile::Operator { .. } => {
             problems.push(Problem::at_field(
                 file,
@@ -351,67 +264,62 @@ pub fn check_endpoint(
             ));
             return None;
         }
-        EndpointFile::Mock { settings } => (Some(Target::Mock), None, settings),
-        EndpointFile::Server {
-            base_url,
-            api_key_env,
-            azure_deployment,
-            azure_api_version,
-            settings,
-        } => {
-            azure = super::azure::check_azure(
+        EndpointFile::Table(table) => table,
+    };
+    let azure = super::azure::check_azure(
+        file,
+        &field,
+        s.azure_deployment.as_deref(),
+        s.azure_api_version.as_deref(),
+        problems,
+    );
+    let target = match &s.base_url {
+        None => Some(Target::Mock),
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+            if let Trust::Submitted(boundary) = trust {
+                problems.extend(boundary.check_url(file, &field("base_url"), url));
+            }
+            Some(Target::Url(url.trim_end_matches('/').to_string()))
+        }
+        Some(url) => {
+            problems.push(Problem::at_field(
                 file,
-                &field,
-                azure_deployment.as_deref(),
-                azure_api_version.as_deref(),
-                problems,
-            );
-            let target = if base_url.starts_with("http://") || base_url.starts_with("https://") {
-                if let Trust::Submitted(boundary) = trust {
-                    problems.extend(boundary.check_url(file, &field("base_url"), base_url));
-                }
-                Some(Target::Url(base_url.trim_end_matches('/').to_string()))
-            } else {
+                &field("base_url"),
+                format!("'{url}' is not an http(s) URL; e.g. http://127.0.0.1:8000/v1"),
+            ));
+            None
+        }
+    };
+    let api_key = match (&s.api_key_env, trust) {
+        (None, _) => None,
+        (Some(_), Trust::Submitted(boundary)) => {
+            problems.push(Problem::at_field(
+                file,
+                &field("api_key_env"),
+                format!(
+                    "a config submitted to the service may not read the server's \
+                     environment; to use a key the server holds, name one of its \
+                     operator endpoints instead (operator = \"NAME\"; this server \
+                     offers: {}), or remove api_key_env",
+                    boundary.operators.names()
+                ),
+            ));
+            None
+        }
+        (Some(var), Trust::Local) => match std::env::var(var) {
+            Ok(key) if !key.is_empty() => Some(key),
+            _ => {
                 problems.push(Problem::at_field(
                     file,
-                    &field("base_url"),
-                    format!("'{base_url}' is not an http(s) URL; e.g. http://127.0.0.1:8000/v1"),
+                    &field("api_key_env"),
+                    format!(
+                        "environment variable {var} is not set (or empty); export it \
+                         or remove api_key_env"
+                    ),
                 ));
                 None
-            };
-            let api_key = match (api_key_env, trust) {
-                (None, _) => None,
-                (Some(_), Trust::Submitted(boundary)) => {
-                    problems.push(Problem::at_field(
-                        file,
-                        &field("api_key_env"),
-                        format!(
-                            "a config submitted to the service may not read the server's \
-                             environment; to use a key the server holds, name one of its \
-                             operator endpoints instead (operator = \"NAME\"; this server \
-                             offers: {}), or remove api_key_env",
-                            boundary.operators.names()
-                        ),
-                    ));
-                    None
-                }
-                (Some(var), Trust::Local) => match std::env::var(var) {
-                    Ok(key) if !key.is_empty() => Some(key),
-                    _ => {
-                        problems.push(Problem::at_field(
-                            file,
-                            &field("api_key_env"),
-                            format!(
-                                "environment variable {var} is not set (or empty); export it \
-                                 or remove api_key_env"
-                            ),
-                        ));
-                        None
-                    }
-                },
-            };
-            (target, api_key, settings)
-        }
+            }
+        },
     };
     if s.model.trim().is_empty() {
         problems.push(Problem::at_field(
@@ -465,7 +373,7 @@ pub fn check_endpoint(
 fn check_api(
     file: &Path,
     field: &dyn Fn(&str) -> String,
-    s: &EndpointSettings,
+    s: &EndpointTable,
     azure: bool,
     problems: &mut Vec<Problem>,
 ) {
@@ -502,7 +410,7 @@ fn check_api(
 fn check_settings(
     file: &Path,
     field: &dyn Fn(&str) -> String,
-    s: &EndpointSettings,
+    s: &EndpointTable,
     problems: &mut Vec<Problem>,
 ) {
     if let Some(t) = s.temperature {
@@ -589,7 +497,7 @@ fn check_prices(
 fn check_batch(
     file: &Path,
     field: &dyn Fn(&str) -> String,
-    s: &EndpointSettings,
+    s: &EndpointTable,
     problems: &mut Vec<Problem>,
 ) {
     problems.extend(ranges::BATCH_POLL_SECS.problem(
@@ -651,9 +559,12 @@ mod tests {
     #[test]
     fn the_kind_follows_from_the_keys() {
         let (e, p) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\nmock = false");
-        assert!(matches!(e, Some(EndpointFile::Server { .. })), "{p:?}");
+        assert!(
+            matches!(&e, Some(EndpointFile::Table(t)) if t.base_url.is_some() && !t.mock),
+            "{p:?}"
+        );
         let (e, _) = read("mock = true\nmodel = \"m\"\nhttp2 = true");
-        assert!(matches!(e, Some(EndpointFile::Mock { .. })));
+        assert!(matches!(&e, Some(EndpointFile::Table(t)) if t.base_url.is_none() && t.mock));
         let (e, _) = read("operator = \"gpt\"\ntemperature = 0.2");
         assert!(matches!(e, Some(EndpointFile::Operator { .. })));
     }
@@ -836,10 +747,6 @@ mod tests {
         let stored = toml::to_string(&written.snapshot().unwrap()).unwrap();
         let (again, p) = read(&stored);
         assert!(p.is_empty(), "{p:?}");
-        let settings = |e: EndpointFile| match e {
-            EndpointFile::Server { settings, .. } => settings,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(settings(again.unwrap()), settings(written));
+        assert_eq!(again.unwrap(), written);
     }
 }

@@ -128,16 +128,8 @@ impl EnvironmentFile {
     pub fn snapshot(&self) -> EnvironmentSnapshot {
         match self {
             EnvironmentFile::Builtin { name } => EnvironmentSnapshot {
-                kind: None,
                 name: Some(name.clone()),
-                base_url: None,
-                timeout_secs: None,
-                max_retries: None,
-                tools: None,
-                mcp: None,
-                state_probes: None,
-                records_row: None,
-                on_missing_tool: None,
+                ..EnvironmentSnapshot::default()
             },
             EnvironmentFile::NemoGym(c) => EnvironmentSnapshot {
                 kind: Some("nemo_gym".into()),
@@ -147,36 +139,24 @@ impl EnvironmentFile {
                 base_url: Some(c.base_url.clone()),
                 timeout_secs: Some(c.timeout.as_secs_f64()),
                 max_retries: Some(c.max_retries),
-                tools: None,
-                mcp: None,
                 state_probes: (!c.state_probes.is_empty()).then(|| c.state_probes.clone()),
                 records_row: c.records_row.clone(),
                 on_missing_tool: (c.on_missing_tool != MissingTool::default())
                     .then_some(c.on_missing_tool),
+                ..EnvironmentSnapshot::default()
             },
             EnvironmentFile::Simulated { tools, name } => EnvironmentSnapshot {
                 kind: Some("simulated".into()),
                 name: name.clone(),
-                base_url: None,
-                timeout_secs: None,
-                max_retries: None,
                 tools: Some(tools.clone()),
-                mcp: None,
-                state_probes: None,
-                records_row: None,
-                on_missing_tool: None,
+                ..EnvironmentSnapshot::default()
             },
             EnvironmentFile::Mcp(c) => EnvironmentSnapshot {
                 kind: Some("mcp".into()),
                 name: c.name.clone(),
-                base_url: None,
                 timeout_secs: Some(c.timeout.as_secs_f64()),
-                max_retries: None,
-                tools: None,
                 mcp: Some(c.snapshot()),
-                state_probes: None,
-                records_row: None,
-                on_missing_tool: None,
+                ..EnvironmentSnapshot::default()
             },
         }
     }

@@ -10,7 +10,7 @@ use super::missing_tool::MissingTool;
 use super::state_calls::StateCall;
 
 /// As stored in a job's snapshot (a built-in one as it always was: its name).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct EnvironmentSnapshot {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::endpoint_file::EndpointSnapshot;
+use super::endpoint_file::EndpointTable;
 use super::environment_snapshot::EnvironmentSnapshot;
 
 /// The top-level keys that are not tables.
@@ -44,7 +44,7 @@ pub struct JobSnapshot {
     pub database: String,
     pub concurrency: usize,
     pub max_turns: u32,
-    pub endpoints: BTreeMap<String, EndpointSnapshot>,
+    pub endpoints: BTreeMap<String, EndpointTable>,
     pub roles: RolesFile,
     pub user_simulator: UserSimulatorFile,
     pub policy: PolicyFile,

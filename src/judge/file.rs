@@ -15,7 +15,7 @@ use toml::de::DeValue;
 use super::builtin::Builtin;
 use super::definition::{Aggregate, Judge, Mode, OnInconsistent};
 use crate::config::document::{child, fields_of, unknown_key_message, Node, Source};
-use crate::config::endpoint::{read_endpoints, EndpointSnapshot, Endpoints};
+use crate::config::endpoint::{read_endpoints, EndpointTable, Endpoints};
 use crate::config::problem::Problem;
 use crate::config::{EndpointConfig, Trust};
 
@@ -343,7 +343,7 @@ fn read_judges<'t>(
 #[derive(Debug, Serialize)]
 struct JudgesSnapshot {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    endpoints: BTreeMap<String, EndpointSnapshot>,
+    endpoints: BTreeMap<String, EndpointTable>,
     judges: Vec<toml::Table>,
 }
 

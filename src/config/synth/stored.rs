@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{from_toml, SynthConfig};
-use crate::config::endpoint::EndpointSnapshot;
+use crate::config::endpoint::EndpointTable;
 use crate::config::problem::Problem;
 use crate::config::service::Trust;
 
 /// `text` with its `[endpoints]` replaced by their stored form.
 pub(super) fn stored_text(
     text: &str,
-    endpoints: &BTreeMap<String, EndpointSnapshot>,
+    endpoints: &BTreeMap<String, EndpointTable>,
 ) -> Result<String, String> {
     let mut table: toml::Table =
         toml::from_str(text).map_err(|e| format!("cannot store the config: {e}"))?;
