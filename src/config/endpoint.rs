@@ -119,7 +119,7 @@ pub fn read_endpoint<'t>(
         }
     }
     let table = source.deserialize(field, &node, problems)?;
-    (problems.len() == before).then_some(EndpointFile::Table(table))
+    (problems.len() == before).then(|| EndpointFile::Table(Box::new(table)))
 }
 
 /// An `[endpoints]` table read, resolved and checked.
@@ -188,7 +188,7 @@ impl EndpointFile {
         match self {
             EndpointFile::Table(table) => Some(EndpointTable {
                 mock: table.base_url.is_none(),
-                ..table.clone()
+                ..(**table).clone()
             }),
             EndpointFile::Operator { .. } => None,
         }

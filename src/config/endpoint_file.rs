@@ -113,7 +113,7 @@ pub const SERVER_ONLY: &[&str] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub enum EndpointFile {
     /// A server or the mock: its stored snapshot is the table itself.
-    Table(EndpointTable),
+    Table(Box<EndpointTable>),
     /// An operator endpoint of `sparring serve --endpoints`, stored resolved.
     Operator {
         operator: String,
