@@ -3,7 +3,6 @@
 //! the data root for a config submitted to the service), and report every
 //! problem found at once.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +25,7 @@ use super::policy::PolicyKind;
 use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
+use super::tables::Tables;
 
 /// The tables of a job config, besides the keys of [`JobHead`].
 const TABLES: &[&str] = &[
@@ -77,58 +77,6 @@ pub fn from_json(
     from_source(Source::rendered(label, &rendered), base, trust)
 }
 
-/// The tables of the document, taken out of it, and the top-level keys left.
-struct Tables<'t> {
-    found: BTreeMap<&'static str, Node<'t>>,
-}
-
-impl<'t> Tables<'t> {
-    fn take(root: &mut DeTable<'t>) -> Tables<'t> {
-        let mut found = BTreeMap::new();
-        for name in TABLES {
-            if let Some((_, node)) = Source::take(root, name) {
-                found.insert(*name, node);
-            }
-        }
-        Tables { found }
-    }
-
-    fn optional(&mut self, name: &str) -> Option<Node<'t>> {
-        self.found.remove(name)
-    }
-
-    fn required(
-        &mut self,
-        file: &Path,
-        name: &str,
-        example: &str,
-        problems: &mut Vec<Problem>,
-    ) -> Option<Node<'t>> {
-        let node = self.found.remove(name);
-        if node.is_none() {
-            problems.push(Problem::at_field(
-                file,
-                name,
-                format!("is missing; add {example}"),
-            ));
-        }
-        node
-    }
-}
-
-/// A table's section as its type, or its default when it is left out.
-fn section<'t, T: serde::de::DeserializeOwned + Default>(
-    source: &Source<'t>,
-    name: &str,
-    node: Option<Node<'t>>,
-    problems: &mut Vec<Problem>,
-) -> Option<T> {
-    match node {
-        None => Some(T::default()),
-        Some(node) => source.typed(name, node, problems),
-    }
-}
-
 /// Every table of a job config as written, each `None` when it had problems.
 struct Written {
     head: Option<JobHead>,
@@ -155,7 +103,7 @@ fn read_tables<'t>(
     problems: &mut Vec<Problem>,
 ) -> Written {
     let path = source.file.as_path();
-    let mut tables = Tables::take(&mut root);
+    let mut tables = Tables::take(&mut root, TABLES);
     let head: Option<JobHead> = source.read_head(root, TABLES, problems);
     let endpoints = match tables.required(
         path,
@@ -184,13 +132,8 @@ fn read_tables<'t>(
             problems,
         )
         .and_then(|node| source.typed("roles", node, problems));
-    let user_simulator = section(
-        source,
-        "user_simulator",
-        tables.optional("user_simulator"),
-        problems,
-    );
-    let policy = section(source, "policy", tables.optional("policy"), problems);
+    let user_simulator = tables.section(source, "user_simulator", problems);
+    let policy = tables.section(source, "policy", problems);
     let environment = tables
         .required(
             path,
@@ -211,13 +154,8 @@ fn read_tables<'t>(
         None => Some(None),
         Some(node) => source.typed("persona_table", node, problems).map(Some),
     };
-    let breaker = section(
-        source,
-        "circuit_breaker",
-        tables.optional("circuit_breaker"),
-        problems,
-    );
-    let mock = section(source, "mock", tables.optional("mock"), problems);
+    let breaker = tables.section(source, "circuit_breaker", problems);
+    let mock = tables.section(source, "mock", problems);
     let judges = read_judge_tables(source, tables.optional("judges"), problems);
     Written {
         head,

@@ -24,6 +24,7 @@ pub mod ranges;
 pub mod service;
 pub mod state_calls;
 pub mod synth;
+pub mod tables;
 pub mod trust;
 pub mod verify;
 

@@ -30,12 +30,12 @@ use super::job::EndpointConfig;
 use super::paths::Resolver;
 use super::problem::Problem;
 use super::service::Trust;
+use super::tables::Tables;
 use super::MockConfig;
 use committee::{read_committee, CommitteeConfig, CommitteeInputs};
 use diversity::DiversityConfig;
 use file::SynthHead;
 use paths::HeadPaths;
-use read::Tables;
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
 pub fn load_synth(path: &Path) -> Result<SynthConfig, Vec<Problem>> {
@@ -101,12 +101,17 @@ fn read_all<'t>(
     problems: &mut Vec<Problem>,
 ) -> Written {
     let (label, trust) = (resolver.file, resolver.trust);
-    let tables = Tables::take(&mut root);
+    let mut tables = Tables::take(&mut root, file::TABLES);
     let head = read::head(source, root, problems);
-    let diversity = read::diversity(source, tables.diversity, head.as_ref(), problems);
-    let endpoints = read::endpoints(source, tables.endpoints, trust, problems);
-    let roles = read::roles(source, tables.roles, problems);
-    let environment = read::environment(source, tables.environment, resolver.base, trust, problems);
+    let diversity = read::diversity(
+        source,
+        tables.optional("diversity"),
+        head.as_ref(),
+        problems,
+    );
+    let endpoints = read::endpoints(source, &mut tables, trust, problems);
+    let roles = read::roles(source, &mut tables, problems);
+    let environment = read::environment(source, &mut tables, resolver.base, trust, problems);
     let role = |field: &str, name: &str, problems: &mut Vec<Problem>| {
         check::role_endpoint(label, &endpoints, field, name, problems)
     };
@@ -117,14 +122,14 @@ fn read_all<'t>(
         .as_ref()
         .and_then(|r| r.reviewer.as_deref())
         .and_then(|name| role("roles.reviewer", name, problems));
-    let dedup = read::dedup(source, tables.dedup, problems);
-    let mock = read::mock(source, tables.mock, problems);
+    let dedup = read::dedup(source, tables.optional("dedup"), problems);
+    let mock = read::mock(source, tables.optional("mock"), problems);
     let tools = check::roles_tools(label, roles.as_ref(), environment.as_ref(), problems)
         .and_then(|name| role("roles.tools", name, problems));
     let committee = read_committee(
         source,
-        tables.committee,
-        tables.reviewers,
+        tables.optional("committee"),
+        tables.optional_at("reviewers"),
         &CommitteeInputs {
             file: label,
             text: source.text,

@@ -3,8 +3,6 @@
 //! (required), `[diversity]`, `[dedup]` and `[mock]` (optional). Endpoints
 //! and the environment are read by the job config's own readers.
 
-use std::ops::Range;
-
 use toml::de::DeTable;
 
 use super::diversity::{read_diversity, DiversityConfig};
@@ -17,36 +15,8 @@ use crate::config::file::MockFile;
 use crate::config::load::mock_config;
 use crate::config::problem::Problem;
 use crate::config::service::Trust;
+use crate::config::tables::Tables;
 use crate::config::MockConfig;
-
-/// The tables of SYNTH.toml, taken out of the document; the keys left are its head.
-pub(super) struct Tables<'t> {
-    pub(super) endpoints: Option<Node<'t>>,
-    pub(super) roles: Option<Node<'t>>,
-    pub(super) environment: Option<Node<'t>>,
-    pub(super) dedup: Option<Node<'t>>,
-    pub(super) mock: Option<Node<'t>>,
-    pub(super) committee: Option<Node<'t>>,
-    pub(super) diversity: Option<Node<'t>>,
-    /// With the span of its key, where a problem of the whole list is placed.
-    pub(super) reviewers: Option<(Range<usize>, Node<'t>)>,
-}
-
-impl<'t> Tables<'t> {
-    pub(super) fn take(root: &mut DeTable<'t>) -> Tables<'t> {
-        let mut take = |name: &str| Source::take(root, name).map(|(_, n)| n);
-        Tables {
-            endpoints: take("endpoints"),
-            roles: take("roles"),
-            environment: take("environment"),
-            dedup: take("dedup"),
-            mock: take("mock"),
-            committee: take("committee"),
-            diversity: take("diversity"),
-            reviewers: Source::take(root, "reviewers"),
-        }
-    }
-}
 
 /// The keys of `root` that are not tables; an unknown one is a problem at its line.
 pub(super) fn head<'t>(
@@ -68,77 +38,45 @@ pub(super) fn diversity<'t>(
         .unwrap_or_default()
 }
 
-/// A required table left out: a problem with an example of it.
-fn missing(source: &Source<'_>, name: &str, example: &str, problems: &mut Vec<Problem>) {
-    problems.push(Problem::at_field(
-        &source.file,
-        name,
-        format!("is missing; add {example}"),
-    ))
-}
-
 /// `[endpoints]`, required.
 pub(super) fn endpoints<'t>(
     source: &Source<'t>,
-    node: Option<Node<'t>>,
+    tables: &mut Tables<'t>,
     trust: Trust<'_>,
     problems: &mut Vec<Problem>,
 ) -> Endpoints {
-    match node {
-        Some(node) => read_endpoints(source, node, trust, problems),
-        None => {
-            missing(
-                source,
-                "endpoints",
-                "[endpoints.generator] with base_url and model (or mock = true, model = \
-                 \"mock-synth\")",
-                problems,
-            );
-            Default::default()
-        }
-    }
+    let example = "[endpoints.generator] with base_url and model (or mock = true, model = \
+                   \"mock-synth\")";
+    tables
+        .required(&source.file, "endpoints", example, problems)
+        .map(|node| read_endpoints(source, node, trust, problems))
+        .unwrap_or_default()
 }
 
 /// `[roles]`, required.
 pub(super) fn roles<'t>(
     source: &Source<'t>,
-    node: Option<Node<'t>>,
+    tables: &mut Tables<'t>,
     problems: &mut Vec<Problem>,
 ) -> Option<SynthRoles> {
-    match node {
-        Some(node) => source.typed("roles", node, problems),
-        None => {
-            missing(
-                source,
-                "roles",
-                "[roles] with generator = \"ENDPOINT\"",
-                problems,
-            );
-            None
-        }
-    }
+    let example = "[roles] with generator = \"ENDPOINT\"";
+    tables
+        .required(&source.file, "roles", example, problems)
+        .and_then(|node| source.typed("roles", node, problems))
 }
 
 /// `[environment]`, required.
 pub(super) fn environment<'t>(
     source: &Source<'t>,
-    node: Option<Node<'t>>,
+    tables: &mut Tables<'t>,
     base: &std::path::Path,
     trust: Trust<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<EnvironmentFile> {
-    match node {
-        Some(node) => read_environment(source, node, base, trust, problems),
-        None => {
-            missing(
-                source,
-                "environment",
-                "[environment] with name = \"builtin:retail\"",
-                problems,
-            );
-            None
-        }
-    }
+    let example = "[environment] with name = \"builtin:retail\"";
+    tables
+        .required(&source.file, "environment", example, problems)
+        .and_then(|node| read_environment(source, node, base, trust, problems))
 }
 
 /// `[dedup]`, its numbers checked; the defaults when it is left out or wrong.
