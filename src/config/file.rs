@@ -67,8 +67,8 @@ fn default_lease_secs() -> f64 {
 }
 
 /// Stop the job, saying why, when too many recent items fail (e.g. a bad API key),
-/// instead of failing every item one by one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// instead of failing every item one by one. As written and as the job uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CircuitBreakerFile {
     /// Number of most recent finished items considered.
@@ -348,14 +348,10 @@ pub struct JobDefaults {
 
 impl JobDefaults {
     pub fn get() -> JobDefaults {
-        let breaker = CircuitBreakerFile::default();
         JobDefaults {
             concurrency: default_concurrency(),
             lease: std::time::Duration::from_secs_f64(default_lease_secs()),
-            circuit_breaker: super::CircuitBreakerConfig {
-                window: breaker.window,
-                max_error_rate: breaker.max_error_rate,
-            },
+            circuit_breaker: CircuitBreakerFile::default(),
         }
     }
 }

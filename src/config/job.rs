@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use super::api::Api;
-pub use super::file::{DatasetFormat, Opener, UserMode};
+pub use super::file::{
+    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, UserMode,
+};
 pub use super::missing_tool::MissingTool;
 
 /// Where an endpoint's requests go.
@@ -76,12 +78,6 @@ pub struct AzureDeployment {
 pub struct Prices {
     pub input_per_million: f64,
     pub output_per_million: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CircuitBreakerConfig {
-    pub window: u32,
-    pub max_error_rate: f64,
 }
 
 /// A fault the mock model server can inject.

@@ -17,8 +17,8 @@ use super::file::{
     PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
 };
 use super::job::{
-    CircuitBreakerConfig, DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig,
-    MockFault, NemoGymConfig, PolicyConfig, UserSimulatorConfig,
+    DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
+    PolicyConfig, UserSimulatorConfig,
 };
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
@@ -390,7 +390,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             personas: paths.personas.clone(),
             ..dataset.clone()
         },
-        circuit_breaker: breaker.clone(),
+        circuit_breaker: breaker,
         lease_secs: head.lease_secs,
         mock: mock.clone(),
         persona_table: persona_table.clone(),
@@ -407,10 +407,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         text: Arc::from(source.text),
         text_is_rendered: !source.by_line(),
         base: base.to_path_buf(),
-        circuit_breaker: CircuitBreakerConfig {
-            window: breaker.window,
-            max_error_rate: breaker.max_error_rate,
-        },
+        circuit_breaker: breaker,
         lease: Duration::from_secs_f64(head.lease_secs),
         mock: MockConfig {
             latency: Duration::from_millis(mock.latency_ms),
