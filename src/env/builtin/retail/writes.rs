@@ -96,19 +96,17 @@ pub fn modify_pending_order_items(
     new_item_ids: &[String],
     payment_method_id: &str,
 ) -> Result<Value, String> {
-    let order = db.order(order_id)?;
-    require_status(order, OrderStatus::Pending, "modified")?;
-    let positions = pick_items(order, item_ids)?;
-    let replacements = replacements(db, order, &positions, new_item_ids)?;
-    let difference: Money = replacements
-        .iter()
-        .map(|(at, new)| new.price - order.items[*at].price)
-        .sum();
-    let user_id = order.user_id.clone();
-    let transaction = settle(db, &user_id, payment_method_id, difference)?;
+    let swap = Swap::of(
+        db,
+        order_id,
+        (item_ids, new_item_ids),
+        OrderStatus::Pending,
+        "modified",
+    )?;
+    let transaction = settle(db, &swap.user_id, payment_method_id, swap.difference)?;
 
     let order = order_mut(db, order_id)?;
-    for (at, new) in replacements {
+    for (at, new) in swap.replacements {
         order.items[at] = new;
     }
     order.payment_history.extend(transaction);
@@ -168,35 +166,70 @@ pub fn exchange_delivered_order_items(
     new_item_ids: &[String],
     payment_method_id: &str,
 ) -> Result<Value, String> {
-    let order = db.order(order_id)?;
-    require_status(order, OrderStatus::Delivered, "exchanged")?;
-    let positions = pick_items(order, item_ids)?;
-    let replacements = replacements(db, order, &positions, new_item_ids)?;
-    let price_difference: Money = replacements
-        .iter()
-        .map(|(at, new)| new.price - order.items[*at].price)
-        .sum();
-    let old_ids: Vec<String> = positions
-        .iter()
-        .map(|at| order.items[*at].item_id.clone())
-        .collect();
-    let new_ids: Vec<String> = replacements
-        .iter()
-        .map(|(_, new)| new.item_id.clone())
-        .collect();
-    let user_id = order.user_id.clone();
-    let transaction = settle(db, &user_id, payment_method_id, price_difference)?;
+    let swap = Swap::of(
+        db,
+        order_id,
+        (item_ids, new_item_ids),
+        OrderStatus::Delivered,
+        "exchanged",
+    )?;
+    let transaction = settle(db, &swap.user_id, payment_method_id, swap.difference)?;
 
     let order = order_mut(db, order_id)?;
     order.status = OrderStatus::ExchangeRequested;
     order.exchange_request = Some(ExchangeRequest {
-        item_ids: old_ids,
-        new_item_ids: new_ids,
+        item_ids: swap.old_ids,
+        new_item_ids: swap
+            .replacements
+            .into_iter()
+            .map(|(_, new)| new.item_id)
+            .collect(),
         payment_method_id: payment_method_id.to_string(),
-        price_difference,
+        price_difference: swap.difference,
     });
     order.payment_history.extend(transaction);
     to_json(order)
+}
+
+/// Items of an order swapped for other variants of the same products, as a
+/// pending order's modification and a delivered order's exchange both do:
+/// checked, not yet written.
+struct Swap {
+    user_id: String,
+    /// The ids of the items swapped out, in the order given.
+    old_ids: Vec<String>,
+    /// Each swapped item's position in the order and what replaces it.
+    replacements: Vec<(usize, OrderItem)>,
+    /// What the new items cost more (or, below zero, less) than the old.
+    difference: Money,
+}
+
+impl Swap {
+    /// `verb` completes "only pending orders can be ...".
+    fn of(
+        db: &Database,
+        order_id: &str,
+        (item_ids, new_item_ids): (&[String], &[String]),
+        status: OrderStatus,
+        verb: &str,
+    ) -> Result<Swap, String> {
+        let order = db.order(order_id)?;
+        require_status(order, status, verb)?;
+        let positions = pick_items(order, item_ids)?;
+        let replacements = replacements(db, order, &positions, new_item_ids)?;
+        Ok(Swap {
+            user_id: order.user_id.clone(),
+            old_ids: positions
+                .iter()
+                .map(|at| order.items[*at].item_id.clone())
+                .collect(),
+            difference: replacements
+                .iter()
+                .map(|(at, new)| new.price - order.items[*at].price)
+                .sum(),
+            replacements,
+        })
+    }
 }
 
 fn order_mut<'a>(db: &'a mut Database, order_id: &str) -> Result<&'a mut Order, String> {
