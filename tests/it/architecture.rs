@@ -1,6 +1,7 @@
 //! docs/ARCHITECTURE.md against the tree: the storage section names every
-//! table the migrations create, and the layer rule is stated once, the same
-//! in the doc and in `lib.rs`.
+//! table the migrations create, the layer rule is stated once, the same in
+//! the doc and in `lib.rs`, the count of circles of files holds, and the
+//! Target layout's crates hold every module in an order the imports allow.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -422,5 +423,75 @@ fn no_new_circle_of_files_importing_each_other_and_the_doc_says_how_many() {
         "fewer circles than docs/ARCHITECTURE.md counts: lower its count to {}\n{}",
         circles.len(),
         listed.join("\n")
+    );
+}
+
+/// The crates of ARCHITECTURE.md's "Target layout", in its order, each with
+/// the top-level modules it would hold.
+fn planned_crates() -> Vec<(String, Vec<String>)> {
+    let doc = read("docs/ARCHITECTURE.md");
+    section(&doc, "Target layout")
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix("`sparring")?;
+            let modules = cells
+                .get(2)?
+                .split(',')
+                .map(|m| m.trim().trim_matches('`').to_string())
+                .filter(|m| m != "main.rs")
+                .collect();
+            Some((format!("sparring{}", name.trim_end_matches('`')), modules))
+        })
+        .collect()
+}
+
+#[test]
+fn the_planned_crates_hold_every_module_and_no_module_imports_from_a_crate_below_its_own() {
+    let crates = planned_crates();
+    assert!(
+        crates.len() >= 2,
+        "no crates read from Target layout: {crates:?}"
+    );
+    let crate_of = |module: &str| {
+        crates
+            .iter()
+            .position(|(_, ms)| ms.iter().any(|m| m == module))
+    };
+    let top: BTreeSet<String> = modules()
+        .into_iter()
+        .filter_map(|(m, _)| m.first().cloned())
+        .collect();
+    let unplaced: Vec<&String> = top.iter().filter(|m| crate_of(m).is_none()).collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules in no crate of docs/ARCHITECTURE.md's Target layout: {unplaced:?}"
+    );
+    let files = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut upward = BTreeSet::new();
+    for (module, text) in modules() {
+        let Some(from) = module.first() else { continue };
+        let is_mod = files.join(module.join("/")).join("mod.rs").is_file();
+        for path in paths_named(&module, is_mod, &code(&text)) {
+            let Some(to) = path.first().filter(|to| top.contains(*to)) else {
+                continue;
+            };
+            let (a, b) = (crate_of(from).unwrap(), crate_of(to).unwrap());
+            if b > a {
+                upward.insert(format!(
+                    "{} ({}) imports {} ({})",
+                    module.join("::"),
+                    crates[a].0,
+                    path.join("::"),
+                    crates[b].0
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports from a crate below the importer's in the Target layout; move the item up, \
+         or change the plan:\n{}",
+        upward.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
