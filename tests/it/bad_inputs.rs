@@ -174,24 +174,19 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Every file under `dir` with its size and a hash of its bytes: what
 /// "nothing was written" compares.
 fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, u64)> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let entry = entry.unwrap();
-            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
-            let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else if meta.is_file() {
-                files.insert(relative, (meta.len(), content_hash(&entry.path())));
+    crate::common::entries_below(dir)
+        .into_iter()
+        .filter(|(_, meta)| !meta.is_dir())
+        .map(|(relative, meta)| {
+            // A named pipe of the case is never read (it would block).
+            let seen = if meta.is_file() {
+                (meta.len(), content_hash(&dir.join(&relative)))
             } else {
-                // A named pipe of the case: never read (it would block).
-                files.insert(relative, (0, 0));
-            }
-        }
-    }
-    files
+                (0, 0)
+            };
+            (relative, seen)
+        })
+        .collect()
 }
 
 fn content_hash(path: &Path) -> u64 {

@@ -470,3 +470,22 @@ pub async fn mock(config: MockConfig) -> MockServer {
         .await
         .unwrap()
 }
+
+/// Every entry below `dir` (symlinks not followed), by its path relative to
+/// `dir`, with its metadata: what a test compares before and after a run to
+/// show that nothing was written.
+pub fn entries_below(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            found.push((path.strip_prefix(dir).unwrap().to_path_buf(), meta));
+        }
+    }
+    found
+}

@@ -462,23 +462,11 @@ fn data_root(outside: &Path) -> tempfile::TempDir {
 /// Every file under `dir` (FIFOs and folders by name only) with its size,
 /// the service's own database left out.
 fn listing(dir: &Path) -> BTreeMap<PathBuf, u64> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let entry = entry.unwrap();
-            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
-            let relative = entry.path().strip_prefix(dir).unwrap().to_path_buf();
-            if relative.to_string_lossy().starts_with("service.db") {
-                continue;
-            }
-            if meta.is_dir() {
-                stack.push(entry.path());
-            }
-            files.insert(relative, if meta.is_file() { meta.len() } else { 0 });
-        }
-    }
-    files
+    crate::common::entries_below(dir)
+        .into_iter()
+        .filter(|(relative, _)| !relative.to_string_lossy().starts_with("service.db"))
+        .map(|(relative, meta)| (relative, if meta.is_file() { meta.len() } else { 0 }))
+        .collect()
 }
 
 async fn healthy(served: &Served) -> bool {
