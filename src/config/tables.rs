@@ -1,7 +1,7 @@
 //! The tables of a config document, taken out of it by name so that what is
 //! left is its head, each then read on its own: one left out gets its
-//! default, or, when required, a problem with an example of it. The job and
-//! synthesis loaders share this reader.
+//! default, or, when required, a problem with an example of it. The job,
+//! synthesis and judges loaders share this reader.
 
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -17,6 +17,7 @@ use super::definition::{Aggregate, Judge, Mode, OnInconsistent};
 use crate::config::document::{child, fields_of, unknown_key_message, Node, Source};
 use crate::config::endpoint::{read_endpoints, EndpointTable, Endpoints};
 use crate::config::problem::Problem;
+use crate::config::tables::Tables;
 use crate::config::{EndpointConfig, Trust};
 
 /// The keys every judge has, whatever its mode.
@@ -390,21 +391,20 @@ pub fn load_judges_with(
     let mut root = source.parse()?;
     let mut problems = Vec::new();
     let known = ["endpoints", "judges"];
+    let mut tables = Tables::take(&mut root, &known);
     for (key, _) in root.iter() {
-        if !known.contains(&key.get_ref().as_ref()) {
-            problems.push(source.at(
-                key.span(),
-                key.get_ref(),
-                unknown_key_message(key.get_ref(), &known),
-            ));
-        }
+        problems.push(source.at(
+            key.span(),
+            key.get_ref(),
+            unknown_key_message(key.get_ref(), &known),
+        ));
     }
-    let endpoints = match Source::take(&mut root, "endpoints") {
-        Some((_, node)) => read_endpoints(&source, node, trust, &mut problems),
+    let endpoints = match tables.optional("endpoints") {
+        Some(node) => read_endpoints(&source, node, trust, &mut problems),
         None => Endpoints::default(),
     };
-    let files = match Source::take(&mut root, "judges") {
-        Some((_, node)) => read_judges(&source, node, &mut problems),
+    let files = match tables.optional("judges") {
+        Some(node) => read_judges(&source, node, &mut problems),
         None => Vec::new(),
     };
     if files.is_empty() && problems.is_empty() {
