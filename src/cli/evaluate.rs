@@ -11,30 +11,22 @@ use crate::config::document::read_config_file;
 use crate::config::{self, Job, Trust};
 use crate::evaluation::file::{self, EvaluationFile, Pairwise};
 use crate::jobs::judging::{self, JudgesSource, JudgingSpec, JudgingTarget, MatchBy};
-use crate::jobs::{self, RunOptions, WorkEnd};
+use crate::jobs::{self, WorkEnd};
 use crate::judge::definition::Mode;
 use crate::judge::file::load_judges_file;
 use crate::store::EvaluationStore;
 
 use super::context::{context, exit_for};
 use super::leaderboard::{print_table, TableArgs};
-use super::{progress, report_problems, EXIT_INVALID};
+use super::{report_problems, EXIT_INVALID};
 
 #[derive(clap::Args)]
 pub struct EvaluateArgs {
     /// The evaluation file: `[evaluation]` (name, job, baseline) and two to
     /// 64 `[[policies]]`.
     file: PathBuf,
-    /// Conversations in flight at once in each policy's job (overrides the
-    /// job config; 1 to 10,000).
-    #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
-    concurrency: Option<usize>,
-    /// Retry each policy's failed items.
-    #[arg(long)]
-    retry_failed: bool,
-    /// No progress output.
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    work: super::WorkArgs,
     #[command(flatten)]
     table: TableArgs,
 }
@@ -190,12 +182,7 @@ async fn run_policies(
             policy.name,
             job.name
         );
-        let options = RunOptions {
-            concurrency: args.concurrency,
-            retry_failed: args.retry_failed,
-            progress: Some(progress::CliProgress::new(args.quiet, "")),
-            ..Default::default()
-        };
+        let options = args.work.options();
         let prepared = match jobs::generation::prepare(job).await {
             Ok(prepared) => prepared,
             Err(problems) => {
@@ -287,12 +274,7 @@ async fn judge_pairs(
             target,
             min_reward: None,
         };
-        let options = RunOptions {
-            concurrency: args.concurrency,
-            retry_failed: args.retry_failed,
-            progress: Some(progress::CliProgress::new(args.quiet, "")),
-            ..Default::default()
-        };
+        let options = args.work.options();
         let report = match judging::judge(ctx, spec, &name, &options).await {
             Ok(report) => report,
             Err(e) => return exit_for(e).map(Err),

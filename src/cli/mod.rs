@@ -281,6 +281,10 @@ enum Command {
     /// Run one job config once per policy of an evaluation file, each a job
     /// with the same items (resumable: a finished policy does no work, a new
     /// one runs alone), then print their leaderboard (docs/leaderboard.md).
+    #[command(
+        mut_arg("concurrency", |a| a.help("Conversations in flight at once in each policy's job (overrides the job config; 1 to 10,000)")),
+        mut_arg("retry_failed", |a| a.help("Retry each policy's failed items")),
+    )]
     Evaluate(evaluate::EvaluateArgs),
     /// Turn each conversation of an import job into a scenario and a persona
     /// with a model, private values replaced by fakes (docs/mining.md).
@@ -397,6 +401,14 @@ struct JobArgs {
     /// Start a new job even if a job with this name or config exists.
     #[arg(long, conflicts_with = "resume")]
     new_job: bool,
+    #[command(flatten)]
+    work: WorkArgs,
+}
+
+/// How a command works its jobs' items: the flags `run`, `synthesize` and
+/// `evaluate` share.
+#[derive(clap::Args, Debug, Clone)]
+struct WorkArgs {
     /// Conversations in flight at once (overrides the config; 1 to 10,000).
     #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
     concurrency: Option<usize>,
@@ -406,6 +418,18 @@ struct JobArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
+}
+
+impl WorkArgs {
+    /// The run's options: these flags and progress on stderr.
+    fn options(&self) -> crate::jobs::RunOptions {
+        crate::jobs::RunOptions {
+            concurrency: self.concurrency,
+            retry_failed: self.retry_failed,
+            progress: Some(progress::CliProgress::new(self.quiet, "")),
+            ..Default::default()
+        }
+    }
 }
 
 /// What a [`JobArgs`] config starts.
@@ -420,11 +444,8 @@ impl JobArgs {
     /// Start the config's job, or resume the stored one (of either kind).
     async fn start(self, start: Start) -> anyhow::Result<i32> {
         let options = crate::jobs::RunOptions {
-            concurrency: self.concurrency,
-            retry_failed: self.retry_failed,
             new_job: self.new_job,
-            progress: Some(progress::CliProgress::new(self.quiet, "")),
-            ..Default::default()
+            ..self.work.options()
         };
         match (self.config, self.resume, start) {
             (_, Some(id), _) => run::resume(&self.database, id, &options).await,
