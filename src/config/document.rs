@@ -6,11 +6,10 @@
 //! A config sent as JSON is rendered as TOML first ([`json_as_toml`]); its
 //! problems then name the field path instead of a line of that rendering.
 
-use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use serde::de::{DeserializeOwned, Visitor};
+use serde::de::DeserializeOwned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
@@ -155,53 +154,7 @@ pub fn child(prefix: &str, key: &str) -> String {
 
 /// The fields a derived struct reads (serde's `FIELDS`), empty for other types.
 pub fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
-    match T::deserialize(FieldsProbe) {
-        Err(FieldsFound(fields)) => fields,
-        Ok(_) => &[],
-    }
-}
-
-/// A deserializer that answers a struct's request with its field list.
-struct FieldsProbe;
-
-#[derive(Debug)]
-struct FieldsFound(&'static [&'static str]);
-
-impl fmt::Display for FieldsFound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "fields {:?}", self.0)
-    }
-}
-
-impl std::error::Error for FieldsFound {}
-
-impl serde::de::Error for FieldsFound {
-    fn custom<T: fmt::Display>(_: T) -> Self {
-        FieldsFound(&[])
-    }
-}
-
-impl<'de> serde::Deserializer<'de> for FieldsProbe {
-    type Error = FieldsFound;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, FieldsFound> {
-        Err(FieldsFound(&[]))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, FieldsFound> {
-        Err(FieldsFound(fields))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map enum identifier ignored_any
-    }
+    serde_aux::serde_introspection::serde_introspect::<T>()
 }
 
 /// The known key closest to `key`, when it is close enough to be a typo.
