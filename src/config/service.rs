@@ -15,6 +15,7 @@ use super::document::{child, Source};
 use super::egress::EgressAllowlist;
 use super::endpoint::{check_endpoint, read_endpoint, EndpointFile};
 use super::problem::Problem;
+use super::tables::Tables;
 pub use super::trust::{Boundary, OperatorEndpoints, Trust};
 
 impl Boundary {
@@ -235,22 +236,21 @@ impl OperatorEndpoints {
         let mut root = source.parse()?;
         let mut problems = Vec::new();
         let mut endpoints = BTreeMap::new();
+        let mut tables = Tables::take(&mut root, &["endpoints"]);
         for (key, _) in root.iter() {
-            if key.get_ref() != "endpoints" {
-                problems.push(source.at(
-                    key.span(),
-                    key.get_ref(),
-                    "is not part of an endpoints file, which holds only [endpoints.NAME] tables",
-                ));
-            }
+            problems.push(source.at(
+                key.span(),
+                key.get_ref(),
+                "is not part of an endpoints file, which holds only [endpoints.NAME] tables",
+            ));
         }
-        match Source::take(&mut root, "endpoints") {
+        match tables.optional("endpoints") {
             None => problems.push(Problem::in_file(
                 path,
                 "no endpoints are defined; add e.g. [endpoints.gpt] with base_url, model and \
                  api_key_env",
             )),
-            Some((_, node)) => match node.into_inner() {
+            Some(node) => match node.into_inner() {
                 toml::de::DeValue::Table(table) => {
                     for (name, node) in table {
                         let name = name.into_inner().into_owned();
