@@ -8,6 +8,17 @@ use std::path::{Path, PathBuf};
 
 use super::load;
 
+/// The fixtures' configs: every environment kind, every policy kind, an
+/// endpoint with every key.
+const CONFIGS: [&str; 6] = [
+    "full",
+    "minimal",
+    "env-nemo-gym",
+    "env-mcp-stdio",
+    "env-mcp-http",
+    "env-simulated",
+];
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -40,7 +51,7 @@ fn load_file(path: &Path) -> String {
 
 #[test]
 fn snapshots_of_todays_configs_are_unchanged_so_their_jobs_still_resume() {
-    for name in ["full", "minimal"] {
+    for name in CONFIGS {
         check(name, &load_file(&fixtures().join(format!("{name}.toml"))));
     }
     check("quickstart", &load_file(&repo().join("quickstart.toml")));
@@ -55,7 +66,7 @@ fn snapshots_of_todays_configs_are_unchanged_so_their_jobs_still_resume() {
 
 #[test]
 fn a_snapshot_loads_back_to_itself() {
-    for name in ["full", "minimal"] {
+    for name in CONFIGS {
         let snapshot = load_file(&fixtures().join(format!("{name}.toml")));
         let again = load::from_snapshot("job 1", &snapshot).unwrap();
         assert_eq!(again.snapshot, snapshot, "{name}");
