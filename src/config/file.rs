@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::endpoint_file::EndpointTable;
-use super::environment_snapshot::EnvironmentSnapshot;
+use super::environment_table::EnvironmentConfig;
 
 /// The top-level keys that are not tables.
 #[derive(Debug, Clone, Deserialize)]
@@ -48,7 +48,7 @@ pub struct JobSnapshot {
     pub roles: RolesFile,
     pub user_simulator: UserSimulatorFile,
     pub policy: PolicyFile,
-    pub environment: EnvironmentSnapshot,
+    pub environment: EnvironmentConfig,
     pub dataset: DatasetFile,
     pub circuit_breaker: CircuitBreakerFile,
     pub lease_secs: f64,

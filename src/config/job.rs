@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use super::api::Api;
+pub use super::environment_table::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 pub use super::file::{
     CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, UserMode,
 };
@@ -177,92 +178,6 @@ pub struct DatasetConfig {
     pub personas_per_scenario: Option<u32>,
     /// `[persona_table]`: `personas` is a table whose rows are personas.
     pub persona_table: Option<super::file::PersonaTableFile>,
-}
-
-/// Where the environment's tools run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EnvironmentConfig {
-    /// A built-in environment by name, e.g. `builtin:retail`.
-    Builtin(String),
-    NemoGym(NemoGymConfig),
-    /// Tool specs without a backend, played by the `tools` role's model.
-    Simulated(SimulatedConfig),
-    Mcp(super::mcp::McpConfig),
-}
-
-/// A `simulated` environment: its tool specs file (absolute) and the name
-/// it is shown by (`None`: the file's stem).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimulatedConfig {
-    pub tools: PathBuf,
-    pub name: Option<String>,
-}
-
-impl SimulatedConfig {
-    /// `simulated:NAME`, as the policy's prompt and the exports show it.
-    pub fn label(&self) -> String {
-        let name = match &self.name {
-            Some(name) => name.clone(),
-            None => super::environment_name::name_of_file(&self.tools),
-        };
-        format!("simulated:{name}")
-    }
-}
-
-impl NemoGymConfig {
-    /// `nemo_gym:NAME`, as the policy's prompt and the exports show it.
-    pub fn label(&self) -> String {
-        format!(
-            "nemo_gym:{}",
-            self.name.as_deref().unwrap_or(&self.default_name)
-        )
-    }
-}
-
-impl EnvironmentConfig {
-    /// As shown to people and stored with conversations.
-    pub fn label(&self) -> String {
-        match self {
-            EnvironmentConfig::Builtin(name) => name.clone(),
-            EnvironmentConfig::NemoGym(c) => c.label(),
-            EnvironmentConfig::Simulated(c) => c.label(),
-            EnvironmentConfig::Mcp(c) => c.label(),
-        }
-    }
-
-    /// The config field problems with this environment are reported at.
-    pub fn field(&self) -> &'static str {
-        match self {
-            EnvironmentConfig::Builtin(_) => "environment.name",
-            EnvironmentConfig::NemoGym(_) => "environment.base_url",
-            EnvironmentConfig::Simulated(_) => "environment.tools",
-            EnvironmentConfig::Mcp(c) => c.field(),
-        }
-    }
-}
-
-/// A NeMo Gym resources server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NemoGymConfig {
-    /// Without a trailing `/`.
-    pub base_url: String,
-    /// `[environment] name`, as written (`None`: [`NemoGymConfig::default_name`]).
-    pub name: Option<String>,
-    /// The name shown without `name`: the resources server's folder when the
-    /// rows are NeMo Gym's own (`resources_servers/mcqa/data/…` → `mcqa`),
-    /// else `resources-server`. Never the URL: the policy's prompt and every
-    /// exported row carry the label, and a host and port are the machine's.
-    pub default_name: String,
-    pub timeout: Duration,
-    pub max_retries: u32,
-    /// Tool calls that read a session's state (for scenario synthesis);
-    /// empty: the state cannot be read.
-    pub state_probes: Vec<crate::config::state_calls::StateCall>,
-    /// The row `/seed_session` gets for the session whose probed state is
-    /// shown to a scenario generator as records (`{}` when not given).
-    pub records_row: Option<serde_json::Value>,
-    /// What a tool the row offers and the server does not serve (HTTP 404) is.
-    pub on_missing_tool: MissingTool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

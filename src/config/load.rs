@@ -11,14 +11,14 @@ use toml::de::DeTable;
 
 use super::document::{json_as_toml, read_config_file, Node, Source};
 use super::endpoint::{read_endpoints, Endpoints};
-use super::environment::{check_dataset_format, read_environment, EnvironmentFile};
+use super::environment::{check_dataset_format, read_environment};
 use super::file::{
     CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile,
     PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
 };
 use super::job::{
-    DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
-    PolicyConfig, UserSimulatorConfig,
+    DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault, PolicyConfig,
+    UserSimulatorConfig,
 };
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
@@ -84,7 +84,7 @@ struct Written {
     roles: Option<RolesFile>,
     user_simulator: Option<UserSimulatorFile>,
     policy: Option<PolicyFile>,
-    environment: Option<EnvironmentFile>,
+    environment: Option<EnvironmentConfig>,
     dataset: Option<DatasetFile>,
     /// `Some(None)`: not given; `None`: given with problems.
     persona_table: Option<Option<PersonaTableFile>>,
@@ -223,7 +223,7 @@ impl Written {
             let nemo_gym = self
                 .environment
                 .as_ref()
-                .map(|e| matches!(e, EnvironmentFile::NemoGym(_)));
+                .map(|e| matches!(e, EnvironmentConfig::NemoGym(_)));
             check_dataset_format(path, dataset, nemo_gym, mode, problems);
             if let Some(table) = &self.persona_table {
                 super::persona_table::check(path, dataset, table.as_ref(), problems);
@@ -302,7 +302,8 @@ fn resolve_paths(
         written.policy.as_ref().and_then(|p| p.template.as_deref()),
     );
     let mut environment_ok = true;
-    if let Some(EnvironmentFile::Simulated { tools, .. }) = written.environment.as_mut() {
+    if let Some(EnvironmentConfig::Simulated(simulated)) = written.environment.as_mut() {
+        let tools = &mut simulated.tools;
         match resolver.existing("environment.tools", tools, Want::File, problems) {
             Some(resolved) => *tools = resolved,
             None => environment_ok = false,
@@ -349,7 +350,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         roles: Some(roles),
         user_simulator: Some(user_simulator),
         policy: Some(policy),
-        environment: Some(environment),
+        environment: Some(mut environment),
         dataset: Some(dataset),
         persona_table: Some(persona_table),
         breaker: Some(breaker),
@@ -365,6 +366,11 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         return Err(problems);
     };
 
+    if let EnvironmentConfig::NemoGym(c) = &mut environment {
+        c.default_name = super::environment_name::name_of_rows(
+            dataset.rows.as_ref().map(|_| paths.scenarios.as_path()),
+        );
+    }
     // What is stored with the job: the config as parsed, every path absolute.
     let snapshot = JobSnapshot {
         name: head.name.clone(),
@@ -382,7 +388,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             template: paths.policy_template.clone(),
             ..policy.clone()
         },
-        environment: environment.snapshot(),
+        environment: environment.clone(),
         dataset: DatasetFile {
             scenarios: dataset.scenarios.as_ref().map(|_| paths.scenarios.clone()),
             rows: dataset.rows.as_ref().map(|_| paths.scenarios.clone()),
@@ -442,15 +448,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             kind: policy_kind,
             replay_agent_tools: policy.replay_agent_tools.unwrap_or(false),
         },
-        environment: match environment.config() {
-            EnvironmentConfig::NemoGym(c) => EnvironmentConfig::NemoGym(NemoGymConfig {
-                default_name: super::environment_name::name_of_rows(
-                    dataset.rows.as_ref().map(|_| paths.scenarios.as_path()),
-                ),
-                ..c
-            }),
-            other => other,
-        },
+        environment,
         dataset: DatasetConfig {
             format: dataset.format.unwrap_or(DatasetFormat::Scenarios),
             scenarios: paths.scenarios,
@@ -499,10 +497,10 @@ fn check_roles(path: &Path, roles: &RolesFile, names: &[String], problems: &mut 
 fn check_tools_role(
     path: &Path,
     roles: &RolesFile,
-    environment: &EnvironmentFile,
+    environment: &EnvironmentConfig,
     problems: &mut Vec<Problem>,
 ) {
-    let simulated = matches!(environment, EnvironmentFile::Simulated { .. });
+    let simulated = matches!(environment, EnvironmentConfig::Simulated(_));
     match (&roles.tools, simulated) {
         (None, true) => problems.push(Problem::at_field(
             path,

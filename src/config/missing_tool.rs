@@ -15,3 +15,9 @@ pub enum MissingTool {
     /// The conversation fails as `env_error` and nothing is stored.
     EnvError,
 }
+
+impl MissingTool {
+    pub fn is_default(&self) -> bool {
+        *self == MissingTool::default()
+    }
+}

@@ -10,7 +10,7 @@ pub mod endpoint;
 pub mod endpoint_file;
 pub mod environment;
 pub mod environment_name;
-pub mod environment_snapshot;
+pub mod environment_table;
 pub mod file;
 pub mod job;
 pub mod load;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::document::{read_config_file, Source};
-use super::environment::{read_environment, EnvironmentFile};
+use super::environment::{read_environment, EnvironmentConfig};
 use super::file::{DatasetFile, DatasetFormat};
 use super::job::NemoGymConfig;
 use super::paths::{Resolver, Want};
@@ -41,7 +41,7 @@ pub fn load_verify(path: &Path) -> Result<VerifyConfig, Vec<Problem>> {
         }
         Some((_, node)) => {
             match read_environment(&source, node, &base, Trust::Local, &mut problems) {
-                Some(EnvironmentFile::NemoGym(config)) => Some(config),
+                Some(EnvironmentConfig::NemoGym(config)) => Some(config),
                 Some(_) => {
                     problems.push(Problem::at_field(
                         path,

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sparring::config::{McpConfig, McpTransport};
+use sparring::config::McpConfig;
 use sparring::env::mcp::McpEnvironment;
 use sparring::env::{EnvError, Environment, InitialState, ToolCall};
 use sparring::jobs::{self, RunOptions, RunReport};
@@ -207,23 +207,15 @@ async fn memory_server_over_stdio_is_scored_by_probes_of_what_the_agent_stored()
 
 pub(crate) fn memory_config(program: &str, max_processes: usize) -> McpConfig {
     McpConfig {
-        transport: McpTransport::Stdio {
-            command: vec![program.to_string()],
-            cwd: std::env::temp_dir(),
-            env: [(
-                "MEMORY_FILE_PATH".to_string(),
-                "{session_dir}/memory.jsonl".to_string(),
-            )]
-            .into(),
-        },
-        name: None,
-        allowed_tools: None,
-        probe_tools: None,
-        max_processes,
-        timeout: Duration::from_secs(30),
-        startup_timeout: Duration::from_secs(60),
-        state_probes: Vec::new(),
-        seed_calls: Vec::new(),
+        env: [(
+            "MEMORY_FILE_PATH".to_string(),
+            "{session_dir}/memory.jsonl".to_string(),
+        )]
+        .into(),
+        max_processes: max_processes as u64,
+        timeout_secs: 30.0,
+        startup_timeout_secs: 60.0,
+        ..McpConfig::stdio(vec![program.to_string()], std::env::temp_dir())
     }
 }
 
@@ -325,16 +317,8 @@ async fn a_server_that_dies_mid_conversation_is_an_env_error_not_a_reward() {
     let dir = tempfile::tempdir().unwrap();
     let dies = dying_server(dir.path(), &memory);
     let config = McpConfig {
-        transport: McpTransport::Stdio {
-            command: vec!["/bin/sh".into(), dies.clone()],
-            cwd: std::env::temp_dir(),
-            env: [(
-                "MEMORY_FILE_PATH".to_string(),
-                "{session_dir}/memory.jsonl".to_string(),
-            )]
-            .into(),
-        },
-        startup_timeout: Duration::from_secs(15),
+        command: Some(vec!["/bin/sh".into(), dies.clone()]),
+        startup_timeout_secs: 15.0,
         ..memory_config(&memory, 2)
     };
     // Listing tools is the one call of the first process.
@@ -642,11 +626,8 @@ async fn a_started_server_sees_none_of_sparrings_environment_but_its_own_env() {
         return;
     };
     let config = McpConfig {
-        transport: McpTransport::Stdio {
-            command: vec![everything.clone(), "stdio".to_string()],
-            cwd: std::env::temp_dir(),
-            env: [("GIVEN_BY_CONFIG".to_string(), "yes".to_string())].into(),
-        },
+        command: Some(vec![everything.clone(), "stdio".to_string()]),
+        env: [("GIVEN_BY_CONFIG".to_string(), "yes".to_string())].into(),
         ..memory_config(&everything, 1)
     };
     let env = McpEnvironment::start(&config).await.unwrap();

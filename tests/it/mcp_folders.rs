@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use crate::common::{self, repo, text};
 use crate::mcp::{memory_config, server};
 
-use sparring::config::McpTransport;
 use sparring::env::mcp::McpEnvironment;
 use sparring::env::{Environment, InitialState, ToolCall};
 
@@ -41,12 +40,10 @@ async fn a_servers_error_naming_its_file_reaches_the_policy_with_the_session_fol
     // The graph file in a folder that does not exist: a read finds no graph,
     // a write fails, and the server's error names the file it tried.
     let mut config = memory_config(&memory, 2);
-    if let McpTransport::Stdio { env, .. } = &mut config.transport {
-        env.insert(
-            "MEMORY_FILE_PATH".into(),
-            "{session_dir}/missing/memory.jsonl".into(),
-        );
-    }
+    config.env.insert(
+        "MEMORY_FILE_PATH".into(),
+        "{session_dir}/missing/memory.jsonl".into(),
+    );
     let env = McpEnvironment::start(&config).await.unwrap();
     let mut session = env.open(&InitialState::default()).await.unwrap();
     let failed = session

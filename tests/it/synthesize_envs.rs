@@ -11,7 +11,6 @@
 //! task that writes, and an ID the seed data does not have.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -446,14 +445,12 @@ fn counter_url(test: &str) -> Option<String> {
 
 fn counter(url: &str, probes: Vec<StateCall>) -> NemoGymEnvironment {
     NemoGymEnvironment::new(&NemoGymConfig {
-        base_url: url.trim_end_matches('/').to_string(),
         name: Some("counter".into()),
-        default_name: "resources-server".into(),
-        timeout: Duration::from_secs(30),
+        timeout_secs: 30.0,
         max_retries: 1,
         state_probes: probes,
         records_row: Some(json!({"initial_count": 7})),
-        on_missing_tool: Default::default(),
+        ..NemoGymConfig::at(url.trim_end_matches('/'))
     })
     .unwrap()
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::file::{SynthHead, SynthRoles};
 use crate::config::endpoint::Endpoints;
-use crate::config::environment::EnvironmentFile;
+use crate::config::environment::EnvironmentConfig;
 use crate::config::job::EndpointConfig;
 use crate::config::problem::Problem;
 use crate::config::ranges;
@@ -41,11 +41,11 @@ pub(super) fn role_endpoint(
 pub(super) fn roles_tools<'r>(
     label: &Path,
     roles: Option<&'r SynthRoles>,
-    environment: Option<&EnvironmentFile>,
+    environment: Option<&EnvironmentConfig>,
     problems: &mut Vec<Problem>,
 ) -> Option<&'r str> {
     let (roles, environment) = (roles?, environment?);
-    let simulated = matches!(environment, EnvironmentFile::Simulated { .. });
+    let simulated = matches!(environment, EnvironmentConfig::Simulated(_));
     match (&roles.tools, simulated) {
         (Some(name), true) => Some(name),
         (None, false) => None,

@@ -25,7 +25,7 @@ pub use types::SynthConfig;
 use super::dedup::DedupConfig;
 use super::document::Source;
 use super::endpoint::Endpoints;
-use super::environment::EnvironmentFile;
+use super::environment::EnvironmentConfig;
 use super::job::EndpointConfig;
 use super::paths::Resolver;
 use super::problem::Problem;
@@ -81,7 +81,7 @@ pub fn from_toml(
 struct Written {
     head: Option<SynthHead>,
     endpoints: Endpoints,
-    environment: Option<EnvironmentFile>,
+    environment: Option<EnvironmentConfig>,
     generator: Option<EndpointConfig>,
     reviewer: Option<EndpointConfig>,
     dedup: DedupConfig,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::file::SynthHead;
-use crate::config::environment::EnvironmentFile;
+use crate::config::environment::EnvironmentConfig;
 use crate::config::paths::{Resolver, Want};
 use crate::config::problem::Problem;
 
@@ -13,16 +13,18 @@ use crate::config::problem::Problem;
 /// written (with a problem) when they cannot be found.
 pub(super) fn environment_tools(
     resolver: &Resolver<'_>,
-    environment: EnvironmentFile,
+    environment: EnvironmentConfig,
     problems: &mut Vec<Problem>,
-) -> EnvironmentFile {
+) -> EnvironmentConfig {
     match environment {
-        EnvironmentFile::Simulated { tools, name } => EnvironmentFile::Simulated {
-            tools: resolver
-                .existing("environment.tools", &tools, Want::File, problems)
-                .unwrap_or(tools),
-            name,
-        },
+        EnvironmentConfig::Simulated(mut simulated) => {
+            if let Some(tools) =
+                resolver.existing("environment.tools", &simulated.tools, Want::File, problems)
+            {
+                simulated.tools = tools;
+            }
+            EnvironmentConfig::Simulated(simulated)
+        }
         other => other,
     }
 }

@@ -10,7 +10,7 @@ use super::file::{SynthHead, SynthRoles, TABLES};
 use crate::config::dedup::DedupConfig;
 use crate::config::document::{Node, Source};
 use crate::config::endpoint::{read_endpoints, Endpoints};
-use crate::config::environment::{read_environment, EnvironmentFile};
+use crate::config::environment::{read_environment, EnvironmentConfig};
 use crate::config::file::MockFile;
 use crate::config::load::mock_config;
 use crate::config::problem::Problem;
@@ -72,7 +72,7 @@ pub(super) fn environment<'t>(
     base: &std::path::Path,
     trust: Trust<'_>,
     problems: &mut Vec<Problem>,
-) -> Option<EnvironmentFile> {
+) -> Option<EnvironmentConfig> {
     let example = "[environment] with name = \"builtin:retail\"";
     tables
         .required(&source.file, "environment", example, problems)

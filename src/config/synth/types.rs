@@ -110,7 +110,7 @@ pub(super) fn assemble(
         examples_shown: usize::try_from(h.examples_shown).unwrap_or(usize::MAX),
         policy,
         output,
-        environment: environment.config(),
+        environment,
         generator,
         reviewer,
         dedup,

@@ -141,7 +141,7 @@ fn client_info() -> ClientConfig {
 /// initialize. The error says what failed, in words for the person who wrote
 /// the config.
 pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
-    match &config.transport {
+    match config.transport() {
         McpTransport::Stdio { command, cwd, env } => {
             let dir = SessionDir::create()
                 .map_err(|e| format!("cannot make the session's folder: {e}"))?;
@@ -151,7 +151,7 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
             let cwd = if cwd.as_os_str() == SESSION_DIR {
                 dir.path()
             } else {
-                cwd.as_path()
+                cwd
             };
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args.iter().map(|a| dir.fill(a)))
@@ -187,7 +187,7 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
                 None => (StderrTail::default(), None),
             };
             let process = ServerProcess::new(child, dir);
-            match initialize((stdout, stdin), config.startup_timeout).await {
+            match initialize((stdout, stdin), config.startup_timeout()).await {
                 Ok(client) => Ok(Connection {
                     client,
                     process: Some(process),
@@ -215,16 +215,16 @@ pub async fn connect(config: &McpConfig) -> Result<Connection, String> {
             #[allow(clippy::disallowed_types)] // see the module comment
             let http = reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
-                .timeout(config.timeout)
+                .timeout(config.timeout())
                 // A redirect could lead past the service's egress allowlist.
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
             let transport = StreamableHttpClientTransport::with_client(
                 http,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+                StreamableHttpClientTransportConfig::with_uri(url),
             );
-            let client = initialize(transport, config.startup_timeout)
+            let client = initialize(transport, config.startup_timeout())
                 .await
                 .map_err(|why| match why {
                     Failure::Handshake(e) => format!(

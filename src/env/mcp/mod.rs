@@ -65,7 +65,8 @@ impl McpEnvironment {
             message,
         };
         let connection = connect(config).await.map_err(&fail)?;
-        let listed = tokio::time::timeout(config.timeout, connection.client.list_all_tools()).await;
+        let listed =
+            tokio::time::timeout(config.timeout(), connection.client.list_all_tools()).await;
         let info = connection.client.peer_info();
         let instructions = info
             .as_ref()
@@ -90,7 +91,7 @@ impl McpEnvironment {
             Ok(Err(e)) => Err(connection.hide(&format!("tools/list failed: {e}{said}"))),
             Err(_) => Err(format!(
                 "did not answer tools/list within {} s (timeout_secs){said}",
-                config.timeout.as_secs_f64()
+                config.timeout().as_secs_f64()
             )),
         };
         connection.close().await;
@@ -147,7 +148,7 @@ impl McpEnvironment {
             probes: config.state_probes.iter().cloned().collect(),
             tools,
             instructions,
-            places: Arc::new(Semaphore::new(config.max_processes)),
+            places: Arc::new(Semaphore::new(config.max_processes())),
             config: config.clone(),
             name: format!("mcp:{name}"),
             label,
@@ -251,7 +252,7 @@ impl Environment for McpEnvironment {
             Arc::clone(&self.session_tools),
             self.probes.clone(),
             self.label.clone(),
-            self.config.timeout,
+            self.config.timeout(),
         );
         session.seed(&self.config.seed_calls).await?;
         Ok(Box::new(session))

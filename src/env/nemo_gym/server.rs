@@ -138,7 +138,7 @@ impl ResourcesServer {
         Ok(ResourcesServer {
             client: shared_client()?,
             base_url: config.base_url.clone(),
-            timeout: config.timeout,
+            timeout: config.timeout(),
             retry: RetryPolicy {
                 max_retries: config.max_retries,
                 ..RetryPolicy::default()

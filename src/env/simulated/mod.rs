@@ -61,6 +61,7 @@ impl SimulatedEnvironment {
     /// validate` does).
     pub fn load(path: &Path, model: Option<Arc<dyn ChatModel>>) -> Result<Self, EnvError> {
         let config = SimulatedConfig {
+            kind: "simulated".into(),
             tools: path.to_path_buf(),
             name: None,
         };
