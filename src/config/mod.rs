@@ -5,7 +5,6 @@ pub mod api;
 pub mod azure;
 pub mod dedup;
 pub mod document;
-pub mod egress;
 pub mod endpoint;
 pub mod endpoint_file;
 pub mod environment;
@@ -28,7 +27,7 @@ pub mod tables;
 pub mod trust;
 pub mod verify;
 
-pub use egress::EgressAllowlist;
+pub use crate::egress::EgressAllowlist;
 pub use job::{
     Api, AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
     EnvironmentConfig, Job, MissingTool, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,

@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::document::{child, Source};
-use super::egress::EgressAllowlist;
 use super::endpoint::{check_endpoint, read_endpoint, EndpointFile};
 use super::problem::Problem;
 use super::tables::Tables;
 pub use super::trust::{Boundary, OperatorEndpoints, Trust};
+use crate::egress::EgressAllowlist;
 
 impl Boundary {
     /// `data_root` is resolved to its canonical path. One that cannot be (it

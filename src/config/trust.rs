@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::egress::EgressAllowlist;
 use super::endpoint_file::EndpointFile;
+use crate::egress::EgressAllowlist;
 
 /// How far a config's author is trusted.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::config::policy::{normalize_path, PathRefused};
+use crate::url_path::{normalize_path, PathRefused};
 
 /// One request: `method` to the endpoint's base URL joined with `path`.
 #[derive(Debug, Clone)]

@@ -10,7 +10,6 @@ pub mod a2a;
 pub mod http;
 pub mod responses_agent;
 pub mod trace;
-mod url_path;
 
 use std::path::Path;
 
@@ -20,11 +19,11 @@ use super::document::child;
 use super::file::PolicyFile;
 use super::problem::Problem;
 
+use crate::url_path::normalize_path;
 pub use a2a::{A2aConfig, A2aKeys};
 pub use http::{HttpConfig, HttpKeys};
 pub use responses_agent::{ResponsesAgentConfig, ResponsesAgentKeys};
 pub use trace::TraceFormat;
-pub use url_path::{normalize_path, PathRefused};
 
 /// The kinds, as `kind` names them.
 pub const KINDS: &[&str] = &["model", "responses_agent", "a2a", "http"];
