@@ -43,42 +43,6 @@ impl Boundary {
             .map(|why| Problem::at_field(label, field, why))
     }
 
-    /// `text` with the data root's path taken out: a path inside it becomes
-    /// relative to it (the root itself `.`), written raw or inside a JSON or
-    /// TOML string. For what the service shows of stored configs and problems:
-    /// the token holder names files relative to the root, and where the root
-    /// lies on the server is not theirs to know.
-    pub fn relative_text(&self, text: &str) -> String {
-        let root = self.data_root.display().to_string();
-        let escaped = serde_json::to_string(&root).unwrap_or_default();
-        let mut out = without_root(text, &root, "/");
-        if let Some(escaped) = escaped.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
-            if escaped != root {
-                out = without_root(&out, escaped, "/");
-            }
-        }
-        out
-    }
-
-    /// [`Boundary::relative_text`] for an HTML page, whose text escapes `/`
-    /// (and `&<>"'`) as tera does.
-    pub fn relative_html(&self, html: &str) -> String {
-        let root = self.data_root.display().to_string();
-        let mut escaped = String::with_capacity(root.len() * 2);
-        for c in root.chars() {
-            match c {
-                '&' => escaped.push_str("&amp;"),
-                '<' => escaped.push_str("&lt;"),
-                '>' => escaped.push_str("&gt;"),
-                '"' => escaped.push_str("&quot;"),
-                '\'' => escaped.push_str("&#x27;"),
-                '/' => escaped.push_str("&#x2F;"),
-                c => escaped.push(c),
-            }
-        }
-        without_root(&self.relative_text(html), &escaped, "&#x2F;")
-    }
-
     pub fn data_root(&self) -> &Path {
         &self.data_root
     }
@@ -117,32 +81,6 @@ impl Boundary {
             )
         })
     }
-}
-
-/// `text` with every `root` + `separator` taken out and every `root` that
-/// ends a path (not followed by a character a file name holds) written `.`.
-/// A root of `/` (or none) is left alone: every path is inside it.
-fn without_root(text: &str, root: &str, separator: &str) -> String {
-    if root.is_empty() || root == separator {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(root) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + root.len()..];
-        if let Some(inside) = after.strip_prefix(separator) {
-            rest = inside;
-            continue;
-        }
-        match after.chars().next() {
-            Some(c) if c.is_alphanumeric() || "-_.~".contains(c) => out.push_str(root),
-            _ => out.push('.'),
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
 }
 
 /// `path` joined to `base` with every symlink resolved, if the result lies
@@ -351,36 +289,6 @@ mod tests {
         assert_eq!(boundary.base(Some("/")), None);
         assert_eq!(boundary.base(Some("out")), None);
         assert_eq!(boundary.base(Some("sub/a.txt")), None, "not a folder");
-    }
-
-    #[test]
-    fn the_data_root_is_taken_out_of_what_the_service_shows() {
-        let (_dir, root, _) = tree();
-        let boundary = Boundary::new(root.clone(), OperatorEndpoints::default());
-        let r = root.display().to_string();
-        let toml = format!(
-            "scenarios = \"{r}/sub/a.txt\"\nbase = \"{r}\"\nother = \"{r}2/x\"\nlabel = \"simulated:{r}/t.json\"\n"
-        );
-        assert_eq!(
-            boundary.relative_text(&toml),
-            "scenarios = \"sub/a.txt\"\nbase = \".\"\nother = \"".to_string()
-                + &r
-                + "2/x\"\nlabel = \"simulated:t.json\"\n"
-        );
-        let html = format!(
-            "<pre>p = &quot;{}&#x2F;sub&#x2F;a.txt&quot;</pre>",
-            r.replace('/', "&#x2F;")
-        );
-        assert_eq!(
-            boundary.relative_html(&html),
-            "<pre>p = &quot;sub&#x2F;a.txt&quot;</pre>"
-        );
-        // A root whose name JSON escapes.
-        let odd = root.join("odd \"dir\"");
-        std::fs::create_dir_all(&odd).unwrap();
-        let boundary = Boundary::new(odd.clone(), OperatorEndpoints::default());
-        let json = serde_json::json!({"file": odd.join("x.tera")}).to_string();
-        assert_eq!(boundary.relative_text(&json), r#"{"file":"x.tera"}"#);
     }
 
     #[test]
