@@ -2,12 +2,13 @@
 //! LLM-simulated user, run against resource tools, verified and stored.
 //!
 //! Module dependency direction (a module never imports one above it):
-//! `cli, server` → `agent, stepped, bench` → `jobs, report, evaluation, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, interval, minhash, token_ids, rollout_group, error_chain, starter, jsonl, regular_file, url_path, egress`.
+//! `cli, server` → `agent, stepped, bench` → `jobs, report, evaluation, synth, mine` → `policy` → `sim, judge, export, import` → `env, verify, user_checks, llm, prompt, persona` → `store, config, diagnostics, interval, minhash, token_ids, rollout_group, error_chain, starter, jsonl, regular_file, url_path, egress`.
 
 pub mod agent;
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod diagnostics;
 pub mod egress;
 pub mod env;
 pub mod error_chain;

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::document::read_config_file;
 use crate::config::{self, Job, Trust};
+use crate::diagnostics::document::read_config_file;
 use crate::evaluation::file::{self, EvaluationFile, Pairwise};
 use crate::jobs::judging::{self, JudgesSource, JudgingSpec, JudgingTarget, MatchBy};
 use crate::jobs::{self, WorkEnd};

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::job::AzureDeployment;
-use super::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 /// Longest deployment name Azure accepts.
 const MAX_DEPLOYMENT: usize = 64;

@@ -14,15 +14,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::de::DeValue;
 
-use super::document::{child, fields_of, Node, Source};
 use super::endpoint_file::{
     default_batch_max_attempts, default_batch_max_requests, default_batch_poll_secs, SERVER_ONLY,
 };
 pub use super::endpoint_file::{EndpointFile, EndpointTable};
 use super::job::{Api, BatchSettings, EndpointConfig, Prices, Target};
-use super::problem::Problem;
 use super::ranges;
 use super::trust::{OperatorEndpoints, Trust};
+use crate::diagnostics::document::{child, fields_of, Node, Source};
+use crate::diagnostics::problem::Problem;
 
 #[derive(Debug, Deserialize)]
 struct OperatorKeys {

@@ -10,15 +10,15 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::de::DeValue;
 
-use super::document::{child, fields_of, Node, Source};
 use super::environment_name::name_problem;
 use super::environment_table::NEMO_GYM_TIMEOUT_SECS;
 pub use super::environment_table::{EnvironmentConfig, McpConfig, NemoGymConfig, SimulatedConfig};
 use super::file::{DatasetFile, DatasetFormat, UserMode};
 use super::mcp::read_mcp;
-use super::problem::Problem;
 use super::state_calls;
 use super::trust::Trust;
+use crate::diagnostics::document::{child, fields_of, Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// Names a job config may give a built-in environment (`env::builtin` opens them).
 pub const BUILTIN_ENVIRONMENTS: &[&str] = &[

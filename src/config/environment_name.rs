@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 /// Longest name, in characters.
 const MOST_CHARS: usize = 64;

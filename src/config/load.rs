@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use toml::de::DeTable;
 
-use super::document::{json_as_toml, read_config_file, Node, Source};
 use super::endpoint::{read_endpoints, Endpoints};
 use super::environment::{check_dataset_format, read_environment};
 use super::file::{
@@ -22,10 +21,11 @@ use super::job::{
 };
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
-use super::problem::Problem;
 use super::ranges;
 use super::service::Trust;
 use super::tables::Tables;
+use crate::diagnostics::document::{json_as_toml, read_config_file, Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// The tables of a job config, besides the keys of [`JobHead`].
 const TABLES: &[&str] = &[

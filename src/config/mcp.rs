@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::environment_name::name_problem;
 pub use super::environment_table::{McpConfig, McpTransport, SESSION_DIR};
-use super::problem::Problem;
 use super::ranges;
 use super::state_calls;
 use super::trust::Trust;
+use crate::diagnostics::problem::Problem;
 
 /// The MCP keys, checked, the command's program found and its folder made
 /// absolute; `base` is the config's folder.

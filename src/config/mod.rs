@@ -1,10 +1,10 @@
 //! Job configuration: the TOML as written (`file`), the validated job (`job`),
-//! loading with every problem reported (`load`), and the `Problem` type.
+//! and loading with every problem reported (`load`), as a `Problem` of
+//! `crate::diagnostics`.
 
 pub mod api;
 pub mod azure;
 pub mod dedup;
-pub mod document;
 pub mod endpoint;
 pub mod endpoint_file;
 pub mod environment;
@@ -18,7 +18,6 @@ pub mod missing_tool;
 pub mod paths;
 pub mod persona_table;
 pub mod policy;
-pub mod problem;
 pub mod ranges;
 pub mod service;
 pub mod state_calls;
@@ -27,6 +26,7 @@ pub mod tables;
 pub mod trust;
 pub mod verify;
 
+pub use crate::diagnostics::Problem;
 pub use crate::egress::EgressAllowlist;
 pub use job::{
     Api, AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
@@ -35,7 +35,6 @@ pub use job::{
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};
-pub use problem::Problem;
 pub use trust::{Boundary, OperatorEndpoints, Trust};
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::problem::Problem;
 use super::trust::{Boundary, Trust};
+use crate::diagnostics::problem::Problem;
 
 /// Resolves the paths of one config (`file`, relative to `base`).
 pub struct Resolver<'a> {

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::file::{DatasetFile, PersonaTableFile, SamplePer};
-use super::problem::Problem;
 use super::ranges;
+use crate::diagnostics::problem::Problem;
 
 /// The persona fields a table may fill, as `[persona_table.fields]` names them.
 pub const FIELDS: [&str; 6] = [

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 /// An inclusive integer range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,11 +11,11 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::document::{child, Source};
 use super::endpoint::{check_endpoint, read_endpoint, EndpointFile};
-use super::problem::Problem;
 use super::tables::Tables;
 pub use super::trust::{Boundary, OperatorEndpoints, Trust};
+use crate::diagnostics::document::{child, Source};
+use crate::diagnostics::problem::Problem;
 use crate::egress::EgressAllowlist;
 
 impl Boundary {

@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::problem::Problem;
 use super::ranges;
+use crate::diagnostics::problem::Problem;
 
 /// One call: a tool and its arguments (a JSON object, `{}` when left out).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

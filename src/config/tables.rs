@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use toml::de::DeTable;
 
-use super::document::{Node, Source};
-use super::problem::Problem;
+use crate::diagnostics::document::{Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// The tables found, each with the span of its key.
 pub struct Tables<'t> {

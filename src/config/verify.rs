@@ -7,13 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::document::{read_config_file, Source};
 use super::environment::{read_environment, EnvironmentConfig};
 use super::file::{DatasetFile, DatasetFormat};
 use super::job::NemoGymConfig;
 use super::paths::{Resolver, Want};
-use super::problem::Problem;
 use super::trust::Trust;
+use crate::diagnostics::document::{read_config_file, Source};
+use crate::diagnostics::problem::Problem;
 
 /// A resources server and the rows to complete rollouts from.
 #[derive(Debug, Clone, PartialEq)]

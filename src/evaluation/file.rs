@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::document::read_config_file;
 use crate::config::Problem;
+use crate::diagnostics::document::read_config_file;
 
 /// Policies an evaluation compares: at least two, at most as many as the
 /// leaderboard takes.

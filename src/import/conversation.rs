@@ -241,7 +241,7 @@ pub(super) fn object(line: usize, text: &str) -> Result<Map<String, Value>, Line
             format!(
                 "invalid JSON at column {}: {}",
                 e.column(),
-                crate::config::problem::json_message(&e)
+                crate::diagnostics::problem::json_message(&e)
             ),
         )),
     }

@@ -116,7 +116,7 @@ pub(super) fn finish(
 
 /// serde_json's error at its line, without the position it appends.
 pub(super) fn json_problem(e: &serde_json::Error) -> LineProblem {
-    let text = crate::config::problem::json_message(e);
+    let text = crate::diagnostics::problem::json_message(e);
     let why = text
         .rsplit_once(" at line ")
         .map_or(text.as_str(), |(why, _)| why);

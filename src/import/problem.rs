@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::config::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineProblem {

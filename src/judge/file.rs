@@ -14,11 +14,11 @@ use toml::de::DeValue;
 
 use super::builtin::Builtin;
 use super::definition::{Aggregate, Judge, Mode, OnInconsistent};
-use crate::config::document::{child, fields_of, unknown_key_message, Node, Source};
 use crate::config::endpoint::{read_endpoints, EndpointTable, Endpoints};
-use crate::config::problem::Problem;
 use crate::config::tables::Tables;
 use crate::config::{EndpointConfig, Trust};
+use crate::diagnostics::document::{child, fields_of, unknown_key_message, Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// The keys every judge has, whatever its mode.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

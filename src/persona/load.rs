@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use toml::de::{DeTable, DeValue};
 
-use crate::config::document::{Node, Source};
-use crate::config::problem::{line_col, Problem};
+use crate::diagnostics::document::{Node, Source};
+use crate::diagnostics::problem::{line_col, Problem};
 use crate::jsonl::JsonlReader;
 use crate::verify::Component;
 
@@ -436,7 +436,7 @@ fn parse_json_line<T: DeserializeOwned>(
     json: &str,
 ) -> Result<T, Problem> {
     serde_json::from_str::<T>(json).map_err(|err| {
-        let message = crate::config::problem::json_message(&err);
+        let message = crate::diagnostics::problem::json_message(&err);
         let location = if err.column() > 0 {
             format!("line {line}, column {}", err.column())
         } else {

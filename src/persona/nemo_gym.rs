@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::config::problem::Problem;
 use crate::config::UserMode;
+use crate::diagnostics::problem::Problem;
 use crate::jsonl::JsonlReader;
 use crate::llm::message::{Message, Role, ToolCall, ToolSpec};
 use crate::verify::{Action, Criteria};
@@ -144,7 +144,7 @@ fn parse_object(path: &Path, line: usize, json: &str) -> Result<Map<String, Valu
             Some(format!("line {line}, column {}", e.column())),
             format!(
                 "not valid JSON: {}",
-                crate::config::problem::json_message(&e)
+                crate::diagnostics::problem::json_message(&e)
             ),
         )),
     }

@@ -45,7 +45,7 @@ pub struct TooDeep {
 impl TooDeep {
     /// 1-based line and column in `text`.
     pub fn position(&self, text: &str) -> (usize, usize) {
-        crate::config::problem::line_col(text, self.offset)
+        crate::diagnostics::problem::line_col(text, self.offset)
     }
 
     pub fn message(&self, template: &str) -> String {

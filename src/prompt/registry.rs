@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tera::{Context, Template, Tera};
 
-use crate::config::problem::Problem;
+use crate::diagnostics::problem::Problem;
 use crate::error_chain::error_chain_lines;
 
 use super::call_depth::check_calls;

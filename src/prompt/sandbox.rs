@@ -106,7 +106,7 @@ fn call_positions(text: &str, name: &str) -> Vec<(usize, usize)> {
     let mut positions = Vec::new();
     for (start, tag) in tags(text) {
         for found in call.find_iter(tag) {
-            let (line, column) = crate::config::problem::line_col(text, start + found.start());
+            let (line, column) = crate::diagnostics::problem::line_col(text, start + found.start());
             positions.push((line, column));
         }
     }

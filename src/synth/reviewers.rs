@@ -8,9 +8,9 @@ use std::path::Path;
 
 use toml::de::DeValue;
 
-use crate::config::document::Source;
 use crate::config::synth::committee::{fill_default_endpoint, CommitteeConfig, CommitteeRule};
 use crate::config::{Problem, Trust};
+use crate::diagnostics::document::Source;
 use crate::judge::file::read_judge;
 use crate::judge::{Judge, Mode};
 

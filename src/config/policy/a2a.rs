@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::document::child;
-use super::super::problem::Problem;
 use super::check_path;
+use crate::diagnostics::document::child;
+use crate::diagnostics::problem::Problem;
 
 /// Where an agent's card is, below its base_url, unless `card_path` says.
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::document::child;
-use super::super::problem::Problem;
 use super::check_pointer;
 use super::trace::TraceFormat;
+use crate::diagnostics::document::child;
+use crate::diagnostics::problem::Problem;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -15,9 +15,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::document::child;
 use super::file::PolicyFile;
-use super::problem::Problem;
+use crate::diagnostics::document::child;
+use crate::diagnostics::problem::Problem;
 
 use crate::url_path::normalize_path;
 pub use a2a::{A2aConfig, A2aKeys};

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::document::child;
-use super::super::problem::Problem;
 use super::check_path;
+use crate::diagnostics::document::child;
+use crate::diagnostics::problem::Problem;
 
 /// Where the agent answers by default, below the endpoint's base_url.
 pub const DEFAULT_PATH: &str = "/v1/responses";

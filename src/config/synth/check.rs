@@ -8,8 +8,8 @@ use super::file::{SynthHead, SynthRoles};
 use crate::config::endpoint::Endpoints;
 use crate::config::environment::EnvironmentConfig;
 use crate::config::job::EndpointConfig;
-use crate::config::problem::Problem;
 use crate::config::ranges;
+use crate::diagnostics::problem::Problem;
 
 /// The endpoint role `field` names; `None`, and a problem saying which
 /// exist, when no endpoint has that name (an endpoint with problems of its

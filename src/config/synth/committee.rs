@@ -14,12 +14,12 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 use toml::Spanned;
 
-use crate::config::document::{Node, Source};
 use crate::config::endpoint::Endpoints;
 use crate::config::job::EndpointConfig;
 use crate::config::paths::Resolver;
-use crate::config::problem::Problem;
 use crate::config::ranges;
+use crate::diagnostics::document::{Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// A reviewer passes a blueprint at this score or above, by default (the
 /// built-in `blueprint_review` scores 1 to 5; 4 means no blocking problem).

@@ -28,11 +28,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::de::DeValue;
 
-use crate::config::document::{child, Node, Source};
-use crate::config::problem::Problem;
 use crate::config::ranges::{
     Real, SYNTH_DIVERSITY_NAMES, SYNTH_MIN_SHARE, SYNTH_SHARE, SYNTH_TOOL_COUNT,
 };
+use crate::diagnostics::document::{child, Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// The tag of a scenario whose request the policy forbids.
 pub const REFUSAL_TAG: &str = "refusal";

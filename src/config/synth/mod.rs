@@ -23,15 +23,15 @@ pub use stored::{from_snapshot, from_stored, SynthSpec};
 pub use types::SynthConfig;
 
 use super::dedup::DedupConfig;
-use super::document::Source;
 use super::endpoint::Endpoints;
 use super::environment::EnvironmentConfig;
 use super::job::EndpointConfig;
 use super::paths::Resolver;
-use super::problem::Problem;
 use super::service::Trust;
 use super::tables::Tables;
 use super::MockConfig;
+use crate::diagnostics::document::Source;
+use crate::diagnostics::problem::Problem;
 use committee::{read_committee, CommitteeConfig, CommitteeInputs};
 use diversity::DiversityConfig;
 use file::SynthHead;

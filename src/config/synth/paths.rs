@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::SynthHead;
 use crate::config::environment::EnvironmentConfig;
 use crate::config::paths::{Resolver, Want};
-use crate::config::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 /// A simulated environment's tool specs, relative to SYNTH.toml; left as
 /// written (with a problem) when they cannot be found.

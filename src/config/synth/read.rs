@@ -8,15 +8,15 @@ use toml::de::DeTable;
 use super::diversity::{read_diversity, DiversityConfig};
 use super::file::{SynthHead, SynthRoles, TABLES};
 use crate::config::dedup::DedupConfig;
-use crate::config::document::{Node, Source};
 use crate::config::endpoint::{read_endpoints, Endpoints};
 use crate::config::environment::{read_environment, EnvironmentConfig};
 use crate::config::file::MockFile;
 use crate::config::load::mock_config;
-use crate::config::problem::Problem;
 use crate::config::service::Trust;
 use crate::config::tables::Tables;
 use crate::config::MockConfig;
+use crate::diagnostics::document::{Node, Source};
+use crate::diagnostics::problem::Problem;
 
 /// The keys of `root` that are not tables; an unknown one is a problem at its line.
 pub(super) fn head<'t>(

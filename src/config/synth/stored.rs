@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use super::{from_toml, SynthConfig};
 use crate::config::endpoint::EndpointTable;
-use crate::config::problem::Problem;
 use crate::config::service::Trust;
+use crate::diagnostics::problem::Problem;
 
 /// `text` with its `[endpoints]` replaced by their stored form.
 pub(super) fn stored_text(

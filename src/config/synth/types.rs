@@ -9,9 +9,9 @@ use super::Written;
 use crate::config::dedup::DedupConfig;
 use crate::config::job::EndpointConfig;
 use crate::config::paths::Resolver;
-use crate::config::problem::Problem;
 use crate::config::ranges;
 use crate::config::{EnvironmentConfig, MockConfig};
+use crate::diagnostics::problem::Problem;
 
 use super::committee::CommitteeConfig;
 use super::diversity::DiversityConfig;

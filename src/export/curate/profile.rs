@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::problem::{line_col, Problem};
 use crate::config::ranges::{closed, whole, Real, Whole, DEDUP_PERMUTATIONS, DEDUP_SHINGLE_WORDS};
+use crate::diagnostics::problem::{line_col, Problem};
 use crate::user_checks::UserFlag;
 
 use super::stratum::StratifyBy;

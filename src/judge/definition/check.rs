@@ -4,8 +4,8 @@
 
 use super::problems::FieldProblems;
 use super::types::{Aggregate, Mode, OnInconsistent, ScoreRange};
-use crate::config::problem::Problem;
 use crate::config::ranges;
+use crate::diagnostics::problem::Problem;
 use crate::judge::builtin::Builtin;
 use crate::judge::file::{JudgeCommon, JudgeFile, ModeKeys};
 

@@ -25,8 +25,8 @@ pub use types::{
 
 use super::builtin::Builtin;
 use super::file::JudgeFile;
-use crate::config::problem::Problem;
 use crate::config::Trust;
+use crate::diagnostics::problem::Problem;
 use problems::FieldProblems;
 
 /// A validated judge.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::config::problem::Problem;
+use crate::diagnostics::problem::Problem;
 
 /// Problems of one judge table, located at `judges[INDEX].FIELD`.
 pub(super) struct FieldProblems<'a> {

@@ -7,7 +7,7 @@ use regex::Regex;
 use toml::de::DeValue;
 
 use super::*;
-use crate::config::document::{Node, Source};
+use crate::diagnostics::document::{Node, Source};
 use crate::judge::file::read_judge;
 
 /// Read the table as the third judge of `judges.toml` and validate it.

@@ -154,7 +154,7 @@ impl RolloutsRequest {
                 "{BODY}: is not JSON (line {}, column {}: {}); send a JSON object",
                 e.line(),
                 e.column(),
-                crate::config::problem::json_message(&e)
+                crate::diagnostics::problem::json_message(&e)
             ))
         })?;
         let Value::Object(mut object) = value else {
