@@ -86,7 +86,7 @@ impl Agent {
             .await
             .map_err(|p| OpenError::Invalid(vec![p]))?;
         let rows_by_input = match job.dataset.format {
-            DatasetFormat::NemoGym => rows_by_key(&prepared.scenarios, job.user_simulator.mode),
+            DatasetFormat::NemoGym => rows_by_key(&prepared.scenarios, job.user_simulator.mode()),
             DatasetFormat::Scenarios => HashMap::new(),
         };
         let hash = agent_job_hash(&prepared.config_hash);

@@ -48,7 +48,7 @@ impl Agent {
         })?;
         // The job's own row of the same input names the scenario (a mock
         // policy plays its script by it).
-        let scenario_id = request_key(&params, self.job.user_simulator.mode)
+        let scenario_id = request_key(&params, self.job.user_simulator.mode())
             .and_then(|key| self.rows_by_input.get(&key))
             .map_or("responses", |&i| {
                 self.generation.prepared().scenarios[i].id.as_str()

@@ -41,7 +41,7 @@ impl Agent {
             ));
         }
         let options = RowOptions {
-            mode: self.job.user_simulator.mode,
+            mode: self.job.user_simulator.mode(),
             user_goal_field: self.job.dataset.user_goal_field.as_deref(),
             replay: None,
         };

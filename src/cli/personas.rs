@@ -62,7 +62,7 @@ fn sample_panel(path: &Path, sample: Option<u32>, out: &Path) -> anyhow::Result<
     let per_job = sample.or(settings.sample);
     let size = match (per_job, settings.per) {
         (Some(n), SamplePer::Scenario) => {
-            match load_job_scenarios(&job.dataset, job.user_simulator.mode) {
+            match load_job_scenarios(&job.dataset, job.user_simulator.mode()) {
                 Ok(scenarios) => Some(u64::from(n) * scenarios.len().max(1) as u64),
                 Err(problems) => {
                     report_problems(&problems);

@@ -27,9 +27,7 @@ use crate::diagnostics::problem::Problem;
 #[derive(Debug, Deserialize)]
 struct OperatorKeys {
     operator: String,
-    #[serde(default)]
     temperature: Option<f32>,
-    #[serde(default)]
     top_p: Option<f32>,
 }
 

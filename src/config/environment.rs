@@ -36,7 +36,6 @@ const MOST_RETRIES: u32 = 10;
 
 #[derive(Debug, Deserialize)]
 struct BuiltinKeys {
-    #[serde(default)]
     #[allow(dead_code)]
     kind: Option<String>,
     /// `builtin:retail`, or `retail` with `kind = "builtin"`.

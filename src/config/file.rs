@@ -96,7 +96,7 @@ fn default_breaker_rate() -> f64 {
 }
 
 /// Behaviour of the in-process mock model server (a test double).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MockFile {
     /// Added to every response, milliseconds.
@@ -146,7 +146,7 @@ fn default_max_turns() -> u32 {
 }
 
 /// Which endpoint plays each role.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RolesFile {
     pub policy: String,
@@ -167,7 +167,7 @@ pub enum Opener {
     User,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserSimulatorFile {
     /// `llm` (the default): a simulated user talks with the policy; `none`: no
@@ -176,7 +176,6 @@ pub struct UserSimulatorFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<UserMode>,
     /// Template path (relative to this config file); built-in template when absent.
-    #[serde(default)]
     pub template: Option<PathBuf>,
     #[serde(default)]
     pub opens: Opener,
@@ -200,6 +199,12 @@ pub const USER_FLAG_NAMES: [&str; 6] = [
     "control_token_misuse",
 ];
 
+impl UserSimulatorFile {
+    pub fn mode(&self) -> UserMode {
+        self.mode.unwrap_or_default()
+    }
+}
+
 impl Default for UserSimulatorFile {
     fn default() -> Self {
         UserSimulatorFile {
@@ -216,11 +221,10 @@ fn default_greeting() -> String {
     "Hi! How can I help you today?".to_string()
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyFile {
     /// System prompt template (relative to this config file); built-in when absent.
-    #[serde(default)]
     pub template: Option<PathBuf>,
     /// Model calls the policy may make within one turn (tool use loops).
     #[serde(default = "default_max_steps")]
@@ -250,6 +254,9 @@ pub struct PolicyFile {
     pub a2a: Option<super::policy::A2aKeys>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<super::policy::HttpKeys>,
+    /// What plays the policy, as checked: the kind and its table.
+    #[serde(skip)]
+    pub checked: super::policy::PolicyKind,
 }
 
 impl PolicyFile {
@@ -260,6 +267,11 @@ impl PolicyFile {
         problems: &mut Vec<super::Problem>,
     ) -> Option<super::policy::PolicyKind> {
         super::policy::read_kind(file, self.kind.unwrap_or_default(), self, problems)
+    }
+
+    /// Whether an agent's own tool calls are also made on sparring's session.
+    pub fn replay_agent_tools(&self) -> bool {
+        self.replay_agent_tools.unwrap_or(false)
     }
 }
 
@@ -274,6 +286,7 @@ impl Default for PolicyFile {
             responses_agent: None,
             a2a: None,
             http: None,
+            checked: Default::default(),
         }
     }
 }
@@ -301,7 +314,7 @@ pub enum DatasetFormat {
     NemoGym,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetFile {
     /// `scenarios` when left out.
@@ -329,7 +342,6 @@ pub struct DatasetFile {
     #[serde(default = "default_samples")]
     pub samples_per_scenario: u32,
     /// Personas paired with each scenario, chosen by seed; all personas when absent.
-    #[serde(default)]
     pub personas_per_scenario: Option<u32>,
 }
 

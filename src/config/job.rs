@@ -8,7 +8,8 @@ use std::time::Duration;
 pub use super::api::Api;
 pub use super::environment_table::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 pub use super::file::{
-    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, UserMode,
+    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, PolicyFile, UserMode,
+    UserSimulatorFile,
 };
 pub use super::missing_tool::MissingTool;
 
@@ -141,29 +142,6 @@ pub struct MockBatchConfig {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct UserSimulatorConfig {
-    pub mode: UserMode,
-    pub template: Option<PathBuf>,
-    pub opens: Opener,
-    pub greeting: String,
-    /// Flags of the deterministic user checks whose conversations exports drop.
-    pub drop_flagged: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PolicyConfig {
-    pub template: Option<PathBuf>,
-    pub max_steps_per_turn: u32,
-    /// `Some(false)`: one tool call per step; `None`: what the environment's
-    /// policy allows (the environment's `allows_parallel_tool_calls`).
-    pub parallel_tool_calls: Option<bool>,
-    /// What plays the policy: a model, or an agent of one of the kinds.
-    pub kind: super::policy::PolicyKind,
-    /// An agent's own tool calls are also made on sparring's session.
-    pub replay_agent_tools: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub struct DatasetConfig {
     pub format: DatasetFormat,
     /// The scenarios file (format `scenarios`) or the NeMo Gym rows (`nemo_gym`).
@@ -198,8 +176,10 @@ pub struct Job {
     pub user_endpoint: String,
     /// The endpoint that plays a `simulated` environment's tools.
     pub tools_endpoint: Option<String>,
-    pub user_simulator: UserSimulatorConfig,
-    pub policy: PolicyConfig,
+    /// As written, its template resolved.
+    pub user_simulator: UserSimulatorFile,
+    /// As written, its template resolved and its kind checked.
+    pub policy: PolicyFile,
     pub environment: EnvironmentConfig,
     pub dataset: DatasetConfig,
     pub circuit_breaker: CircuitBreakerConfig,

@@ -15,10 +15,7 @@ use super::file::{
     CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile,
     PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
 };
-use super::job::{
-    DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault, PolicyConfig,
-    UserSimulatorConfig,
-};
+use super::job::{DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault};
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
 use super::ranges;
@@ -256,8 +253,6 @@ struct Paths {
     scenarios: PathBuf,
     replay: Option<PathBuf>,
     personas: Option<PathBuf>,
-    user_template: Option<PathBuf>,
-    policy_template: Option<PathBuf>,
 }
 
 /// Resolve every path of `written` (the judges' templates in place); `None`
@@ -289,24 +284,30 @@ fn resolve_paths(
         dataset.and_then(|d| d.replay.as_deref()),
         Want::File,
     );
-    let mut template = |field: &str, given: Option<&Path>| optional(field, given, Want::File);
-    let user_template = template(
-        "user_simulator.template",
-        written
-            .user_simulator
-            .as_ref()
-            .and_then(|u| u.template.as_deref()),
-    );
-    let policy_template = template(
-        "policy.template",
-        written.policy.as_ref().and_then(|p| p.template.as_deref()),
-    );
-    let mut environment_ok = true;
-    if let Some(EnvironmentConfig::Simulated(simulated)) = written.environment.as_mut() {
-        let tools = &mut simulated.tools;
-        match resolver.existing("environment.tools", tools, Want::File, problems) {
-            Some(resolved) => *tools = resolved,
-            None => environment_ok = false,
+    // Resolved in place: the tools file and the templates.
+    let mut in_place_ok = true;
+    let tools = match written.environment.as_mut() {
+        Some(EnvironmentConfig::Simulated(simulated)) => Some(&mut simulated.tools),
+        _ => None,
+    };
+    for (field, path) in [
+        (
+            "user_simulator.template",
+            written
+                .user_simulator
+                .as_mut()
+                .and_then(|u| u.template.as_mut()),
+        ),
+        (
+            "policy.template",
+            written.policy.as_mut().and_then(|p| p.template.as_mut()),
+        ),
+        ("environment.tools", tools),
+    ] {
+        let Some(path) = path else { continue };
+        match resolver.existing(field, path, Want::File, problems) {
+            Some(resolved) => *path = resolved,
+            None => in_place_ok = false,
         }
     }
     for (i, table) in written.judges.iter_mut().enumerate() {
@@ -318,13 +319,11 @@ fn resolve_paths(
             }
         }
     }
-    environment_ok.then_some(())?;
+    in_place_ok.then_some(())?;
     Some(Paths {
         scenarios: scenarios?,
         replay: replay?,
         personas: personas?,
-        user_template: user_template?,
-        policy_template: policy_template?,
     })
 }
 
@@ -380,14 +379,8 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         max_turns: head.max_turns,
         endpoints: endpoints.snapshots,
         roles: roles.clone(),
-        user_simulator: UserSimulatorFile {
-            template: paths.user_template.clone(),
-            ..user_simulator.clone()
-        },
-        policy: PolicyFile {
-            template: paths.policy_template.clone(),
-            ..policy.clone()
-        },
+        user_simulator: user_simulator.clone(),
+        policy: policy.clone(),
         environment: environment.clone(),
         dataset: DatasetFile {
             scenarios: dataset.scenarios.as_ref().map(|_| paths.scenarios.clone()),
@@ -434,19 +427,10 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         policy_endpoint: roles.policy,
         user_endpoint: roles.user,
         tools_endpoint: roles.tools,
-        user_simulator: UserSimulatorConfig {
-            mode: user_simulator.mode.unwrap_or_default(),
-            template: paths.user_template,
-            opens: user_simulator.opens,
-            greeting: user_simulator.greeting,
-            drop_flagged: user_simulator.drop_flagged,
-        },
-        policy: PolicyConfig {
-            template: paths.policy_template,
-            max_steps_per_turn: policy.max_steps_per_turn,
-            parallel_tool_calls: policy.parallel_tool_calls,
-            kind: policy_kind,
-            replay_agent_tools: policy.replay_agent_tools.unwrap_or(false),
+        user_simulator,
+        policy: PolicyFile {
+            checked: policy_kind,
+            ..policy
         },
         environment,
         dataset: DatasetConfig {

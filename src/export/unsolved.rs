@@ -161,7 +161,7 @@ fn job_scenarios(row: &JobRow) -> Result<Vec<Scenario>, String> {
             first(problems)
         )
     })?;
-    load_job_scenarios(&job.dataset, job.user_simulator.mode).map_err(|problems| {
+    load_job_scenarios(&job.dataset, job.user_simulator.mode()).map_err(|problems| {
         format!(
             "the job's scenarios file {} no longer loads: {}",
             job.dataset.scenarios.display(),

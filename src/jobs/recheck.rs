@@ -91,13 +91,13 @@ fn generation_scenarios(job: &JobRow) -> Result<(HashMap<String, Scenario>, bool
         )
     })?;
     let scenarios =
-        load_job_scenarios(&config.dataset, config.user_simulator.mode).map_err(|p| {
+        load_job_scenarios(&config.dataset, config.user_simulator.mode()).map_err(|p| {
             format!(
                 "the job's scenarios no longer load ({})",
                 p.first().map_or_else(String::new, |p| p.message.clone())
             )
         })?;
-    let simulated = config.user_simulator.mode == UserMode::Llm;
+    let simulated = config.user_simulator.mode() == UserMode::Llm;
     Ok((
         scenarios.into_iter().map(|s| (s.id.clone(), s)).collect(),
         simulated,

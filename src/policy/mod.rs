@@ -16,7 +16,7 @@ pub mod usage;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::job::PolicyConfig;
+use crate::config::job::PolicyFile;
 use crate::config::policy::PolicyKind;
 use crate::env::ToolSpec;
 use crate::llm::{ChatModel, LlmError};
@@ -26,15 +26,15 @@ use crate::sim::{ModelPolicy, Policy};
 /// The policy a job's items run: its model with tools, or its agent
 /// (`source`: the job's config file, named in a template's errors).
 pub fn build(
-    config: &PolicyConfig,
+    config: &PolicyFile,
     source: &Path,
     model: Arc<dyn ChatModel>,
     tools: Arc<[ToolSpec]>,
     parallel_tool_calls: bool,
 ) -> Arc<dyn Policy> {
     let steps = config.max_steps_per_turn;
-    let replay = config.replay_agent_tools;
-    match &config.kind {
+    let replay = config.replay_agent_tools();
+    match &config.checked {
         PolicyKind::Model => Arc::new(ModelPolicy::new(model, tools, steps, parallel_tool_calls)),
         PolicyKind::ResponsesAgent(kind) => Arc::new(responses_agent::ResponsesAgent::new(
             kind.clone(),

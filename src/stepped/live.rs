@@ -136,7 +136,7 @@ impl Host {
             greeting: Arc::from(job.user_simulator.greeting.as_str()),
             max_turns: job.max_turns,
             max_steps_per_turn: job.policy.max_steps_per_turn,
-            simulated_user: job.user_simulator.mode == UserMode::Llm,
+            simulated_user: job.user_simulator.mode() == UserMode::Llm,
         };
         let started_at = store::now_ms();
         let episode = SteppedEpisode::open(spec, user, prepared.environment.as_ref())
@@ -191,7 +191,7 @@ impl Host {
         if let Some(p) = problems.into_iter().next() {
             return Err(Invalid::at("scenario.evaluation.reward_basis", p.message));
         }
-        if self.generation.job().user_simulator.mode == UserMode::None
+        if self.generation.job().user_simulator.mode() == UserMode::None
             && scenario.prelude.is_empty()
             && scenario.user.opening.is_none()
         {

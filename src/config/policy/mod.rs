@@ -50,8 +50,9 @@ impl PolicyKindName {
 }
 
 /// What plays the policy, as checked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub enum PolicyKind {
+    #[default]
     Model,
     ResponsesAgent(ResponsesAgentConfig),
     A2a(A2aConfig),

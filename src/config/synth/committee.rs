@@ -53,12 +53,9 @@ impl CommitteeRule {
 struct CommitteeTable {
     #[serde(default)]
     rule: CommitteeRule,
-    #[serde(default)]
     pass_score: Option<f64>,
-    #[serde(default)]
     min_mean: Option<f64>,
     /// Readable verdicts a decision needs; default: more than half of the reviewers.
-    #[serde(default)]
     quorum: Option<u64>,
 }
 

@@ -33,7 +33,6 @@ pub(super) struct SynthHead {
     #[serde(default = "default_records")]
     pub(super) records_per_prompt: u64,
     /// Default: ten proposals per scenario wanted.
-    #[serde(default)]
     pub(super) max_proposals: Option<u64>,
     #[serde(default = "default_concurrency")]
     pub(super) concurrency: u64,
@@ -42,17 +41,14 @@ pub(super) struct SynthHead {
     #[serde(default = "default_lease_secs")]
     pub(super) lease_secs: f64,
     /// Scenarios JSONL whose first `examples_shown` rows the prompt shows.
-    #[serde(default)]
     pub(super) examples: Option<PathBuf>,
     #[serde(default = "default_examples_shown")]
     pub(super) examples_shown: u64,
     /// A file with the policy text; default: the environment's.
-    #[serde(default)]
     pub(super) policy: Option<PathBuf>,
     /// Where `sparring synthesize` writes the accepted scenarios; default
     /// `NAME.jsonl` beside the config. (The service writes no file: its
     /// `GET /v1/jobs/{id}/scenarios` serves them.)
-    #[serde(default)]
     pub(super) output: Option<PathBuf>,
 }
 
@@ -77,10 +73,8 @@ fn default_examples_shown() -> u64 {
 pub(super) struct SynthRoles {
     pub(super) generator: String,
     /// The default endpoint of a `[[reviewers]]` table that names none.
-    #[serde(default)]
     pub(super) reviewer: Option<String>,
     /// The endpoint whose model plays a `simulated` environment's tools when
     /// gold actions are validated by execution (required for that kind only).
-    #[serde(default)]
     pub(super) tools: Option<String>,
 }

@@ -106,7 +106,7 @@ impl Generation {
                 &self.job.source,
                 &format!(
                     "policy (kind = \"{}\")",
-                    self.job.policy.kind.name().as_str()
+                    self.job.policy.checked.name().as_str()
                 ),
                 format!("the agent cannot be used: {e}"),
             )
@@ -194,7 +194,7 @@ impl Generation {
             opener: self.job.user_simulator.opens,
             greeting: &self.job.user_simulator.greeting,
             max_turns: self.job.max_turns,
-            simulated_user: self.job.user_simulator.mode == UserMode::Llm,
+            simulated_user: self.job.user_simulator.mode() == UserMode::Llm,
         }
     }
 
@@ -223,7 +223,7 @@ impl Generation {
             user_model,
             started_at,
         } = recorded;
-        let simulated_user = self.job.user_simulator.mode == UserMode::Llm;
+        let simulated_user = self.job.user_simulator.mode() == UserMode::Llm;
         let mut conversation = NewConversation {
             job_id: item.job_id,
             item_id: item.id,

@@ -138,10 +138,11 @@ fn job_config_hash(
 /// Load and check everything; every problem found is reported, not just the first.
 pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
     let mut problems = Vec::new();
-    let scenarios = load_job_scenarios(&job.dataset, job.user_simulator.mode).unwrap_or_else(|p| {
-        problems.extend(p);
-        Vec::new()
-    });
+    let scenarios =
+        load_job_scenarios(&job.dataset, job.user_simulator.mode()).unwrap_or_else(|p| {
+            problems.extend(p);
+            Vec::new()
+        });
     let personas = load_job_personas(job, scenarios.len()).unwrap_or_else(|p| {
         problems.extend(p);
         Vec::new()
@@ -169,7 +170,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         &job.dataset.scenarios,
         &scenarios,
     ));
-    if job.user_simulator.mode == crate::config::UserMode::None {
+    if job.user_simulator.mode() == crate::config::UserMode::None {
         problems.extend(crate::persona::scenario::opening_problems(
             &job.dataset.scenarios,
             &scenarios,
@@ -215,7 +216,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
             None
         }
     };
-    if let crate::config::policy::PolicyKind::Http(http) = &job.policy.kind {
+    if let crate::config::policy::PolicyKind::Http(http) = &job.policy.checked {
         problems.extend(crate::policy::http::template_problems(&job.source, http));
     }
     let (Some(environment), Some(prompts)) = (environment, prompts) else {
@@ -311,7 +312,7 @@ fn gold_actions_the_environment_runs<'s>(
     scenarios: &'s [Scenario],
     environment: &dyn Environment,
 ) -> std::borrow::Cow<'s, [Scenario]> {
-    if !job.policy.kind.is_agent() || job.policy.replay_agent_tools {
+    if !job.policy.checked.is_agent() || job.policy.replay_agent_tools() {
         return std::borrow::Cow::Borrowed(scenarios);
     }
     let tools = environment.tools();
@@ -471,7 +472,7 @@ mod tests {
             panic!("{problems:?}");
         }
         // Replayed on sparring's session, the agent's calls must be its tools.
-        job.policy.replay_agent_tools = true;
+        job.policy.replay_agent_tools = Some(true);
         let problems = match prepare(&job).await {
             Err(problems) => problems,
             Ok(_) => panic!("gold calls of tools builtin:chat lacks, replayed, must be refused"),
@@ -483,7 +484,7 @@ mod tests {
             "{problems:?}"
         );
         // A gold call of one of the environment's tools is checked as ever.
-        job.policy.replay_agent_tools = false;
+        job.policy.replay_agent_tools = Some(false);
         job.environment = crate::config::EnvironmentConfig::Builtin("builtin:retail".into());
         let retail = std::fs::read_to_string(repo.join("data/retail/scenarios.jsonl")).unwrap();
         let first = retail.lines().next().unwrap().replace(

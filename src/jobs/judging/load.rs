@@ -149,7 +149,7 @@ pub(super) async fn load(store: &dyn JobStore, spec: &JudgingSpec) -> Result<Loa
     // An import job's scenarios are in its conversations' metadata.
     let (scenarios, personas) = match &source {
         Some(source) => {
-            let scenarios = load_job_scenarios(&source.dataset, source.user_simulator.mode)
+            let scenarios = load_job_scenarios(&source.dataset, source.user_simulator.mode())
                 .unwrap_or_else(|p| {
                     tracing::warn!(
                         "the judged job's scenarios cannot be read now ({} problems); judging without them",

@@ -67,7 +67,7 @@ pub fn read(
             return out;
         }
     };
-    let loaded = load_job_scenarios(&config.dataset, config.user_simulator.mode);
+    let loaded = load_job_scenarios(&config.dataset, config.user_simulator.mode());
     let scenario_count = loaded.as_ref().map_or(1, Vec::len);
     match loaded {
         Ok(scenarios) => match scenarios.into_iter().find(|s| s.id == scenario_id) {
