@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 use serde::Deserialize;
 use toml::de::DeValue;
@@ -18,7 +17,7 @@ use super::endpoint_file::{
     default_batch_max_attempts, default_batch_max_requests, default_batch_poll_secs, SERVER_ONLY,
 };
 pub use super::endpoint_file::{EndpointFile, EndpointTable};
-use super::job::{Api, BatchSettings, EndpointConfig, Prices, Target};
+use super::job::{Api, EndpointConfig, Target};
 use super::ranges;
 use super::trust::{OperatorEndpoints, Trust};
 use crate::diagnostics::document::{child, fields_of, Node, Source};
@@ -331,36 +330,13 @@ pub fn check_endpoint(
     if problems.len() != before {
         return None;
     }
-    let prices = prices_of(s.input_price_per_million, s.output_price_per_million);
-    let batch = s.batch.then(|| BatchSettings {
-        poll: Duration::from_secs_f64(s.batch_poll_secs),
-        max_requests: s.batch_max_requests,
-        max_attempts: s.batch_max_attempts,
-        prices: prices_of(
-            s.batch_input_price_per_million,
-            s.batch_output_price_per_million,
-        ),
-    });
     Some(EndpointConfig {
         name: name.to_string(),
         target: target?,
-        model: s.model.clone(),
         api_key,
-        temperature: s.temperature,
-        top_p: s.top_p,
-        max_tokens: s.max_tokens,
-        timeout: Duration::from_secs_f64(s.timeout_secs),
-        max_in_flight: s.max_in_flight,
-        max_retries: s.max_retries,
-        http2: s.http2,
-        requests_per_minute: s.requests_per_minute,
-        tokens_per_minute: s.tokens_per_minute,
-        prices,
         azure,
         ca_pem: None,
-        batch,
-        api: s.api,
-        capture_tokens: s.capture_tokens,
+        settings: (**s).clone(),
     })
 }
 
@@ -455,14 +431,6 @@ fn check_settings(
         (s.input_price_per_million, s.output_price_per_million),
         problems,
     );
-}
-
-/// Prices when both are given.
-fn prices_of(input: Option<f64>, output: Option<f64>) -> Option<Prices> {
-    Some(Prices {
-        input_per_million: input?,
-        output_per_million: output?,
-    })
 }
 
 /// A pair of prices: both in range, or neither given.
@@ -682,13 +650,13 @@ mod tests {
              batch_output_price_per_million = 5.0",
         );
         assert!(fields.is_empty(), "{fields:?}");
-        let batch = config.unwrap().batch.unwrap();
-        assert_eq!(batch.poll, Duration::from_secs(2));
+        let batch = config.unwrap().batch().unwrap();
+        assert_eq!(batch.poll, std::time::Duration::from_secs(2));
         assert_eq!(batch.max_requests, 1000);
         assert_eq!(batch.max_attempts, 3);
         assert_eq!(
             batch.prices,
-            Some(Prices {
+            Some(crate::config::Prices {
                 input_per_million: 1.25,
                 output_per_million: 5.0
             })
@@ -710,7 +678,7 @@ mod tests {
         let (config, fields) =
             checked("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
         assert!(fields.is_empty(), "{fields:?}");
-        assert_eq!(config.unwrap().api, Api::Responses);
+        assert_eq!(config.unwrap().settings.api, Api::Responses);
         let (e, _) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"responses\"");
         let stored = toml::to_string(&e.unwrap().snapshot().unwrap()).unwrap();
         assert!(stored.contains("api = \"responses\""), "{stored}");
@@ -722,7 +690,7 @@ mod tests {
         let (config, fields) =
             checked("base_url = \"http://h/v1\"\nmodel = \"m\"\ncapture_tokens = true");
         assert!(fields.is_empty(), "{fields:?}");
-        assert!(config.unwrap().capture_tokens);
+        assert!(config.unwrap().settings.capture_tokens);
         let (_, p) = read("base_url = \"http://h/v1\"\nmodel = \"m\"\napi = \"completions\"");
         assert!(p[0].message.contains("responses"), "{p:?}");
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use super::api::Api;
+pub use super::endpoint_file::EndpointTable;
 pub use super::environment_table::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 pub use super::file::{
     CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, PolicyFile, UserMode,
@@ -21,23 +22,14 @@ pub enum Target {
     Mock,
 }
 
+/// A model endpoint as a job uses it: its table (defaults filled, an
+/// operator's endpoint resolved) and what checking the table found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndpointConfig {
     pub name: String,
     pub target: Target,
-    pub model: String,
+    /// The key read from the variable `api_key_env` names (or held in memory).
     pub api_key: Option<String>,
-    pub temperature: Option<f32>,
-    pub top_p: Option<f32>,
-    pub max_tokens: u32,
-    pub timeout: Duration,
-    pub max_in_flight: usize,
-    pub max_retries: u32,
-    /// HTTP/2 (h2c with prior knowledge on `http://`) instead of HTTP/1.1.
-    pub http2: bool,
-    pub requests_per_minute: Option<u32>,
-    pub tokens_per_minute: Option<u32>,
-    pub prices: Option<Prices>,
     /// An Azure OpenAI deployment: requests go to
     /// `{base_url}/openai/deployments/{deployment}/chat/completions?api-version=..`
     /// with an `api-key` header, through async-openai's Azure config.
@@ -45,14 +37,46 @@ pub struct EndpointConfig {
     /// PEM certificates trusted for this endpoint's `https://` besides the
     /// system's roots: a private CA, or a test server's own certificate.
     pub ca_pem: Option<String>,
-    /// `batch = true`: judging jobs send this endpoint's calls through the
-    /// OpenAI Batch API.
-    pub batch: Option<BatchSettings>,
-    /// The wire format the endpoint speaks (`api = "chat"` or `"responses"`).
-    pub api: Api,
-    /// `capture_tokens = true` (chat only): ask a vLLM server for the
-    /// generation's token ids and log probabilities (see `llm::chat_tokens`).
-    pub capture_tokens: bool,
+    pub settings: EndpointTable,
+}
+
+impl EndpointConfig {
+    /// Endpoint `name` at `target` serving `model`, every setting its default.
+    pub fn new(name: &str, target: Target, model: &str) -> Result<Self, toml::de::Error> {
+        Ok(EndpointConfig {
+            name: name.into(),
+            target,
+            api_key: None,
+            azure: None,
+            ca_pem: None,
+            settings: EndpointTable::of_model(model)?,
+        })
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.settings.timeout_secs)
+    }
+
+    /// What a call costs; unknown without both prices.
+    pub fn prices(&self) -> Option<Prices> {
+        let s = &self.settings;
+        Prices::of(s.input_price_per_million, s.output_price_per_million)
+    }
+
+    /// `batch = true`: how judging jobs send this endpoint's calls through
+    /// the OpenAI Batch API.
+    pub fn batch(&self) -> Option<BatchSettings> {
+        let s = &self.settings;
+        s.batch.then(|| BatchSettings {
+            poll: Duration::from_secs_f64(s.batch_poll_secs),
+            max_requests: s.batch_max_requests,
+            max_attempts: s.batch_max_attempts,
+            prices: Prices::of(
+                s.batch_input_price_per_million,
+                s.batch_output_price_per_million,
+            ),
+        })
+    }
 }
 
 /// How an endpoint's judge calls go through the Batch API.
@@ -80,6 +104,16 @@ pub struct AzureDeployment {
 pub struct Prices {
     pub input_per_million: f64,
     pub output_per_million: f64,
+}
+
+impl Prices {
+    /// Prices when both are given.
+    pub fn of(input: Option<f64>, output: Option<f64>) -> Option<Prices> {
+        Some(Prices {
+            input_per_million: input?,
+            output_per_million: output?,
+        })
+    }
 }
 
 /// A fault the mock model server can inject.

@@ -680,7 +680,7 @@ personas = "s.jsonl"
     #[test]
     fn max_tokens_is_always_sent_because_llama_cpp_otherwise_fills_the_context() {
         let job = load_text(MINIMAL).unwrap();
-        assert_eq!(job.endpoints["e"].max_tokens, 1024);
+        assert_eq!(job.endpoints["e"].settings.max_tokens, 1024);
         assert_eq!(job.database, "sqlite://sparring.db");
     }
 

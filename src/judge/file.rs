@@ -590,7 +590,7 @@ range = [0, 5]
 "#,
         );
         let set = load_judges_file(&path).unwrap();
-        assert_eq!(set.endpoints["judge"].model, "gpt-judge");
+        assert_eq!(set.endpoints["judge"].settings.model, "gpt-judge");
         assert_eq!(set.judges.len(), 2);
         assert_eq!(set.judges[0].samples, 3);
         assert_eq!(

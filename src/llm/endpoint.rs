@@ -72,21 +72,21 @@ impl Endpoint {
         tracing::debug!(endpoint = %config.name, client = transport.client(), "endpoint ready");
         Ok(Endpoint {
             name: config.name.clone(),
-            model: config.model.clone(),
-            api: config.api,
-            capture_tokens: config.capture_tokens,
+            model: config.settings.model.clone(),
+            api: config.settings.api,
+            capture_tokens: config.settings.capture_tokens,
             transport,
             raw,
             sampling: Sampling {
-                temperature: config.temperature,
-                top_p: config.top_p,
-                max_tokens: Some(config.max_tokens),
+                temperature: config.settings.temperature,
+                top_p: config.settings.top_p,
+                max_tokens: Some(config.settings.max_tokens),
             },
             policy: RetryPolicy {
-                max_retries: config.max_retries,
+                max_retries: config.settings.max_retries,
                 ..RetryPolicy::default()
             },
-            timeout: config.timeout,
+            timeout: config.timeout(),
             limits: Limits::new(config)?,
             pause: Pause::default(),
             calls: AtomicU64::new(0),

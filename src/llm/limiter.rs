@@ -127,22 +127,24 @@ impl Limits {
     /// Fails when even a request with an empty body could never fit the tpm limit.
     pub fn new(config: &EndpointConfig) -> Result<Self, LlmError> {
         let tokens = config
+            .settings
             .tokens_per_minute
             .and_then(NonZeroU32::new)
             .map(|tpm| TokenLimit {
                 per_minute: tpm,
                 budget: std::sync::Mutex::new(TokenBudget::new(u64::from(tpm.get()))),
-                estimator: std::sync::Mutex::new(TokenEstimator::new(config.max_tokens)),
+                estimator: std::sync::Mutex::new(TokenEstimator::new(config.settings.max_tokens)),
                 freed: Notify::new(),
             });
         let limits = Limits {
-            max_tokens: config.max_tokens,
+            max_tokens: config.settings.max_tokens,
             requests: config
+                .settings
                 .requests_per_minute
                 .and_then(NonZeroU32::new)
                 .map(|rpm| RateLimiter::direct(request_quota(rpm))),
             tokens,
-            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            in_flight: Arc::new(Semaphore::new(config.settings.max_in_flight.max(1))),
             gate: Mutex::new(()),
             clock: DefaultClock::default(),
             admitted: AtomicU64::new(0),

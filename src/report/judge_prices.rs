@@ -14,8 +14,8 @@ use super::usage::JudgePrices;
 fn prices_of(endpoint: &str, config: &EndpointConfig) -> JudgePrices {
     JudgePrices {
         endpoint: endpoint.to_string(),
-        prices: config.prices,
-        batch: config.batch.and_then(|b| b.prices),
+        prices: config.prices(),
+        batch: config.batch().and_then(|b| b.prices),
     }
 }
 

@@ -148,7 +148,7 @@ pub fn role_reports(summary: &JobSummary, job: Option<&Job>) -> Vec<RoleReport> 
             let prices = job
                 .zip(endpoint)
                 .and_then(|(job, name)| job.endpoints.get(name))
-                .and_then(|config| config.prices);
+                .and_then(|config| config.prices());
             let latency = summary
                 .call_latencies
                 .iter()

@@ -206,27 +206,19 @@ pub fn endpoint_config(
     base_url: &str,
     model: &str,
 ) -> sparring::config::EndpointConfig {
-    sparring::config::EndpointConfig {
-        name: name.into(),
-        target: sparring::config::Target::Url(base_url.into()),
-        model: model.into(),
-        api_key: None,
-        temperature: Some(0.0),
-        top_p: None,
-        max_tokens: 64,
-        timeout: std::time::Duration::from_secs(5),
-        max_in_flight: 4,
-        max_retries: 0,
-        http2: false,
-        requests_per_minute: None,
-        tokens_per_minute: None,
-        prices: None,
-        azure: None,
-        ca_pem: None,
-        batch: None,
-        api: sparring::config::Api::Chat,
-        capture_tokens: false,
-    }
+    let mut endpoint = sparring::config::EndpointConfig::new(
+        name,
+        sparring::config::Target::Url(base_url.into()),
+        model,
+    )
+    .unwrap();
+    let settings = &mut endpoint.settings;
+    settings.temperature = Some(0.0);
+    settings.max_tokens = 64;
+    settings.timeout_secs = 5.0;
+    settings.max_in_flight = 4;
+    settings.max_retries = 0;
+    endpoint
 }
 
 /// A two-message request ("s" system, "hello" user).

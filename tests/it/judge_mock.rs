@@ -9,7 +9,7 @@ use crate::common;
 
 use common::endpoint_config;
 use serde_json::json;
-use sparring::config::{EndpointConfig, MockConfig};
+use sparring::config::MockConfig;
 use sparring::judge::aggregate::first_position_rate;
 use sparring::judge::{
     run, Builtin, Judge, JudgeInputs, JudgeStatus, Order, Other, Preference, Verdict,
@@ -21,9 +21,10 @@ use sparring::store::{ConversationRow, MessageRow, StoredConversation};
 use sparring::verify::Criteria;
 
 fn endpoint(server: &MockServer, model: &str) -> Endpoint {
-    let config = EndpointConfig {
-        max_tokens: 512,
-        ..endpoint_config("judge", &server.base_url(), model)
+    let config = {
+        let mut endpoint = endpoint_config("judge", &server.base_url(), model);
+        endpoint.settings.max_tokens = 512;
+        endpoint
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
 }

@@ -15,11 +15,10 @@ use sparring::llm::{ChatModel, ChatRequest, Endpoint};
 use sparring::mock_llm::MockServer;
 
 fn config(server: &MockServer, name: &str, model: &str) -> EndpointConfig {
-    EndpointConfig {
-        max_in_flight: 16,
-        max_retries: 1,
-        ..endpoint_config(name, &server.base_url(), model)
-    }
+    let mut endpoint = endpoint_config(name, &server.base_url(), model);
+    endpoint.settings.max_in_flight = 16;
+    endpoint.settings.max_retries = 1;
+    endpoint
 }
 
 fn endpoint(server: &MockServer, config: EndpointConfig) -> Arc<Endpoint> {
@@ -44,13 +43,11 @@ async fn call_at_once(endpoint: &Arc<Endpoint>, n: usize, start: Instant) -> Vec
 #[tokio::test]
 async fn callers_sharing_an_endpoint_are_paced_evenly_by_its_rpm() {
     let server = common::mock(MockConfig::default()).await;
-    let shared = endpoint(
-        &server,
-        EndpointConfig {
-            requests_per_minute: Some(150),
-            ..config(&server, "shared", "mock-user")
-        },
-    );
+    let shared = endpoint(&server, {
+        let mut endpoint = config(&server, "shared", "mock-user");
+        endpoint.settings.requests_per_minute = Some(150);
+        endpoint
+    });
     let start = Instant::now();
     let done = call_at_once(&shared, 13, start).await;
 
@@ -98,13 +95,11 @@ async fn calls_finished_within(endpoint: &Arc<Endpoint>, n: usize, span: Duratio
 async fn tpm_is_held_in_the_tokens_the_server_reports_and_nearly_all_of_it_is_used() {
     for model in ["mock-user", "mock-user+overreport", "mock-user+underreport"] {
         let server = common::mock(MockConfig::default()).await;
-        let limited = endpoint(
-            &server,
-            EndpointConfig {
-                tokens_per_minute: Some(2000),
-                ..config(&server, "tokens", model)
-            },
-        );
+        let limited = endpoint(&server, {
+            let mut endpoint = config(&server, "tokens", model);
+            endpoint.settings.tokens_per_minute = Some(2000);
+            endpoint
+        });
         let finished = calls_finished_within(&limited, 1000, Duration::from_secs(3)).await;
         let stats = server.stats();
         let reported = stats.tokens();
@@ -137,13 +132,11 @@ async fn a_server_announcing_less_left_than_the_config_allows_is_believed() {
         ..MockConfig::default()
     })
     .await;
-    let limited = endpoint(
-        &server,
-        EndpointConfig {
-            tokens_per_minute: Some(6000),
-            ..config(&server, "announced", "mock-user")
-        },
-    );
+    let limited = endpoint(&server, {
+        let mut endpoint = config(&server, "announced", "mock-user");
+        endpoint.settings.tokens_per_minute = Some(6000);
+        endpoint
+    });
     let finished = calls_finished_within(&limited, 1000, Duration::from_secs(3)).await;
     let reported = server.stats().tokens();
     // Replies in flight when a reading arrives are not in it yet: at most
@@ -158,13 +151,11 @@ async fn a_server_announcing_less_left_than_the_config_allows_is_believed() {
 #[tokio::test]
 async fn a_request_larger_than_the_limit_runs_alone_before_calibration_and_fails_after() {
     let server = common::mock(MockConfig::default()).await;
-    let limited = endpoint(
-        &server,
-        EndpointConfig {
-            tokens_per_minute: Some(2000),
-            ..config(&server, "small", "mock-user")
-        },
-    );
+    let limited = endpoint(&server, {
+        let mut endpoint = config(&server, "small", "mock-user");
+        endpoint.settings.tokens_per_minute = Some(2000);
+        endpoint
+    });
     // 5,000 bytes, first counted at 5,000 + 256 + 64: above the whole limit,
     // so it waits for an empty window and runs alone; the mock reports ~1,270.
     let big = |bytes: usize| ChatRequest {
@@ -188,9 +179,10 @@ async fn a_request_larger_than_the_limit_runs_alone_before_calibration_and_fails
     assert!(server.stats().max_tokens_in_any_window(60) <= 2000);
 
     // A limit too small for even an empty request is refused up front.
-    let too_small = EndpointConfig {
-        tokens_per_minute: Some(300),
-        ..config(&server, "tiny", "mock-user")
+    let too_small = {
+        let mut endpoint = config(&server, "tiny", "mock-user");
+        endpoint.settings.tokens_per_minute = Some(300);
+        endpoint
     };
     let error = Endpoint::new(&too_small, &server.base_url()).err().unwrap();
     assert_eq!(error.class(), "exceeds_token_limit", "{error}");
@@ -199,20 +191,16 @@ async fn a_request_larger_than_the_limit_runs_alone_before_calibration_and_fails
 #[tokio::test]
 async fn two_endpoints_with_different_limits_do_not_slow_each_other() {
     let server = common::mock(MockConfig::default()).await;
-    let slow = endpoint(
-        &server,
-        EndpointConfig {
-            requests_per_minute: Some(60),
-            ..config(&server, "slow", "mock-user")
-        },
-    );
-    let fast = endpoint(
-        &server,
-        EndpointConfig {
-            requests_per_minute: Some(600),
-            ..config(&server, "fast", "mock-policy")
-        },
-    );
+    let slow = endpoint(&server, {
+        let mut endpoint = config(&server, "slow", "mock-user");
+        endpoint.settings.requests_per_minute = Some(60);
+        endpoint
+    });
+    let fast = endpoint(&server, {
+        let mut endpoint = config(&server, "fast", "mock-policy");
+        endpoint.settings.requests_per_minute = Some(600);
+        endpoint
+    });
     let start = Instant::now();
     let (slow_done, fast_done) = tokio::join!(
         call_at_once(&slow, 4, start),
@@ -233,13 +221,11 @@ async fn two_endpoints_with_different_limits_do_not_slow_each_other() {
 #[tokio::test]
 async fn latency_leaves_out_the_wait_for_the_rate_limit() {
     let server = common::mock(MockConfig::default()).await;
-    let paced = endpoint(
-        &server,
-        EndpointConfig {
-            requests_per_minute: Some(60),
-            ..config(&server, "paced", "mock-user")
-        },
-    );
+    let paced = endpoint(&server, {
+        let mut endpoint = config(&server, "paced", "mock-user");
+        endpoint.settings.requests_per_minute = Some(60);
+        endpoint
+    });
     paced.complete(hello()).await.unwrap();
     let started = Instant::now();
     let second = paced.complete(hello()).await.unwrap();
@@ -298,13 +284,11 @@ async fn a_429_to_one_of_many_queued_callers_holds_back_all_of_them() {
     let model = "mock-user+ratelimit-once";
     // One request in flight at a time: the others queue behind the first,
     // which gets the 429, and must not go before its pause ends.
-    let shared = endpoint(
-        &server,
-        EndpointConfig {
-            max_in_flight: 1,
-            ..config(&server, "queue", model)
-        },
-    );
+    let shared = endpoint(&server, {
+        let mut endpoint = config(&server, "queue", model);
+        endpoint.settings.max_in_flight = 1;
+        endpoint
+    });
     let start = Instant::now();
     let done = call_at_once(&shared, 6, start).await;
     assert!(
@@ -324,14 +308,12 @@ async fn the_rpm_limit_holds_under_injected_429s_and_500s_as_counted_by_the_mock
         ..MockConfig::default()
     })
     .await;
-    let flaky = endpoint(
-        &server,
-        EndpointConfig {
-            requests_per_minute: Some(240),
-            max_retries: 8,
-            ..config(&server, "flaky", "mock-user")
-        },
-    );
+    let flaky = endpoint(&server, {
+        let mut endpoint = config(&server, "flaky", "mock-user");
+        endpoint.settings.requests_per_minute = Some(240);
+        endpoint.settings.max_retries = 8;
+        endpoint
+    });
     let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..16 {

@@ -6,14 +6,14 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 use common::{endpoint_config, hello};
-use sparring::config::EndpointConfig;
 use sparring::llm::{ChatModel, Endpoint};
 use sparring::mock_llm::MockServer;
 
 fn endpoint(server: &MockServer, model: &str, max_retries: u32) -> Endpoint {
-    let config = EndpointConfig {
-        max_retries,
-        ..endpoint_config("test", &server.base_url(), model)
+    let config = {
+        let mut endpoint = endpoint_config("test", &server.base_url(), model);
+        endpoint.settings.max_retries = max_retries;
+        endpoint
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
 }
@@ -92,11 +92,12 @@ async fn a_refused_connection_is_a_connection_error() {
 #[tokio::test]
 async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
     let server = common::mock(sparring::config::MockConfig::default()).await;
-    let config = EndpointConfig {
-        timeout: Duration::from_millis(300),
-        max_in_flight: 1,
-        max_retries: 1,
-        ..endpoint_config("slow", &server.base_url(), "mock-user+slow")
+    let config = {
+        let mut endpoint = endpoint_config("slow", &server.base_url(), "mock-user+slow");
+        endpoint.settings.timeout_secs = Duration::from_millis(300).as_secs_f64();
+        endpoint.settings.max_in_flight = 1;
+        endpoint.settings.max_retries = 1;
+        endpoint
     };
     let error = Endpoint::new(&config, &server.base_url())
         .unwrap()
@@ -115,9 +116,10 @@ async fn a_server_slower_than_the_timeout_is_a_retried_timeout() {
 async fn an_http2_endpoint_sends_every_call_over_http2_and_a_default_one_over_http1() {
     let server = common::mock(sparring::config::MockConfig::default()).await;
     let h2 = Endpoint::new(
-        &EndpointConfig {
-            http2: true,
-            ..endpoint_config("h2", &server.base_url(), "mock-user")
+        &{
+            let mut endpoint = endpoint_config("h2", &server.base_url(), "mock-user");
+            endpoint.settings.http2 = true;
+            endpoint
         },
         &server.base_url(),
     )
@@ -138,10 +140,11 @@ async fn an_http2_endpoint_sends_every_call_over_http2_and_a_default_one_over_ht
 #[tokio::test]
 async fn an_error_read_over_http2_is_classified_as_over_http1() {
     let server = common::mock(sparring::config::MockConfig::default()).await;
-    let config = EndpointConfig {
-        http2: true,
-        max_retries: 0,
-        ..endpoint_config("h2", &server.base_url(), "mock-user+error500-once")
+    let config = {
+        let mut endpoint = endpoint_config("h2", &server.base_url(), "mock-user+error500-once");
+        endpoint.settings.http2 = true;
+        endpoint.settings.max_retries = 0;
+        endpoint
     };
     let endpoint = Endpoint::new(&config, &server.base_url()).unwrap();
     let response = endpoint.complete(hello()).await.unwrap_err();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::common;
 
 use common::{endpoint_config, hello};
-use sparring::config::{EndpointConfig, MockConfig, MockFault};
+use sparring::config::{MockConfig, MockFault};
 use sparring::llm::{ChatModel, Endpoint};
 use sparring::mock_llm::{MockServer, MockStats};
 
@@ -66,10 +66,11 @@ async fn outcome(client: &reqwest::Client, server: &MockServer, model: &str) -> 
 }
 
 fn endpoint(server: &MockServer, timeout: Duration) -> Endpoint {
-    let config = EndpointConfig {
-        temperature: None,
-        timeout,
-        ..endpoint_config("faults", &server.base_url(), "mock-user")
+    let config = {
+        let mut endpoint = endpoint_config("faults", &server.base_url(), "mock-user");
+        endpoint.settings.temperature = None;
+        endpoint.settings.timeout_secs = timeout.as_secs_f64();
+        endpoint
     };
     Endpoint::new(&config, &server.base_url()).unwrap()
 }

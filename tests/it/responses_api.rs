@@ -20,11 +20,10 @@ use crate::common::{self, endpoint_config, first_scenarios, hello, job_toml, Job
 const VLLM_MODEL_VAR: &str = "SPARRING_NEMO_GYM_VLLM_MODEL_URL";
 
 fn responses_endpoint(base_url: &str, model: &str) -> EndpointConfig {
-    EndpointConfig {
-        api: Api::Responses,
-        max_tokens: 256,
-        ..endpoint_config("policy", base_url, model)
-    }
+    let mut endpoint = endpoint_config("policy", base_url, model);
+    endpoint.settings.api = Api::Responses;
+    endpoint.settings.max_tokens = 256;
+    endpoint
 }
 
 /// A job of `scenarios` whose policy endpoint is `policy` (TOML keys), the
@@ -136,9 +135,10 @@ async fn the_responses_api_gives_the_token_fields_a_server_returns_and_none_othe
 async fn capture_tokens_asks_a_chat_server_for_token_ids_as_vllm_model_does() {
     let server = common::mock(MockConfig::default()).await;
     let url = server.base_url();
-    let config = EndpointConfig {
-        capture_tokens: true,
-        ..endpoint_config("policy", &url, "mock-policy")
+    let config = {
+        let mut endpoint = endpoint_config("policy", &url, "mock-policy");
+        endpoint.settings.capture_tokens = true;
+        endpoint
     };
     let response = Endpoint::new(&config, &url)
         .unwrap()
@@ -203,9 +203,10 @@ async fn a_failed_reply_is_retried_as_a_server_error_and_an_invalid_prompt_is_no
     let done = serde_json::json!({"status": "completed", "output": [
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]});
     let (url, count) = scripted(vec![failed, done]).await;
-    let config = EndpointConfig {
-        max_retries: 2,
-        ..responses_endpoint(&url, "m")
+    let config = {
+        let mut endpoint = responses_endpoint(&url, "m");
+        endpoint.settings.max_retries = 2;
+        endpoint
     };
     let response = Endpoint::new(&config, &url)
         .unwrap()
@@ -218,9 +219,10 @@ async fn a_failed_reply_is_retried_as_a_server_error_and_an_invalid_prompt_is_no
     let invalid = serde_json::json!({"status": "failed", "output": [],
         "error": {"code": "invalid_prompt", "message": "no"}});
     let (url, count) = scripted(vec![invalid]).await;
-    let config = EndpointConfig {
-        max_retries: 2,
-        ..responses_endpoint(&url, "m")
+    let config = {
+        let mut endpoint = responses_endpoint(&url, "m");
+        endpoint.settings.max_retries = 2;
+        endpoint
     };
     let e = Endpoint::new(&config, &url)
         .unwrap()

@@ -89,11 +89,8 @@ fn certificate() -> Certificate {
 
 /// An endpoint of `path` to `url`, trusting `pem` when it is https.
 fn endpoint_on(config: EndpointConfig, url: &str, path: Path, pem: Option<&str>) -> Endpoint {
-    let config = EndpointConfig {
-        ca_pem: pem.map(str::to_string),
-        batch: None,
-        ..config
-    };
+    let mut config = config;
+    config.ca_pem = pem.map(str::to_string);
     let endpoint = Endpoint::new(&config, url).unwrap();
     let expected = match path {
         Path::Http1 => "http1",
@@ -266,11 +263,12 @@ impl Scripted {
     }
 
     fn endpoint(&self, max_retries: u32) -> Endpoint {
-        let config = EndpointConfig {
-            max_retries,
-            api_key: Some("sk-test".into()),
-            max_in_flight: 64,
-            ..endpoint_config("scripted", &self.url, "m")
+        let config = {
+            let mut endpoint = endpoint_config("scripted", &self.url, "m");
+            endpoint.settings.max_retries = max_retries;
+            endpoint.api_key = Some("sk-test".into());
+            endpoint.settings.max_in_flight = 64;
+            endpoint
         };
         endpoint_on(config, &self.url, self.path, self.pem.as_deref())
     }
@@ -546,9 +544,10 @@ async fn a_server_that_never_answers_times_out(path: Path) {
         tokio::time::sleep(Duration::from_secs(10)).await;
         drop(stream);
     });
-    let config = EndpointConfig {
-        timeout: Duration::from_millis(200),
-        ..endpoint_config("silent", &url, "m")
+    let config = {
+        let mut endpoint = endpoint_config("silent", &url, "m");
+        endpoint.settings.timeout_secs = Duration::from_millis(200).as_secs_f64();
+        endpoint
     };
     let error = endpoint_on(config, &url, path, pem.as_deref())
         .complete(hello())
@@ -578,13 +577,14 @@ async fn concurrent_calls_open_a_connection_each_and_reuse_them_afterwards(path:
 #[tokio::test]
 async fn an_azure_deployment_is_called_at_its_path_with_its_api_version_and_key() {
     let server = Scripted::start(Path::Https, vec![Answer::Bytes(ok_with_length())]).await;
-    let config = EndpointConfig {
-        api_key: Some("azure-key".into()),
-        azure: Some(AzureDeployment {
+    let config = {
+        let mut endpoint = endpoint_config("azure", &server.url, "m");
+        endpoint.api_key = Some("azure-key".into());
+        endpoint.azure = Some(AzureDeployment {
             deployment: "gpt-4o-mini".into(),
             api_version: "2024-10-21".into(),
-        }),
-        ..endpoint_config("azure", &server.url, "m")
+        });
+        endpoint
     };
     let base = server.url.trim_end_matches("/v1");
     let endpoint = endpoint_on(config, base, Path::Https, server.pem.as_deref());
@@ -630,10 +630,11 @@ async fn a_responses_api_endpoint_posts_to_responses_and_reads_its_reply(path: P
         REPLY.len()
     );
     let server = Scripted::start(path, vec![Answer::Bytes(answer.into_bytes())]).await;
-    let config = EndpointConfig {
-        api: sparring::config::Api::Responses,
-        api_key: Some("sk-test".into()),
-        ..endpoint_config("scripted", &server.url, "m")
+    let config = {
+        let mut endpoint = endpoint_config("scripted", &server.url, "m");
+        endpoint.settings.api = sparring::config::Api::Responses;
+        endpoint.api_key = Some("sk-test".into());
+        endpoint
     };
     let endpoint = endpoint_on(config, &server.url, server.path, server.pem.as_deref());
     let response = endpoint.complete(with_scenario()).await.unwrap();

@@ -43,7 +43,7 @@ fn the_stored_snapshot_reads_back_as_the_same_config_with_endpoints_resolved() {
     let again = from_snapshot(Path::new("job 1"), &c.snapshot, &c.base).unwrap();
     assert_eq!(again.snapshot, c.snapshot);
     assert_eq!((again.target, again.output), (c.target, c.output));
-    assert_eq!(again.generator.model, c.generator.model);
+    assert_eq!(again.generator.settings.model, c.generator.settings.model);
 }
 
 #[test]

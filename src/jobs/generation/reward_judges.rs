@@ -64,7 +64,7 @@ impl RewardJudges {
                 let model = models.get(&judge.endpoint)?.clone();
                 let model_name = endpoints
                     .get(&judge.endpoint)
-                    .map_or("", |e| e.model.as_str());
+                    .map_or("", |e| e.settings.model.as_str());
                 Some((
                     judge.name.clone(),
                     RewardJudge {

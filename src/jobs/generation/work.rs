@@ -117,6 +117,6 @@ fn role_endpoints(job: &Job) -> Vec<(String, Duration)> {
         .into_iter()
         .chain(job.tools_endpoint.as_ref())
         .filter_map(|name| job.endpoints.get(name))
-        .map(|e| (e.name.clone(), e.timeout))
+        .map(|e| (e.name.clone(), e.timeout()))
         .collect()
 }

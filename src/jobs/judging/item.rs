@@ -45,7 +45,7 @@ impl Judging {
     ) -> Judging {
         let batch_endpoints = loaded
             .used_endpoints()
-            .filter(|e| e.batch.is_some())
+            .filter(|e| e.batch().is_some())
             .map(|e| e.name.clone())
             .collect();
         let judges = loaded

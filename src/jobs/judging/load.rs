@@ -191,7 +191,7 @@ impl Loaded {
         let model = self
             .endpoints
             .get(&judge.endpoint)
-            .map_or("", |e| e.model.as_str());
+            .map_or("", |e| e.settings.model.as_str());
         judge.config_hash(model)
     }
 

@@ -48,13 +48,13 @@ pub(super) async fn work_judging(
         models.insert(
             name.clone(),
             Arc::new(AnsweredByBatch {
-                model: endpoint.config.model.clone(),
+                model: endpoint.config.settings.model.clone(),
             }),
         );
     }
     let endpoints = loaded
         .used_endpoints()
-        .map(|e| (e.name.clone(), e.timeout))
+        .map(|e| (e.name.clone(), e.timeout()))
         .collect();
     let settings = loaded.source.settings;
     let concurrency = options.concurrency.unwrap_or(loaded.source.concurrency);
@@ -141,7 +141,7 @@ fn batch_endpoints(
 ) -> Result<HashMap<String, BatchEndpoint>, RunError> {
     let mut out = HashMap::new();
     for config in loaded.used_endpoints() {
-        let Some(settings) = config.batch else {
+        let Some(settings) = config.batch() else {
             continue;
         };
         let base_url = match (&config.target, mock) {

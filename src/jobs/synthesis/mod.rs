@@ -214,7 +214,7 @@ async fn work_synthesis(
                 wait_for_others,
                 poll: Duration::from_millis(500).min(config.lease / 2),
                 progress: options.progress.clone(),
-                endpoints: vec![(config.generator.name.clone(), config.generator.timeout)],
+                endpoints: vec![(config.generator.name.clone(), config.generator.timeout())],
                 stop: options.stop.clone(),
             },
         )

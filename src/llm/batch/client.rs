@@ -46,7 +46,7 @@ struct BatchList {
 impl BatchClient {
     /// The client of `config`'s server at `base_url` (its URL, or the mock's).
     pub fn new(config: &EndpointConfig, base_url: &str) -> Result<BatchClient, BatchError> {
-        let http = client_for(config.http2, config.ca_pem.as_deref()).map_err(|e| {
+        let http = client_for(config.settings.http2, config.ca_pem.as_deref()).map_err(|e| {
             BatchError::Connection {
                 what: "HTTP client",
                 message: e.to_string(),

@@ -121,13 +121,13 @@ impl Transport {
         proxy: bool,
     ) -> Result<Transport, LlmError> {
         let config = openai_config(endpoint, base_url)?;
-        let url = config.url(path_of(endpoint.api));
+        let url = config.url(path_of(endpoint.settings.api));
         let uri: Uri = url
             .parse()
             .map_err(|e| LlmError::InvalidRequest(format!("invalid endpoint URL {url:?}: {e}")))?;
         let lean = uri.scheme_str() == Some("http")
             && endpoint.azure.is_none()
-            && !endpoint.http2
+            && !endpoint.settings.http2
             && !proxy;
         // Credentials in the URL (`http://user:pass@host`) are reqwest's to send.
         let authority = uri.authority().filter(|a| !a.as_str().contains('@'));
@@ -149,11 +149,12 @@ impl Transport {
                 )))
             }
             _ => {
-                let http = http_client::client_for(endpoint.http2, endpoint.ca_pem.as_deref())?;
+                let http =
+                    http_client::client_for(endpoint.settings.http2, endpoint.ca_pem.as_deref())?;
                 Ok(Transport::OpenAi(openai::OpenAiClient::new(
                     config,
                     http,
-                    endpoint.api,
+                    endpoint.settings.api,
                 )))
             }
         }
@@ -199,27 +200,14 @@ mod tests {
     use crate::config::{AzureDeployment, Target};
 
     fn endpoint(url: &str, http2: bool) -> EndpointConfig {
-        EndpointConfig {
-            name: "e".into(),
-            target: Target::Url(url.into()),
-            model: "m".into(),
-            api_key: None,
-            temperature: None,
-            top_p: None,
-            max_tokens: 16,
-            timeout: Duration::from_secs(1),
-            max_in_flight: 1,
-            max_retries: 0,
-            http2,
-            requests_per_minute: None,
-            tokens_per_minute: None,
-            prices: None,
-            azure: None,
-            ca_pem: None,
-            batch: None,
-            api: Api::Chat,
-            capture_tokens: false,
-        }
+        let mut endpoint = EndpointConfig::new("e", Target::Url(url.into()), "m").unwrap();
+        let settings = &mut endpoint.settings;
+        settings.max_tokens = 16;
+        settings.timeout_secs = 1.0;
+        settings.max_in_flight = 1;
+        settings.max_retries = 0;
+        settings.http2 = http2;
+        endpoint
     }
 
     fn client(url: &str, http2: bool, proxy: bool) -> &'static str {
@@ -268,12 +256,13 @@ mod tests {
     #[test]
     fn an_azure_deployment_goes_through_async_openai_with_its_url_and_api_version() {
         let base = "https://example.openai.azure.com";
-        let azure = EndpointConfig {
-            azure: Some(AzureDeployment {
+        let azure = {
+            let mut endpoint = endpoint(base, false);
+            endpoint.azure = Some(AzureDeployment {
                 deployment: "gpt-4o".into(),
                 api_version: "2024-10-21".into(),
-            }),
-            ..endpoint(base, false)
+            });
+            endpoint
         };
         let transport = Transport::choose(&azure, base, false).unwrap();
         let Transport::OpenAi(client) = &transport else {
@@ -289,9 +278,10 @@ mod tests {
 
     #[test]
     fn a_responses_endpoint_posts_to_responses_through_either_client() {
-        let responses = |url: &str| EndpointConfig {
-            api: Api::Responses,
-            ..endpoint(url, false)
+        let responses = |url: &str| {
+            let mut endpoint = endpoint(url, false);
+            endpoint.settings.api = Api::Responses;
+            endpoint
         };
         let base = "https://api.openai.com/v1";
         let Transport::OpenAi(client) = Transport::choose(&responses(base), base, false).unwrap()

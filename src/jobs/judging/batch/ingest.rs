@@ -68,8 +68,12 @@ impl BatchPhase<'_> {
         let r = &stored.request;
         let order = Order::parse(&r.order).unwrap_or(Order::Single);
         let sample = u32::try_from(r.sample).unwrap_or(0);
-        let mut blank =
-            JudgeCall::unanswered(order, sample, &r.prompt_hash, &endpoint.config.model);
+        let mut blank = JudgeCall::unanswered(
+            order,
+            sample,
+            &r.prompt_hash,
+            &endpoint.config.settings.model,
+        );
         blank.batch = true;
         let failure = match outcome {
             Some(LineOutcome::Answered { content, usage }) => {

@@ -63,11 +63,11 @@ pub(super) fn next_attempt(history: &[(i64, &str)], since: i64, max_attempts: u3
 pub(super) fn body(endpoint: &BatchEndpoint, request: &ChatRequest) -> serde_json::Value {
     let config = &endpoint.config;
     let sampling = Sampling {
-        temperature: config.temperature,
-        top_p: config.top_p,
-        max_tokens: Some(config.max_tokens),
+        temperature: config.settings.temperature,
+        top_p: config.settings.top_p,
+        max_tokens: Some(config.settings.max_tokens),
     };
-    serde_json::to_value(to_request(&config.model, &sampling, request))
+    serde_json::to_value(to_request(&config.settings.model, &sampling, request))
         .unwrap_or(serde_json::Value::Null)
 }
 
