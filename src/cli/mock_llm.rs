@@ -4,12 +4,10 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::config::{MockBatchConfig, MockConfig, MockFault};
-use crate::mock_llm::faults::fault_name;
+use crate::config::{MockConfig, MockFault};
 use crate::mock_llm::MockServer;
 use crate::persona::load::load_scenarios;
 
@@ -64,17 +62,15 @@ fn parse_fault_rate(s: &str) -> Result<f64, String> {
 impl MockFlags {
     fn config(&self) -> MockConfig {
         MockConfig {
-            latency: Duration::from_millis(self.latency_ms),
-            latency_jitter: Duration::from_millis(self.latency_jitter_ms),
+            latency_ms: self.latency_ms,
+            latency_jitter_ms: self.latency_jitter_ms,
             fault_rate: self.fault_rate,
             faults: self.faults.clone(),
+            batch_completion_delay_ms: self.batch_delay_ms,
+            batch_fail_share: self.batch_fail_share,
+            batch_expire: self.batch_expire.clone(),
+            batch_cancel: self.batch_cancel.clone(),
             announced_tokens_per_minute: None,
-            batch: MockBatchConfig {
-                completion_delay: Duration::from_millis(self.batch_delay_ms),
-                fail_share: self.batch_fail_share,
-                expire: self.batch_expire.clone(),
-                cancel: self.batch_cancel.clone(),
-            },
         }
     }
 
@@ -87,25 +83,21 @@ impl MockFlags {
             ));
         }
         if self.fault_rate > 0.0 {
-            let names: Vec<_> = self.faults.iter().map(|f| fault_name(*f)).collect();
+            let names: Vec<_> = self.faults.iter().map(|f| f.name()).collect();
             parts.push(format!(
                 "faults {} at rate {}",
                 names.join(","),
                 self.fault_rate
             ));
         }
-        let b = &self.config().batch;
-        if b.completion_delay > Duration::ZERO
-            || b.fail_share > 0.0
-            || !b.expire.is_empty()
-            || !b.cancel.is_empty()
+        if self.batch_delay_ms > 0
+            || self.batch_fail_share > 0.0
+            || !self.batch_expire.is_empty()
+            || !self.batch_cancel.is_empty()
         {
             parts.push(format!(
                 "batches answer after {} ms, {} of requests fail, expire {:?}, cancel {:?}",
-                b.completion_delay.as_millis(),
-                b.fail_share,
-                b.expire,
-                b.cancel
+                self.batch_delay_ms, self.batch_fail_share, self.batch_expire, self.batch_cancel
             ));
         }
         if parts.is_empty() {

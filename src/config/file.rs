@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +53,7 @@ pub struct JobSnapshot {
     pub dataset: DatasetFile,
     pub circuit_breaker: CircuitBreakerFile,
     pub lease_secs: f64,
-    pub mock: MockFile,
+    pub mock: MockConfig,
     /// `[persona_table]`, left out when not given (the snapshots, and config
     /// hashes, of jobs without one stay as they were).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,10 +96,11 @@ fn default_breaker_rate() -> f64 {
     0.5
 }
 
-/// Behaviour of the in-process mock model server (a test double).
+/// Behaviour of the in-process mock model server (a test double): `[mock]`
+/// as written, as the mock server takes it and as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MockFile {
+pub struct MockConfig {
     /// Added to every response, milliseconds.
     #[serde(default)]
     pub latency_ms: u64,
@@ -110,21 +112,104 @@ pub struct MockFile {
     pub fault_rate: f64,
     /// Faults to draw from: `429`, `500`, `503`, `timeout`, `malformed`, `truncated`.
     #[serde(default)]
-    pub faults: Vec<String>,
+    pub faults: Vec<MockFault>,
     // The batch keys are written only when set, so that the snapshots (and
     // config hashes) of configs without them stay as they were.
-    /// The Batch API: milliseconds a batch stays in progress.
+    /// The Batch API (`/v1/files`, `/v1/batches`): milliseconds a batch is
+    /// `in_progress` after it is created.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub batch_completion_delay_ms: u64,
-    /// The Batch API: share of requests that fail (0 to 1).
+    /// The Batch API: share of requests (drawn from each custom_id) that
+    /// fail, half as an error-file line, half as a 500 in the output file.
     #[serde(default, skip_serializing_if = "is_zero_share")]
     pub batch_fail_share: f64,
-    /// The Batch API: batches (1 = the first) that expire half answered.
+    /// The Batch API: batches (1 = the first created) that expire having
+    /// answered only the first half of their requests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batch_expire: Vec<u64>,
-    /// The Batch API: batches that are cancelled.
+    /// The Batch API: batches that are cancelled before they answer anything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batch_cancel: Vec<u64>,
+    /// Play a server with this tokens-per-minute limit of its own: every
+    /// reply carries `x-ratelimit-remaining-tokens` and
+    /// `x-ratelimit-reset-tokens`, counted over the last 60 s of what it
+    /// reported (it never refuses a request for it). For the limiter's
+    /// tests; never read from a config.
+    #[serde(skip)]
+    pub announced_tokens_per_minute: Option<u64>,
+}
+
+impl MockConfig {
+    pub fn latency(&self) -> Duration {
+        Duration::from_millis(self.latency_ms)
+    }
+
+    pub fn latency_jitter(&self) -> Duration {
+        Duration::from_millis(self.latency_jitter_ms)
+    }
+
+    pub fn batch_completion_delay(&self) -> Duration {
+        Duration::from_millis(self.batch_completion_delay_ms)
+    }
+}
+
+/// A fault the mock model server can inject, written as its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum MockFault {
+    RateLimited,
+    ServerError,
+    Unavailable,
+    Timeout,
+    Malformed,
+    Truncated,
+}
+
+impl MockFault {
+    pub const NAMES: &'static [&'static str] =
+        &["429", "500", "503", "timeout", "malformed", "truncated"];
+    const ALL: [MockFault; 6] = [
+        MockFault::RateLimited,
+        MockFault::ServerError,
+        MockFault::Unavailable,
+        MockFault::Timeout,
+        MockFault::Malformed,
+        MockFault::Truncated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MockFault::RateLimited => "429",
+            MockFault::ServerError => "500",
+            MockFault::Unavailable => "503",
+            MockFault::Timeout => "timeout",
+            MockFault::Malformed => "malformed",
+            MockFault::Truncated => "truncated",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MockFault> {
+        MockFault::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+impl TryFrom<String> for MockFault {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        MockFault::parse(&name).ok_or_else(|| {
+            format!(
+                "'{name}' is not a mock fault; use one of {}",
+                MockFault::NAMES.join(", ")
+            )
+        })
+    }
+}
+
+impl From<MockFault> for String {
+    fn from(fault: MockFault) -> String {
+        fault.name().to_string()
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

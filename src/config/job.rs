@@ -9,8 +9,8 @@ pub use super::api::Api;
 pub use super::endpoint_file::EndpointTable;
 pub use super::environment_table::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 pub use super::file::{
-    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, Opener, PolicyFile, UserMode,
-    UserSimulatorFile,
+    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, MockConfig, MockFault, Opener,
+    PolicyFile, UserMode, UserSimulatorFile,
 };
 pub use super::missing_tool::MissingTool;
 
@@ -114,65 +114,6 @@ impl Prices {
             output_per_million: output?,
         })
     }
-}
-
-/// A fault the mock model server can inject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MockFault {
-    RateLimited,
-    ServerError,
-    Unavailable,
-    Timeout,
-    Malformed,
-    Truncated,
-}
-
-impl MockFault {
-    pub const NAMES: &'static [&'static str] =
-        &["429", "500", "503", "timeout", "malformed", "truncated"];
-
-    pub fn parse(s: &str) -> Option<MockFault> {
-        Some(match s {
-            "429" => MockFault::RateLimited,
-            "500" => MockFault::ServerError,
-            "503" => MockFault::Unavailable,
-            "timeout" => MockFault::Timeout,
-            "malformed" => MockFault::Malformed,
-            "truncated" => MockFault::Truncated,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MockConfig {
-    pub latency: Duration,
-    pub latency_jitter: Duration,
-    pub fault_rate: f64,
-    pub faults: Vec<MockFault>,
-    /// Play a server with this tokens-per-minute limit of its own: every
-    /// reply carries `x-ratelimit-remaining-tokens` and
-    /// `x-ratelimit-reset-tokens`, counted over the last 60 s of what it
-    /// reported (it never refuses a request for it). For the limiter's tests.
-    pub announced_tokens_per_minute: Option<u64>,
-    /// How the mock's Batch API behaves.
-    pub batch: MockBatchConfig,
-}
-
-/// The mock's Batch API (`/v1/files`, `/v1/batches`): how long a batch takes,
-/// which of its requests fail, which batches expire or are cancelled.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MockBatchConfig {
-    /// A batch is `in_progress` for this long after it is created.
-    pub completion_delay: Duration,
-    /// Share of requests (drawn from each custom_id) that fail: half as an
-    /// error-file line, half as a 500 in the output file.
-    pub fail_share: f64,
-    /// Batches (1 = the first created) that expire having answered only
-    /// the first half of their requests.
-    pub expire: Vec<u64>,
-    /// Batches that are cancelled before they answer anything.
-    pub cancel: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -12,10 +12,10 @@ use toml::de::DeTable;
 use super::endpoint::{read_endpoints, Endpoints};
 use super::environment::{check_dataset_format, read_environment};
 use super::file::{
-    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockFile,
+    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockConfig,
     PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
 };
-use super::job::{DatasetConfig, EnvironmentConfig, Job, MockBatchConfig, MockConfig, MockFault};
+use super::job::{DatasetConfig, EnvironmentConfig, Job, MockFault};
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
 use super::ranges;
@@ -86,7 +86,7 @@ struct Written {
     /// `Some(None)`: not given; `None`: given with problems.
     persona_table: Option<Option<PersonaTableFile>>,
     breaker: Option<CircuitBreakerFile>,
-    mock: Option<MockFile>,
+    mock: Option<MockConfig>,
     judges: Vec<toml::Table>,
 }
 
@@ -243,6 +243,9 @@ impl Written {
                 problems.push(problem);
             }
         }
+        if let Some(mock) = &self.mock {
+            check_mock(path, mock, problems);
+        }
         policy_kind
     }
 }
@@ -333,10 +336,6 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     let mut problems = Vec::new();
     let mut written = read_tables(&source, root, base, trust, &mut problems);
     let policy_kind = written.check(path, &mut problems);
-    let faults = written
-        .mock
-        .as_ref()
-        .map(|mock| check_mock(path, mock, &mut problems));
     let resolver = Resolver {
         file: path,
         base,
@@ -359,9 +358,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     else {
         return Err(problems);
     };
-    let (Some(faults), Some(paths), Some(policy_kind), true) =
-        (faults, paths, policy_kind, problems.is_empty())
-    else {
+    let (Some(paths), Some(policy_kind), true) = (paths, policy_kind, problems.is_empty()) else {
         return Err(problems);
     };
 
@@ -408,14 +405,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         base: base.to_path_buf(),
         circuit_breaker: breaker,
         lease: Duration::from_secs_f64(head.lease_secs),
-        mock: MockConfig {
-            latency: Duration::from_millis(mock.latency_ms),
-            latency_jitter: Duration::from_millis(mock.latency_jitter_ms),
-            fault_rate: mock.fault_rate,
-            faults,
-            announced_tokens_per_minute: None,
-            batch: mock_batch(&mock),
-        },
+        mock,
         name: head.name,
         source: path.to_path_buf(),
         snapshot,
@@ -564,44 +554,8 @@ fn check_head(path: &Path, head: &JobHead, problems: &mut Vec<Problem>) {
     problems.extend(ranges::LEASE_SECS.problem(path, "lease_secs", head.lease_secs));
 }
 
-/// The mock's knobs; the faults it names.
-/// The mock's knobs as the mock server takes them, each problem pushed.
-pub(super) fn mock_config(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> MockConfig {
-    let faults = check_mock(path, mock, problems);
-    MockConfig {
-        latency: Duration::from_millis(mock.latency_ms),
-        latency_jitter: Duration::from_millis(mock.latency_jitter_ms),
-        fault_rate: mock.fault_rate,
-        faults,
-        announced_tokens_per_minute: None,
-        batch: mock_batch(mock),
-    }
-}
-
-fn mock_batch(mock: &MockFile) -> MockBatchConfig {
-    MockBatchConfig {
-        completion_delay: Duration::from_millis(mock.batch_completion_delay_ms),
-        fail_share: mock.batch_fail_share,
-        expire: mock.batch_expire.clone(),
-        cancel: mock.batch_cancel.clone(),
-    }
-}
-
-fn check_mock(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> Vec<MockFault> {
-    let mut faults = Vec::new();
-    for (i, name) in mock.faults.iter().enumerate() {
-        match MockFault::parse(name) {
-            Some(f) => faults.push(f),
-            None => problems.push(Problem::at_field(
-                path,
-                &format!("mock.faults[{i}]"),
-                format!(
-                    "'{name}' is not a mock fault; use one of {}",
-                    MockFault::NAMES.join(", ")
-                ),
-            )),
-        }
-    }
+/// The mock's knobs.
+pub(super) fn check_mock(path: &Path, mock: &MockConfig, problems: &mut Vec<Problem>) {
     problems.extend(ranges::MOCK_LATENCY_MS.problem(path, "mock.latency_ms", mock.latency_ms));
     problems.extend(ranges::MOCK_LATENCY_MS.problem(
         path,
@@ -639,7 +593,6 @@ fn check_mock(path: &Path, mock: &MockFile, problems: &mut Vec<Problem>) -> Vec<
             ),
         ));
     }
-    faults
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@ pub use crate::diagnostics::Problem;
 pub use crate::egress::EgressAllowlist;
 pub use job::{
     Api, AzureDeployment, BatchSettings, CircuitBreakerConfig, DatasetFormat, EndpointConfig,
-    EnvironmentConfig, Job, MissingTool, MockBatchConfig, MockConfig, MockFault, NemoGymConfig,
-    Opener, Prices, SimulatedConfig, Target, UserMode,
+    EnvironmentConfig, Job, MissingTool, MockConfig, MockFault, NemoGymConfig, Opener, Prices,
+    SimulatedConfig, Target, UserMode,
 };
 pub use load::load;
 pub use mcp::{McpConfig, McpTransport};

@@ -35,7 +35,7 @@ pub fn draw(config: &MockConfig, index: u64) -> Draw {
     let mut rng = SmallRng::seed_from_u64(FAULT_SEED.wrapping_add(index));
     let roll: f64 = rng.random();
     let pick = rng.random_range(0..config.faults.len().max(1));
-    let jitter_micros = u64::try_from(config.latency_jitter.as_micros()).unwrap_or(u64::MAX);
+    let jitter_micros = u64::try_from(config.latency_jitter().as_micros()).unwrap_or(u64::MAX);
     let jitter = Duration::from_micros(rng.random_range(0..=jitter_micros));
     let fault = if roll < config.fault_rate {
         config.faults.get(pick).copied()
@@ -43,20 +43,8 @@ pub fn draw(config: &MockConfig, index: u64) -> Draw {
         None
     };
     Draw {
-        delay: config.latency.saturating_add(jitter),
+        delay: config.latency().saturating_add(jitter),
         fault,
-    }
-}
-
-/// The fault's name as written in configs and on the command line.
-pub fn fault_name(fault: MockFault) -> &'static str {
-    match fault {
-        MockFault::RateLimited => "429",
-        MockFault::ServerError => "500",
-        MockFault::Unavailable => "503",
-        MockFault::Timeout => "timeout",
-        MockFault::Malformed => "malformed",
-        MockFault::Truncated => "truncated",
     }
 }
 
@@ -170,12 +158,11 @@ mod tests {
 
     fn config(fault_rate: f64, faults: Vec<MockFault>) -> MockConfig {
         MockConfig {
-            latency: Duration::from_millis(100),
-            latency_jitter: Duration::from_millis(50),
+            latency_ms: 100,
+            latency_jitter_ms: 50,
             fault_rate,
             faults,
-            announced_tokens_per_minute: None,
-            batch: Default::default(),
+            ..MockConfig::default()
         }
     }
 
@@ -207,8 +194,8 @@ mod tests {
     fn the_latency_never_changes_which_requests_fail() {
         let slow = config(0.3, vec![MockFault::ServerError, MockFault::Malformed]);
         let fast = MockConfig {
-            latency: Duration::ZERO,
-            latency_jitter: Duration::ZERO,
+            latency_ms: 0,
+            latency_jitter_ms: 0,
             ..slow.clone()
         };
         for i in 0..200 {
@@ -238,7 +225,7 @@ mod tests {
     fn every_fault_has_its_config_name() {
         for name in MockFault::NAMES {
             let fault = MockFault::parse(name).unwrap();
-            assert_eq!(fault_name(fault), *name);
+            assert_eq!(fault.name(), *name);
         }
     }
 }

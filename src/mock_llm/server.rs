@@ -451,7 +451,7 @@ pub(super) async fn script_turn(
     }
     if let Some(fault) = draw.fault {
         if let Ok(mut stats) = state.stats.lock() {
-            stats.record_fault(faults::fault_name(fault));
+            stats.record_fault(fault.name());
         }
         match fault {
             MockFault::RateLimited => return Err(faults::rate_limited()),

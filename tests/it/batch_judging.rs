@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{databases, job_id_from, job_toml, sparring, text, unique_name, JobSpec};
-use sparring::config::{MockBatchConfig, MockConfig};
+use sparring::config::MockConfig;
 use sparring::store::{self, JobKind, Store};
 
 /// A generation job of `scenarios` × `personas` × `samples` short
@@ -81,12 +81,8 @@ fn spawn_judge(dir: &Path, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-async fn mock(batch: MockBatchConfig) -> sparring::mock_llm::MockServer {
-    common::mock(MockConfig {
-        batch,
-        ..MockConfig::default()
-    })
-    .await
+async fn mock(batch: MockConfig) -> sparring::mock_llm::MockServer {
+    common::mock(batch).await
 }
 
 fn sqlite(dir: &Path, name: &str) -> String {
@@ -100,9 +96,9 @@ async fn a_thousand_judgments_survive_a_sigkill_mid_batch_and_no_request_is_sent
         let database = database.unwrap_or_else(|| sqlite(dir.path(), "kill.db"));
         let job = generate(dir.path(), &database, 25, 10, 4);
         let job_arg = job.to_string();
-        let server = mock(MockBatchConfig {
-            completion_delay: Duration::from_secs(3),
-            ..MockBatchConfig::default()
+        let server = mock(MockConfig {
+            batch_completion_delay_ms: 3_000,
+            ..MockConfig::default()
         })
         .await;
         let judges = judges(dir.path(), &server.base_url(), "batch_max_requests = 250");
@@ -230,11 +226,11 @@ async fn an_expired_batch_and_failed_requests_go_into_the_next_batch() {
     for database in databases(dir.path(), "batch judging expiry") {
         let database = database.unwrap_or_else(|| sqlite(dir.path(), "expiry.db"));
         let job = generate(dir.path(), &database, 4, 10, 1);
-        let server = mock(MockBatchConfig {
-            fail_share: 0.25,
-            expire: vec![1],
-            cancel: vec![3],
-            ..MockBatchConfig::default()
+        let server = mock(MockConfig {
+            batch_fail_share: 0.25,
+            batch_expire: vec![1],
+            batch_cancel: vec![3],
+            ..MockConfig::default()
         })
         .await;
         let judges = judges(
@@ -272,9 +268,9 @@ async fn a_request_that_keeps_failing_fails_its_item_not_a_score() {
     for database in databases(dir.path(), "batch judging failures") {
         let database = database.unwrap_or_else(|| sqlite(dir.path(), "fail.db"));
         let job = generate(dir.path(), &database, 4, 1, 1);
-        let server = mock(MockBatchConfig {
-            fail_share: 1.0,
-            ..MockBatchConfig::default()
+        let server = mock(MockConfig {
+            batch_fail_share: 1.0,
+            ..MockConfig::default()
         })
         .await;
         let judges = judges(dir.path(), &server.base_url(), "batch_max_attempts = 2");
@@ -329,9 +325,9 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
     let dir = tempfile::tempdir().unwrap();
     let database = sqlite(dir.path(), "lost-id.db");
     let job = generate(dir.path(), &database, 4, 1, 1);
-    let server = mock(MockBatchConfig {
-        completion_delay: Duration::from_secs(2),
-        ..MockBatchConfig::default()
+    let server = mock(MockConfig {
+        batch_completion_delay_ms: 2_000,
+        ..MockConfig::default()
     })
     .await;
     let judges = judges(dir.path(), &server.base_url(), "");
@@ -371,7 +367,7 @@ async fn a_batch_created_but_not_recorded_is_found_by_its_file_not_created_again
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_batch_client_uploads_a_file_of_megabytes_and_reads_back_every_answer() {
     use sparring::llm::batch::{parse_line, request_line, BatchClient, LineOutcome};
-    let server = mock(MockBatchConfig::default()).await;
+    let server = mock(MockConfig::default()).await;
     let config = common::endpoint_config("judge", &server.base_url(), "mock-judge");
     let client = BatchClient::new(&config, &server.base_url()).unwrap();
     // 600 requests of 5 kB each: 3 MB, past the 2 MB a web framework takes by default.

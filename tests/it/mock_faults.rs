@@ -21,7 +21,7 @@ fn always(fault: MockFault) -> MockConfig {
 
 fn latency(ms: u64) -> MockConfig {
     MockConfig {
-        latency: Duration::from_millis(ms),
+        latency_ms: ms,
         ..MockConfig::default()
     }
 }
@@ -78,8 +78,8 @@ fn endpoint(server: &MockServer, timeout: Duration) -> Endpoint {
 #[tokio::test]
 async fn every_completion_waits_the_latency_plus_at_most_the_jitter() {
     let server = common::mock(MockConfig {
-        latency: Duration::from_millis(300),
-        latency_jitter: Duration::from_millis(100),
+        latency_ms: 300,
+        latency_jitter_ms: 100,
         ..MockConfig::default()
     })
     .await;

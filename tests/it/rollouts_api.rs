@@ -64,7 +64,7 @@ async fn policy_server(latency_ms: u64) -> MockServer {
     )
     .unwrap();
     let config = MockConfig {
-        latency: Duration::from_millis(latency_ms),
+        latency_ms,
         ..MockConfig::default()
     };
     MockServer::start(([127, 0, 0, 1], 0).into(), scenarios, config)

@@ -10,8 +10,7 @@ use super::file::{SynthHead, SynthRoles, TABLES};
 use crate::config::dedup::DedupConfig;
 use crate::config::endpoint::{read_endpoints, Endpoints};
 use crate::config::environment::{read_environment, EnvironmentConfig};
-use crate::config::file::MockFile;
-use crate::config::load::mock_config;
+use crate::config::load::check_mock;
 use crate::config::service::Trust;
 use crate::config::tables::Tables;
 use crate::config::MockConfig;
@@ -105,8 +104,8 @@ pub(super) fn mock<'t>(
 ) -> MockConfig {
     match node {
         Some(node) => source
-            .typed::<MockFile>("mock", node, problems)
-            .map(|m| mock_config(&source.file, &m, problems))
+            .typed::<MockConfig>("mock", node, problems)
+            .inspect(|m| check_mock(&source.file, m, problems))
             .unwrap_or_default(),
         None => MockConfig::default(),
     }

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use super::faults::openai_error as error;
 use super::server::MockState;
-use crate::config::MockBatchConfig;
+use crate::config::MockConfig;
 
 /// Requests one batch may hold, as the real API.
 const MAX_REQUESTS: usize = 50_000;
@@ -339,6 +339,6 @@ async fn list(State(state): State<Arc<MockState>>, Query(q): Query<ListQuery>) -
 }
 
 /// The config the batches follow.
-fn config(state: &MockState) -> &MockBatchConfig {
-    &state.config.batch
+fn config(state: &MockState) -> &MockConfig {
+    &state.config
 }

@@ -107,16 +107,16 @@ pub(super) async fn advance(state: &Arc<MockState>, id: &str) -> Option<serde_js
             batch.status = "cancelled".into();
             batch.requests.clear();
         }
-        if batch.status != "in_progress" || batch.created.elapsed() < cfg.completion_delay {
+        if batch.status != "in_progress" || batch.created.elapsed() < cfg.batch_completion_delay() {
             return Some(batch.object());
         }
-        if cfg.cancel.contains(&batch.number) {
+        if cfg.batch_cancel.contains(&batch.number) {
             batch.status = "cancelled".into();
             batch.requests.clear();
             return Some(batch.object());
         }
         let mut requests = std::mem::take(&mut batch.requests);
-        let status = if cfg.expire.contains(&batch.number) {
+        let status = if cfg.batch_expire.contains(&batch.number) {
             requests.truncate(requests.len() / 2);
             "expired"
         } else {
@@ -125,7 +125,7 @@ pub(super) async fn advance(state: &Arc<MockState>, id: &str) -> Option<serde_js
         batch.status = "finalizing".into();
         (requests, status)
     };
-    let answered = answer_all(state, requests, cfg.fail_share).await;
+    let answered = answer_all(state, requests, cfg.batch_fail_share).await;
     let mut inner = lock(state);
     let mut file = |lines: &[String]| {
         if lines.is_empty() {
