@@ -3,7 +3,7 @@
 //! the data root for a config submitted to the service), and report every
 //! problem found at once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -250,67 +250,51 @@ impl Written {
     }
 }
 
-/// The files a job config names, resolved.
-struct Paths {
-    /// The scenarios file, or the NeMo Gym rows.
-    scenarios: PathBuf,
-    replay: Option<PathBuf>,
-    personas: Option<PathBuf>,
-}
-
-/// Resolve every path of `written` (the judges' templates in place); `None`
-/// when any could not be (a problem says why).
+/// Resolve every path of `written` in place (the judges' templates too);
+/// `false` when one could not be (a problem says why).
 fn resolve_paths(
     resolver: &Resolver<'_>,
     written: &mut Written,
     problems: &mut Vec<Problem>,
-) -> Option<Paths> {
-    let dataset = written.dataset.as_ref();
-    let scenarios = dataset.and_then(|d| match (&d.scenarios, &d.rows) {
-        (Some(p), _) => resolver.existing("dataset.scenarios", p, Want::File, problems),
-        (None, Some(p)) => resolver.existing("dataset.rows", p, Want::File, problems),
-        // Reported by `check_dataset_format`.
-        (None, None) => None,
-    });
-    // `None`: given but not usable; `Some(None)`: not given.
-    let mut optional = |field: &str, given: Option<&Path>, want: Want| match given {
-        None => Some(None),
-        Some(p) => resolver.existing(field, p, want, problems).map(Some),
+) -> bool {
+    let (scenarios, rows, personas, replay) = match written.dataset.as_mut() {
+        Some(DatasetFile {
+            scenarios,
+            rows,
+            personas,
+            replay,
+            ..
+        }) => {
+            // Rows are read only without scenarios (`check_dataset_format`
+            // reports both).
+            let rows = rows.as_mut().filter(|_| scenarios.is_none());
+            (scenarios.as_mut(), rows, personas.as_mut(), replay.as_mut())
+        }
+        None => (None, None, None, None),
     };
-    let personas = optional(
-        "dataset.personas",
-        dataset.and_then(|d| d.personas.as_deref()),
-        Want::FileOrFolder,
-    );
-    let replay = optional(
-        "dataset.replay",
-        dataset.and_then(|d| d.replay.as_deref()),
-        Want::File,
-    );
-    // Resolved in place: the tools file and the templates.
-    let mut in_place_ok = true;
     let tools = match written.environment.as_mut() {
         Some(EnvironmentConfig::Simulated(simulated)) => Some(&mut simulated.tools),
         _ => None,
     };
-    for (field, path) in [
-        (
-            "user_simulator.template",
-            written
-                .user_simulator
-                .as_mut()
-                .and_then(|u| u.template.as_mut()),
-        ),
-        (
-            "policy.template",
-            written.policy.as_mut().and_then(|p| p.template.as_mut()),
-        ),
-        ("environment.tools", tools),
+    let user_template = written
+        .user_simulator
+        .as_mut()
+        .and_then(|u| u.template.as_mut());
+    let policy_template = written.policy.as_mut().and_then(|p| p.template.as_mut());
+    let mut ok = true;
+    for (field, path, want) in [
+        ("dataset.scenarios", scenarios, Want::File),
+        ("dataset.rows", rows, Want::File),
+        ("dataset.personas", personas, Want::FileOrFolder),
+        ("dataset.replay", replay, Want::File),
+        ("user_simulator.template", user_template, Want::File),
+        ("policy.template", policy_template, Want::File),
+        ("environment.tools", tools, Want::File),
     ] {
         let Some(path) = path else { continue };
-        match resolver.existing(field, path, Want::File, problems) {
+        match resolver.existing(field, path, want, problems) {
             Some(resolved) => *path = resolved,
-            None => in_place_ok = false,
+            None => ok = false,
         }
     }
     for (i, table) in written.judges.iter_mut().enumerate() {
@@ -322,12 +306,7 @@ fn resolve_paths(
             }
         }
     }
-    in_place_ok.then_some(())?;
-    Some(Paths {
-        scenarios: scenarios?,
-        replay: replay?,
-        personas: personas?,
-    })
+    ok
 }
 
 fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job, Vec<Problem>> {
@@ -341,7 +320,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         base,
         trust,
     };
-    let paths = resolve_paths(&resolver, &mut written, &mut problems);
+    let paths_ok = resolve_paths(&resolver, &mut written, &mut problems);
     let Written {
         head: Some(head),
         endpoints,
@@ -358,14 +337,15 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     else {
         return Err(problems);
     };
-    let (Some(paths), Some(policy_kind), true) = (paths, policy_kind, problems.is_empty()) else {
+    let data = dataset.scenarios.clone().or_else(|| dataset.rows.clone());
+    let (Some(data), Some(policy_kind), true, true) =
+        (data, policy_kind, paths_ok, problems.is_empty())
+    else {
         return Err(problems);
     };
 
     if let EnvironmentConfig::NemoGym(c) = &mut environment {
-        c.default_name = super::environment_name::name_of_rows(
-            dataset.rows.as_ref().map(|_| paths.scenarios.as_path()),
-        );
+        c.default_name = super::environment_name::name_of_rows(dataset.rows.as_deref());
     }
     // What is stored with the job: the config as parsed, every path absolute.
     let snapshot = JobSnapshot {
@@ -379,13 +359,7 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         user_simulator: user_simulator.clone(),
         policy: policy.clone(),
         environment: environment.clone(),
-        dataset: DatasetFile {
-            scenarios: dataset.scenarios.as_ref().map(|_| paths.scenarios.clone()),
-            rows: dataset.rows.as_ref().map(|_| paths.scenarios.clone()),
-            replay: paths.replay.clone(),
-            personas: paths.personas.clone(),
-            ..dataset.clone()
-        },
+        dataset: dataset.clone(),
         circuit_breaker: breaker,
         lease_secs: head.lease_secs,
         mock: mock.clone(),
@@ -425,10 +399,10 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
         environment,
         dataset: DatasetConfig {
             format: dataset.format.unwrap_or(DatasetFormat::Scenarios),
-            scenarios: paths.scenarios,
-            replay: paths.replay,
-            user_goal_field: dataset.user_goal_field.clone(),
-            personas: paths.personas,
+            scenarios: data,
+            replay: dataset.replay,
+            user_goal_field: dataset.user_goal_field,
+            personas: dataset.personas,
             samples_per_scenario: dataset.samples_per_scenario,
             personas_per_scenario: super::persona_table::personas_per_scenario(
                 dataset.personas_per_scenario,
@@ -597,6 +571,8 @@ pub(super) fn check_mock(path: &Path, mock: &MockConfig, problems: &mut Vec<Prob
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn load_text(text: &str) -> Result<Job, Vec<Problem>> {
