@@ -55,7 +55,7 @@ pub struct ExportArgs {
     /// sides. Writes FILE's name with .train and .validation before its
     /// extension: --out data.jsonl makes data.train.jsonl and
     /// data.validation.jsonl (and data.train.metadata.jsonl, ... for openai).
-    #[arg(long, value_name = "FRACTION", value_parser = crate::config::ranges::parse_split)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::cli::number_flags::parse_split)]
     split: Option<f64>,
     /// The seed of --split: the same seed and scenarios give the same split.
     #[arg(long, default_value_t = 0, requires = "split")]
@@ -70,7 +70,7 @@ pub struct ExportArgs {
     #[arg(long, default_value = "turn", value_parser = parse_dpo_shape)]
     dpo_shape: String,
     /// Keep only conversations with at least this reward.
-    #[arg(long, value_parser = crate::config::ranges::parse_finite)]
+    #[arg(long, value_parser = crate::cli::number_flags::parse_finite)]
     min_reward: Option<f64>,
     /// Keep only probe conversations (scenarios with a `probe` block) whose
     /// agent held the line (held: examples of refusing well) or broke it

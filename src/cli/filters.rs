@@ -17,10 +17,10 @@ use super::export_said::print_notices;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct FilterArgs {
     /// Keep only conversations with at least this reward (unscored ones are dropped).
-    #[arg(long, value_parser = crate::config::ranges::parse_finite)]
+    #[arg(long, value_parser = crate::cli::number_flags::parse_finite)]
     pub min_reward: Option<f64>,
     /// Keep only conversations with at most this reward (unscored ones are dropped).
-    #[arg(long, value_parser = crate::config::ranges::parse_finite)]
+    #[arg(long, value_parser = crate::cli::number_flags::parse_finite)]
     pub max_reward: Option<f64>,
     /// Keep only conversations that ended this way (user_stop, max_turns, ...).
     #[arg(long, value_parser = parse_termination)]

@@ -27,6 +27,7 @@ mod leaderboard_render;
 pub mod logging;
 mod mine;
 mod mock_llm;
+mod number_flags;
 mod openenv;
 mod personas;
 mod progress;
@@ -90,13 +91,13 @@ enum Command {
     /// Benchmark a job against the mock model server: throughput vs ideal, overhead, memory.
     Bench {
         /// Mock model latency per call (0 to 600,000 ms).
-        #[arg(long, default_value_t = 200, value_parser = crate::config::ranges::parse_mock_latency_ms)]
+        #[arg(long, default_value_t = 200, value_parser = crate::cli::number_flags::parse_mock_latency_ms)]
         latency_ms: u64,
         /// Conversations in flight (1 to 10,000).
-        #[arg(long, default_value_t = 100, value_parser = crate::config::ranges::parse_concurrency)]
+        #[arg(long, default_value_t = 100, value_parser = crate::cli::number_flags::parse_concurrency)]
         concurrency: usize,
         /// Conversations to run (1 to 1,000,000).
-        #[arg(long, default_value_t = 1000, value_parser = crate::config::ranges::parse_bench_conversations)]
+        #[arg(long, default_value_t = 1000, value_parser = crate::cli::number_flags::parse_bench_conversations)]
         conversations: u32,
         /// Store in this database instead of a fresh SQLite file.
         #[arg(long)]
@@ -106,10 +107,10 @@ enum Command {
         http2: bool,
         /// tokens_per_minute of the policy's endpoint; the bench then prints how
         /// much of it the run used, as the mock counted the tokens it reported.
-        #[arg(long, value_parser = crate::config::ranges::parse_tokens_per_minute)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_tokens_per_minute)]
         tpm: Option<u32>,
         /// requests_per_minute of the policy's endpoint, reported the same way.
-        #[arg(long, value_parser = crate::config::ranges::parse_requests_per_minute)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_requests_per_minute)]
         rpm: Option<u32>,
         /// Instead of a run: what token capture costs a conversation in flight
         /// (--conversations transcripts held at once, as the engine records
@@ -133,7 +134,7 @@ enum Command {
         #[arg(long)]
         addr: String,
         /// Clients (sessions) at once, 1 to 10,000.
-        #[arg(long, default_value_t = 256, value_parser = crate::config::ranges::parse_concurrency)]
+        #[arg(long, default_value_t = 256, value_parser = crate::cli::number_flags::parse_concurrency)]
         concurrency: usize,
         /// The wait before each step (the trainer's generation), 1 to 60,000 ms.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
@@ -178,12 +179,12 @@ enum Command {
         #[arg(long, default_value = "scenario", requires = "pairwise", value_parser = crate::jobs::judging::MatchBy::from_user)]
         match_by: crate::jobs::judging::MatchBy,
         /// Judge only conversations with at least this reward (A's, pairwise).
-        #[arg(long, value_parser = crate::config::ranges::parse_finite)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_finite)]
         min_reward: Option<f64>,
         #[arg(long, env = "SPARRING_DATABASE", default_value = DEFAULT_DATABASE)]
         database: String,
         /// Judgments in flight at once (default: the judged job's concurrency; 1 to 10,000).
-        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_concurrency)]
         concurrency: Option<usize>,
         /// Make the calls of failed and unparseable judgments again.
         #[arg(long)]
@@ -209,7 +210,7 @@ enum Command {
         #[arg(long)]
         job: Option<i64>,
         /// Conversations in flight in this worker (default: the job's config; 1 to 10,000).
-        #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_concurrency)]
         concurrency: Option<usize>,
         #[arg(long)]
         quiet: bool,
@@ -410,7 +411,7 @@ struct JobArgs {
 #[derive(clap::Args, Debug, Clone)]
 struct WorkArgs {
     /// Conversations in flight at once (overrides the config; 1 to 10,000).
-    #[arg(long, value_parser = crate::config::ranges::parse_concurrency)]
+    #[arg(long, value_parser = crate::cli::number_flags::parse_concurrency)]
     concurrency: Option<usize>,
     /// Retry the job's failed items.
     #[arg(long)]

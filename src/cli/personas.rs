@@ -24,7 +24,7 @@ pub enum PersonasCommand {
         /// A job config with [persona_table].
         config: PathBuf,
         /// Rows to draw instead of the config's sample (1 to 1,000,000).
-        #[arg(long, value_parser = crate::config::ranges::parse_persona_sample)]
+        #[arg(long, value_parser = crate::cli::number_flags::parse_persona_sample)]
         sample: Option<u32>,
         /// Where the panel is written.
         #[arg(long)]
