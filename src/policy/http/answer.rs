@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
+use super::pointer::resolve;
 use crate::config::policy::http::TraceAt;
-use crate::config::policy::resolve;
 use crate::llm::Usage;
 use crate::policy::reply::text_of;
 use crate::policy::trace::unread;

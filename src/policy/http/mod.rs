@@ -16,6 +16,7 @@
 //! on the conversation, which `sparring stats` shows.
 
 pub mod answer;
+pub mod pointer;
 pub mod request;
 pub mod session;
 pub mod templates;

@@ -11,8 +11,8 @@
 
 use serde_json::Value;
 
+use super::pointer::resolve;
 use crate::config::policy::http::SessionCreate;
-use crate::config::policy::resolve;
 use crate::llm::raw::RawRequest;
 use crate::llm::{ChatModel, LlmError};
 use crate::policy::reply::text_of;
