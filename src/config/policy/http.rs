@@ -88,49 +88,35 @@ pub struct TraceAt {
     pub format: TraceFormat,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionCreate {
-    pub path: String,
-    pub body: String,
-    pub status: Option<u16>,
-    pub id: Option<String>,
-}
+impl HttpKeys {
+    /// The path template (empty: the base_url itself).
+    pub fn path(&self) -> &str {
+        self.path.as_deref().unwrap_or_default()
+    }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct HttpConfig {
-    pub path: String,
-    pub body: String,
-    pub reply: String,
-    pub trace: Option<TraceAt>,
-    pub usage: Option<String>,
-    pub session_header: Option<String>,
-    pub session_cookie: Option<String>,
-    pub session_create: Option<SessionCreate>,
-}
+    /// The body template (given, once checked).
+    pub fn body(&self) -> &str {
+        self.body.as_deref().unwrap_or_default()
+    }
 
-impl HttpConfig {
-    /// A config of a path, a body and a reply pointer, nothing else.
-    pub fn new(path: &str, body: &str, reply: &str) -> HttpConfig {
-        HttpConfig {
-            path: path.into(),
-            body: body.into(),
-            reply: reply.into(),
-            trace: None,
-            usage: None,
-            session_header: None,
-            session_cookie: None,
-            session_create: None,
+    /// The reply's pointer (given, once checked).
+    pub fn reply(&self) -> &str {
+        self.reply.as_deref().unwrap_or_default()
+    }
+
+    /// Where the trace is and how it is read; `None` without either key.
+    pub fn trace_at(&self) -> Option<TraceAt> {
+        match (&self.trace, self.trace_format) {
+            (None, None) => None,
+            (pointer, format) => Some(TraceAt {
+                pointer: pointer.clone().unwrap_or_default(),
+                format: format.unwrap_or_default(),
+            }),
         }
     }
-}
 
-impl HttpKeys {
-    pub fn check(
-        &self,
-        file: &Path,
-        field: &str,
-        problems: &mut Vec<Problem>,
-    ) -> Option<HttpConfig> {
+    /// The keys, when they are a kind = "http" policy's; every problem at its field.
+    pub fn check(&self, file: &Path, field: &str, problems: &mut Vec<Problem>) -> Option<HttpKeys> {
         let before = problems.len();
         let required =
             |key: &str, value: &Option<String>, example: &str, problems: &mut Vec<Problem>| {
@@ -172,10 +158,9 @@ impl HttpKeys {
         if let Some(path) = &self.path {
             check_template_path(file, &child(field, "path"), path, problems);
         }
-        let session_create = self
-            .session_create
-            .as_ref()
-            .and_then(|keys| keys.check(file, &child(field, "session_create"), problems));
+        if let Some(keys) = &self.session_create {
+            keys.check(file, &child(field, "session_create"), problems);
+        }
         for (key, name) in [
             ("session_header", &self.session_header),
             ("session_cookie", &self.session_cookie),
@@ -197,37 +182,22 @@ impl HttpKeys {
                 }
             }
         }
-        if problems.len() != before {
-            return None;
-        }
-        let trace = match (&self.trace, self.trace_format) {
-            (None, None) => None,
-            (pointer, format) => Some(TraceAt {
-                pointer: pointer.clone().unwrap_or_default(),
-                format: format.unwrap_or_default(),
-            }),
-        };
-        Some(HttpConfig {
-            path: self.path.clone().unwrap_or_default(),
-            body: self.body.clone()?,
-            reply: self.reply.clone()?,
-            trace,
-            usage: self.usage.clone(),
-            session_header: self.session_header.clone(),
-            session_cookie: self.session_cookie.clone(),
-            session_create,
-        })
+        (problems.len() == before).then(|| self.clone())
     }
 }
 
 impl SessionCreateKeys {
-    fn check(
-        &self,
-        file: &Path,
-        field: &str,
-        problems: &mut Vec<Problem>,
-    ) -> Option<SessionCreate> {
-        let before = problems.len();
+    /// The path template (given, once checked).
+    pub fn path(&self) -> &str {
+        self.path.as_deref().unwrap_or_default()
+    }
+
+    /// The body template (default `{}`).
+    pub fn body(&self) -> &str {
+        self.body.as_deref().unwrap_or("{}")
+    }
+
+    fn check(&self, file: &Path, field: &str, problems: &mut Vec<Problem>) {
         match &self.path {
             None => problems.push(Problem::at_field(
                 file,
@@ -252,12 +222,6 @@ impl SessionCreateKeys {
         if let Some(id) = &self.id {
             check_pointer(file, &child(field, "id"), id, problems);
         }
-        (problems.len() == before).then(|| SessionCreate {
-            path: self.path.clone().unwrap_or_default(),
-            body: self.body.clone().unwrap_or_else(|| "{}".into()),
-            status: self.status,
-            id: self.id.clone(),
-        })
     }
 }
 
@@ -279,7 +243,7 @@ fn check_template_path(file: &Path, field: &str, path: &str, problems: &mut Vec<
 mod tests {
     use super::*;
 
-    fn check(toml: &str) -> (Option<HttpConfig>, Vec<String>) {
+    fn check(toml: &str) -> (Option<HttpKeys>, Vec<String>) {
         let keys: HttpKeys = toml::from_str(toml).unwrap();
         let mut problems = Vec::new();
         let config = keys.check(Path::new("job.toml"), "policy.http", &mut problems);
@@ -305,16 +269,19 @@ mod tests {
         let (config, p) = check(&format!("{BASE}trace_format = \"adk_events\""));
         assert!(p.is_empty(), "{p:?}");
         assert_eq!(
-            config.unwrap().trace,
+            config.unwrap().trace_at(),
             Some(TraceAt {
                 pointer: String::new(),
                 format: TraceFormat::AdkEvents
             })
         );
         let (config, _) = check(&format!("{BASE}trace = \"/messages\""));
-        assert_eq!(config.unwrap().trace.unwrap().format, TraceFormat::Auto);
+        assert_eq!(
+            config.unwrap().trace_at().unwrap().format,
+            TraceFormat::Auto
+        );
         let (config, _) = check(BASE);
-        assert_eq!(config.unwrap().trace, None);
+        assert_eq!(config.unwrap().trace_at(), None);
         let unknown: Result<HttpKeys, _> = toml::from_str(&format!("{BASE}trace_format = \"xml\""));
         let e = unknown.unwrap_err().to_string();
         assert!(e.contains("adk_events") && e.contains("openai_chat"), "{e}");
@@ -342,7 +309,7 @@ mod tests {
         assert!(p.is_empty(), "{p:?}");
         let create = config.unwrap().session_create.unwrap();
         assert_eq!(
-            (create.body.as_str(), create.status, create.id),
+            (create.body(), create.status, create.id.as_deref()),
             ("{}", None, None)
         );
     }

@@ -21,7 +21,7 @@ use crate::diagnostics::problem::Problem;
 
 use crate::url_path::normalize_path;
 pub use a2a::{A2aConfig, A2aKeys};
-pub use http::{HttpConfig, HttpKeys};
+pub use http::HttpKeys;
 pub use responses_agent::{ResponsesAgentConfig, ResponsesAgentKeys};
 pub use trace::TraceFormat;
 
@@ -56,7 +56,7 @@ pub enum PolicyKind {
     Model,
     ResponsesAgent(ResponsesAgentConfig),
     A2a(A2aConfig),
-    Http(HttpConfig),
+    Http(HttpKeys),
 }
 
 impl PolicyKind {

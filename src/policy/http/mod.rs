@@ -29,7 +29,8 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 
-use crate::config::policy::HttpConfig;
+use crate::config::policy::http::TraceAt;
+use crate::config::policy::HttpKeys;
 use crate::config::Problem;
 use crate::llm::message::Message;
 use crate::llm::{ChatModel, LlmError};
@@ -41,7 +42,9 @@ pub use templates::{HttpTemplates, TemplateError};
 pub use variables::Variables;
 
 pub struct HttpAgent {
-    config: HttpConfig,
+    config: HttpKeys,
+    /// Where the answer's trace is (`config.trace_at()`).
+    trace: Option<TraceAt>,
     /// The templates, parsed; a job's setup has checked them
     /// ([`template_problems`]), so the error is only of a caller that did
     /// not, and fails each turn as an invalid request.
@@ -55,7 +58,7 @@ pub struct HttpAgent {
 /// Every problem of `config`'s templates (read from `file`): for a job's
 /// setup, so that `sparring validate` and `run` report them before anything
 /// is stored.
-pub fn template_problems(file: &Path, config: &HttpConfig) -> Vec<Problem> {
+pub fn template_problems(file: &Path, config: &HttpKeys) -> Vec<Problem> {
     HttpTemplates::load(file, config).err().unwrap_or_default()
 }
 
@@ -64,7 +67,7 @@ impl HttpAgent {
     /// describes it; with `replay`, its reported tool calls are also made on
     /// sparring's own session ([`record_agent_tools`]).
     pub fn new(
-        config: HttpConfig,
+        config: HttpKeys,
         file: &Path,
         model: Arc<dyn ChatModel>,
         replay: bool,
@@ -78,6 +81,7 @@ impl HttpAgent {
         });
         HttpAgent {
             name: format!("http:{}", model.model()),
+            trace: config.trace_at(),
             config,
             templates,
             model,
@@ -119,8 +123,8 @@ impl Policy for HttpAgent {
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());
         let pointers = answer::Pointers {
-            reply: &self.config.reply,
-            trace: self.config.trace.as_ref(),
+            reply: self.config.reply(),
+            trace: self.trace.as_ref(),
             usage: self.config.usage.as_deref(),
         };
         let answer = answer::read(&reply.body, content_type, pointers).map_err(super::malformed)?;
@@ -130,12 +134,12 @@ impl Policy for HttpAgent {
             session,
             turn.transcript,
             answer.tool_use_at.as_deref(),
-            || trace_advice(&self.config),
+            || trace_advice(self.trace.as_ref()),
         );
         if answer.text.trim().is_empty() {
             return Err(super::empty_reply(format!(
                 "the agent's answer has empty text at policy.http.reply = {:?}",
-                self.config.reply
+                self.config.reply()
             )));
         }
         turn.transcript.push_generated(
@@ -150,8 +154,8 @@ impl Policy for HttpAgent {
 }
 
 /// What to change when the answers hold tool use the trace did not read.
-fn trace_advice(config: &HttpConfig) -> String {
-    match &config.trace {
+fn trace_advice(trace: Option<&TraceAt>) -> String {
+    match trace {
         None => "no policy.http.trace is set; point it at the agent's tool calls (and name \
                  their shape with trace_format)"
             .to_string(),

@@ -6,14 +6,14 @@
 use http::header::COOKIE;
 use http::{HeaderName, HeaderValue};
 
-use crate::config::policy::HttpConfig;
+use crate::config::policy::HttpKeys;
 use crate::llm::raw::RawRequest;
 use crate::llm::LlmError;
 use crate::sim::PolicySession;
 
 /// Give the conversation its session cookie, unless the agent has set a
 /// cookie of that name since (the agent's value is then the session's).
-pub fn add_session_cookie(config: &HttpConfig, session: &mut PolicySession) {
+pub fn add_session_cookie(config: &HttpKeys, session: &mut PolicySession) {
     let Some(name) = &config.session_cookie else {
         return;
     };
@@ -24,7 +24,7 @@ pub fn add_session_cookie(config: &HttpConfig, session: &mut PolicySession) {
 
 /// The request of a turn.
 pub fn build(
-    config: &HttpConfig,
+    config: &HttpKeys,
     path: String,
     body: String,
     session: &PolicySession,
@@ -58,11 +58,13 @@ fn header_value(text: &str) -> Result<HeaderValue, LlmError> {
 mod tests {
     use super::*;
 
-    fn config(header: Option<&str>, cookie: Option<&str>) -> HttpConfig {
-        HttpConfig {
+    fn config(header: Option<&str>, cookie: Option<&str>) -> HttpKeys {
+        HttpKeys {
             session_header: header.map(Into::into),
             session_cookie: cookie.map(Into::into),
-            ..HttpConfig::new("", "{}", "/reply")
+            body: Some("{}".into()),
+            reply: Some("/reply".into()),
+            ..HttpKeys::default()
         }
     }
 

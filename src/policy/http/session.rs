@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use super::pointer::resolve;
-use crate::config::policy::http::SessionCreate;
+use crate::config::policy::http::SessionCreateKeys;
 use crate::llm::raw::RawRequest;
 use crate::llm::{ChatModel, LlmError};
 use crate::policy::reply::text_of;
@@ -26,7 +26,7 @@ use super::variables::Variables;
 /// answer holds it, is kept as the session's `context_id`.
 pub async fn create(
     model: &dyn ChatModel,
-    create: &SessionCreate,
+    create: &SessionCreateKeys,
     templates: &HttpTemplates,
     variables: &Variables,
     session: &mut PolicySession,

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::policy::{check_path, HttpConfig};
+use crate::config::policy::{check_path, HttpKeys};
 use crate::config::Problem;
 use crate::prompt::{PromptError, PromptRegistry};
 
@@ -66,7 +66,7 @@ impl HttpTemplates {
     /// column in the template), call of a function templates may not call,
     /// unknown variable or filter, body that is not JSON and path that is
     /// not a path is a problem at its field.
-    pub fn load(file: &Path, config: &HttpConfig) -> Result<HttpTemplates, Vec<Problem>> {
+    pub fn load(file: &Path, config: &HttpKeys) -> Result<HttpTemplates, Vec<Problem>> {
         let templates = Self::parse(file, config)?;
         let mut problems: Vec<Problem> = Vec::new();
         for sample in Variables::samples() {
@@ -95,16 +95,24 @@ impl HttpTemplates {
     }
 
     /// Parse only: syntax and the sandbox's fence.
-    fn parse(file: &Path, config: &HttpConfig) -> Result<HttpTemplates, Vec<Problem>> {
+    fn parse(file: &Path, config: &HttpKeys) -> Result<HttpTemplates, Vec<Problem>> {
         let mut texts: Vec<(String, PathBuf, String)> =
-            vec![(BODY.into(), file.to_path_buf(), config.body.clone())];
-        let has_path = !config.path.is_empty();
+            vec![(BODY.into(), file.to_path_buf(), config.body().to_string())];
+        let has_path = !config.path().is_empty();
         if has_path {
-            texts.push((PATH.into(), file.to_path_buf(), config.path.clone()));
+            texts.push((PATH.into(), file.to_path_buf(), config.path().to_string()));
         }
         if let Some(create) = &config.session_create {
-            texts.push((CREATE_PATH.into(), file.to_path_buf(), create.path.clone()));
-            texts.push((CREATE_BODY.into(), file.to_path_buf(), create.body.clone()));
+            texts.push((
+                CREATE_PATH.into(),
+                file.to_path_buf(),
+                create.path().to_string(),
+            ));
+            texts.push((
+                CREATE_BODY.into(),
+                file.to_path_buf(),
+                create.body().to_string(),
+            ));
         }
         let prompts = PromptRegistry::from_texts(texts)
             .map_err(|problems| problems.into_iter().map(at_field_of).collect::<Vec<_>>())?;
@@ -210,8 +218,13 @@ mod tests {
     use super::*;
     use crate::sim::PolicySession;
 
-    fn config(path: &str, body: &str) -> HttpConfig {
-        HttpConfig::new(path, body, "/reply")
+    fn config(path: &str, body: &str) -> HttpKeys {
+        HttpKeys {
+            path: Some(path.into()),
+            body: Some(body.into()),
+            reply: Some("/reply".into()),
+            ..HttpKeys::default()
+        }
     }
 
     fn problems(path: &str, body: &str) -> Vec<String> {
