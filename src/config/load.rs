@@ -21,7 +21,7 @@ use super::policy::PolicyKind;
 use super::ranges;
 use super::service::Trust;
 use super::tables::Tables;
-use crate::diagnostics::document::{json_as_toml, read_config_file, Node, Source};
+use crate::diagnostics::document::{json_as_toml, read_config_file, Source};
 use crate::diagnostics::problem::Problem;
 
 /// The tables of a job config, besides the keys of [`JobHead`].
@@ -153,7 +153,10 @@ fn read_tables<'t>(
     };
     let breaker = tables.section(source, "circuit_breaker", problems);
     let mock = tables.section(source, "mock", problems);
-    let judges = read_judge_tables(source, tables.optional("judges"), problems);
+    // As written: the judge module checks them.
+    let judges = tables
+        .section(source, "judges", problems)
+        .unwrap_or_default();
     Written {
         head,
         endpoints,
@@ -483,20 +486,6 @@ fn check_dataset(path: &Path, dataset: &DatasetFile, problems: &mut Vec<Problem>
             problems.push(problem);
         }
     }
-}
-
-/// The `[[judges]]` tables as written (the judge module checks them).
-fn read_judge_tables<'t>(
-    source: &Source<'t>,
-    node: Option<Node<'t>>,
-    problems: &mut Vec<Problem>,
-) -> Vec<toml::Table> {
-    let Some(node) = node else {
-        return Vec::new();
-    };
-    source
-        .deserialize::<Vec<toml::Table>>("judges", &node, problems)
-        .unwrap_or_default()
 }
 
 /// The top-level numbers and names.

@@ -11,6 +11,7 @@ use super::environment::{read_environment, EnvironmentConfig};
 use super::file::{DatasetFile, DatasetFormat};
 use super::job::NemoGymConfig;
 use super::paths::{Resolver, Want};
+use super::tables::Tables;
 use super::trust::Trust;
 use crate::diagnostics::document::{read_config_file, Source};
 use crate::diagnostics::problem::Problem;
@@ -29,47 +30,40 @@ pub fn load_verify(path: &Path) -> Result<VerifyConfig, Vec<Problem>> {
     let source = Source::toml(path, &text);
     let mut root = source.parse()?;
     let mut problems = Vec::new();
-    let environment = match Source::take(&mut root, "environment") {
-        None => {
-            problems.push(Problem::at_field(
-                path,
-                "environment",
-                "is missing; re-verifying rollouts needs the resources server: [environment] \
-                 kind = \"nemo_gym\" with base_url",
-            ));
-            None
-        }
-        Some((_, node)) => {
-            match read_environment(&source, node, &base, Trust::Local, &mut problems) {
-                Some(EnvironmentConfig::NemoGym(config)) => Some(config),
-                Some(_) => {
-                    problems.push(Problem::at_field(
-                        path,
-                        "environment.kind",
-                        "re-verifying rollouts needs a NeMo Gym resources server: kind = \
+    // The other tables of a whole job config are left unread.
+    let mut tables = Tables::take(&mut root, &["environment", "dataset"]);
+    let environment = tables
+        .required(
+            path,
+            "environment",
+            "[environment] kind = \"nemo_gym\" with base_url: re-verifying rollouts needs \
+             the resources server",
+            &mut problems,
+        )
+        .and_then(|node| read_environment(&source, node, &base, Trust::Local, &mut problems))
+        .and_then(|environment| match environment {
+            EnvironmentConfig::NemoGym(config) => Some(config),
+            _ => {
+                problems.push(Problem::at_field(
+                    path,
+                    "environment.kind",
+                    "re-verifying rollouts needs a NeMo Gym resources server: kind = \
                      \"nemo_gym\" with base_url",
-                    ));
-                    None
-                }
-                None => None,
+                ));
+                None
             }
-        }
+        });
+    let resolver = Resolver {
+        file: path,
+        base: &base,
+        trust: Trust::Local,
     };
-    let rows = match Source::take(&mut root, "dataset") {
-        None => None,
-        Some((_, node)) => source
-            .typed::<DatasetFile>("dataset", node, &mut problems)
-            .filter(|d| d.format == Some(DatasetFormat::NemoGym))
-            .and_then(|d| d.rows)
-            .and_then(|rows| {
-                let resolver = Resolver {
-                    file: path,
-                    base: &base,
-                    trust: Trust::Local,
-                };
-                resolver.existing("dataset.rows", &rows, Want::File, &mut problems)
-            }),
-    };
+    let rows = tables
+        .optional("dataset")
+        .and_then(|node| source.typed::<DatasetFile>("dataset", node, &mut problems))
+        .filter(|d| d.format == Some(DatasetFormat::NemoGym))
+        .and_then(|d| d.rows)
+        .and_then(|rows| resolver.existing("dataset.rows", &rows, Want::File, &mut problems));
     match environment {
         Some(environment) if problems.is_empty() => Ok(VerifyConfig { environment, rows }),
         _ => Err(problems),

@@ -102,7 +102,7 @@ fn read_all<'t>(
 ) -> Written {
     let (label, trust) = (resolver.file, resolver.trust);
     let mut tables = Tables::take(&mut root, file::TABLES);
-    let head = read::head(source, root, problems);
+    let head: Option<SynthHead> = source.read_head(root, file::TABLES, problems);
     let diversity = read::diversity(
         source,
         tables.optional("diversity"),

@@ -3,10 +3,8 @@
 //! (required), `[diversity]`, `[dedup]` and `[mock]` (optional). Endpoints
 //! and the environment are read by the job config's own readers.
 
-use toml::de::DeTable;
-
 use super::diversity::{read_diversity, DiversityConfig};
-use super::file::{SynthHead, SynthRoles, TABLES};
+use super::file::{SynthHead, SynthRoles};
 use crate::config::dedup::DedupConfig;
 use crate::config::endpoint::{read_endpoints, Endpoints};
 use crate::config::environment::{read_environment, EnvironmentConfig};
@@ -16,15 +14,6 @@ use crate::config::tables::Tables;
 use crate::config::MockConfig;
 use crate::diagnostics::document::{Node, Source};
 use crate::diagnostics::problem::Problem;
-
-/// The keys of `root` that are not tables; an unknown one is a problem at its line.
-pub(super) fn head<'t>(
-    source: &Source<'t>,
-    root: DeTable<'t>,
-    problems: &mut Vec<Problem>,
-) -> Option<SynthHead> {
-    source.read_head(root, TABLES, problems)
-}
 
 /// `[diversity]`, whose counts are checked against the head's `target`.
 pub(super) fn diversity<'t>(
