@@ -62,43 +62,36 @@ pub struct A2aKeys {
     pub stream: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct A2aConfig {
-    pub path: String,
-    pub read_card: bool,
-    pub card_path: String,
-    pub version: Option<A2aVersion>,
-    pub stream: bool,
-}
-
 impl A2aKeys {
-    pub fn check(
-        &self,
-        file: &Path,
-        field: &str,
-        problems: &mut Vec<Problem>,
-    ) -> Option<A2aConfig> {
-        let path = self.path.clone().unwrap_or_default();
-        let card_path = self
-            .card_path
-            .clone()
-            .unwrap_or_else(|| CARD_PATH.to_string());
+    /// Where JSON-RPC requests go (empty: the base_url itself).
+    pub fn path(&self) -> &str {
+        self.path.as_deref().unwrap_or_default()
+    }
+
+    pub fn read_card(&self) -> bool {
+        self.read_card.unwrap_or(true)
+    }
+
+    pub fn card_path(&self) -> &str {
+        self.card_path.as_deref().unwrap_or(CARD_PATH)
+    }
+
+    pub fn stream(&self) -> bool {
+        self.stream.unwrap_or(false)
+    }
+
+    /// The keys, when both paths are ones below the base_url.
+    pub fn check(&self, file: &Path, field: &str, problems: &mut Vec<Problem>) -> Option<Self> {
         let before = problems.len();
-        check_path(file, &child(field, "path"), &path, problems);
-        if card_path.is_empty() {
+        check_path(file, &child(field, "path"), self.path(), problems);
+        if self.card_path().is_empty() {
             problems.push(Problem::at_field(
                 file,
                 &child(field, "card_path"),
                 format!("is empty; the card is at a path below the base_url, e.g. \"{CARD_PATH}\""),
             ));
         }
-        check_path(file, &child(field, "card_path"), &card_path, problems);
-        (problems.len() == before).then(|| A2aConfig {
-            path,
-            read_card: self.read_card.unwrap_or(true),
-            card_path,
-            version: self.version,
-            stream: self.stream.unwrap_or(false),
-        })
+        check_path(file, &child(field, "card_path"), self.card_path(), problems);
+        (problems.len() == before).then(|| self.clone())
     }
 }

@@ -20,9 +20,9 @@ use crate::diagnostics::document::child;
 use crate::diagnostics::problem::Problem;
 
 use crate::url_path::normalize_path;
-pub use a2a::{A2aConfig, A2aKeys};
+pub use a2a::A2aKeys;
 pub use http::HttpKeys;
-pub use responses_agent::{ResponsesAgentConfig, ResponsesAgentKeys};
+pub use responses_agent::ResponsesAgentKeys;
 pub use trace::TraceFormat;
 
 /// The kinds, as `kind` names them.
@@ -54,8 +54,8 @@ impl PolicyKindName {
 pub enum PolicyKind {
     #[default]
     Model,
-    ResponsesAgent(ResponsesAgentConfig),
-    A2a(A2aConfig),
+    ResponsesAgent(ResponsesAgentKeys),
+    A2a(A2aKeys),
     Http(HttpKeys),
 }
 

@@ -29,27 +29,23 @@ pub struct ResponsesAgentKeys {
     pub send_instructions: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResponsesAgentConfig {
-    pub path: String,
-    pub offer_tools: bool,
-    pub send_instructions: bool,
-}
-
 impl ResponsesAgentKeys {
-    pub fn check(
-        &self,
-        file: &Path,
-        field: &str,
-        problems: &mut Vec<Problem>,
-    ) -> Option<ResponsesAgentConfig> {
-        let path = self.path.clone().unwrap_or_else(|| DEFAULT_PATH.into());
+    pub fn path(&self) -> &str {
+        self.path.as_deref().unwrap_or(DEFAULT_PATH)
+    }
+
+    pub fn offer_tools(&self) -> bool {
+        self.offer_tools.unwrap_or(true)
+    }
+
+    pub fn send_instructions(&self) -> bool {
+        self.send_instructions.unwrap_or(true)
+    }
+
+    /// The keys, when their path is one below the base_url.
+    pub fn check(&self, file: &Path, field: &str, problems: &mut Vec<Problem>) -> Option<Self> {
         let before = problems.len();
-        check_path(file, &child(field, "path"), &path, problems);
-        (problems.len() == before).then(|| ResponsesAgentConfig {
-            path,
-            offer_tools: self.offer_tools.unwrap_or(true),
-            send_instructions: self.send_instructions.unwrap_or(true),
-        })
+        check_path(file, &child(field, "path"), self.path(), problems);
+        (problems.len() == before).then(|| self.clone())
     }
 }

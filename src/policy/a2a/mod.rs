@@ -53,7 +53,7 @@ use http::{HeaderName, HeaderValue};
 use tokio::sync::OnceCell;
 
 use crate::config::policy::a2a::A2aVersion;
-use crate::config::policy::{A2aConfig, TraceFormat};
+use crate::config::policy::{A2aKeys, TraceFormat};
 use crate::llm::message::Message;
 use crate::llm::raw::RawRequest;
 use crate::llm::{ChatModel, LlmError};
@@ -83,7 +83,7 @@ pub struct Speech {
 }
 
 pub struct A2aAgent {
-    config: A2aConfig,
+    config: A2aKeys,
     model: Arc<dyn ChatModel>,
     /// Asks after a task still at work, at most, per turn.
     max_steps: u32,
@@ -97,7 +97,7 @@ pub struct A2aAgent {
 }
 
 impl A2aAgent {
-    pub fn new(config: A2aConfig, model: Arc<dyn ChatModel>, max_steps: u32, replay: bool) -> Self {
+    pub fn new(config: A2aKeys, model: Arc<dyn ChatModel>, max_steps: u32, replay: bool) -> Self {
         A2aAgent {
             fallback_label: format!("a2a:{}", model.model()),
             config,
@@ -118,7 +118,7 @@ impl A2aAgent {
         let read = self
             .card
             .get_or_try_init(|| async {
-                let path = self.config.card_path.clone();
+                let path = self.config.card_path().to_string();
                 match self.model.call_raw(RawRequest::get(path.clone())).await {
                     Ok(reply) => {
                         Ok(card::check(&reply.body).map_err(|p| about_card_body(&path, p)))
@@ -130,8 +130,8 @@ impl A2aAgent {
             .await;
         match read {
             Ok(Ok(card)) => Ok(card),
-            Ok(Err(e)) => Err(failed(about_card(&self.config.card_path, e.clone()))),
-            Err(e) => Err(failed(about_card(&self.config.card_path, e))),
+            Ok(Err(e)) => Err(failed(about_card(self.config.card_path(), e.clone()))),
+            Err(e) => Err(failed(about_card(self.config.card_path(), e))),
         }
     }
 
@@ -141,19 +141,19 @@ impl A2aAgent {
     /// or that says the agent does not stream when streaming is asked for,
     /// is refused (`malformed_response`).
     pub async fn speech(&self) -> Result<Speech, EpisodeError> {
-        if !self.config.read_card {
+        if !self.config.read_card() {
             return Ok(Speech {
                 version: self.config.version.unwrap_or(A2aVersion::V03),
-                stream: self.config.stream,
+                stream: self.config.stream(),
             });
         }
         let card = self.card().await?;
         let version = card
             .version(self.config.version)
-            .map_err(|problem| failed(about_card_body(&self.config.card_path, problem)))?;
-        if self.config.stream && !card.streams {
+            .map_err(|problem| failed(about_card_body(self.config.card_path(), problem)))?;
+        if self.config.stream() && !card.streams {
             return Err(failed(about_card_body(
-                &self.config.card_path,
+                self.config.card_path(),
                 "says the agent does not stream (capabilities.streaming is not true), but \
                  [policy.a2a] stream = true; set stream = false"
                     .into(),
@@ -161,7 +161,7 @@ impl A2aAgent {
         }
         Ok(Speech {
             version,
-            stream: self.config.stream,
+            stream: self.config.stream(),
         })
     }
 
@@ -176,7 +176,7 @@ impl A2aAgent {
         session: &mut PolicySession,
         reply: &mut AgentReply,
     ) -> Result<(), EpisodeError> {
-        let mut request = RawRequest::post(self.config.path.clone(), body);
+        let mut request = RawRequest::post(self.config.path().to_string(), body);
         if let Some(cookie) = session
             .cookie_header()
             .and_then(|c| HeaderValue::from_str(&c).ok())

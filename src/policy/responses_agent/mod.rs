@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use http::header::COOKIE;
 use http::HeaderValue;
 
-use crate::config::policy::ResponsesAgentConfig;
+use crate::config::policy::ResponsesAgentKeys;
 use crate::env::ToolSpec;
 use crate::llm::message::Message;
 use crate::llm::raw::RawRequest;
@@ -32,7 +32,7 @@ use crate::sim::policy::{record_agent_tools, run_tool_calls};
 use crate::sim::{Author, Policy, PolicySession, PolicyTurn, TurnEnd};
 
 pub struct ResponsesAgent {
-    config: ResponsesAgentConfig,
+    config: ResponsesAgentKeys,
     endpoint: Arc<dyn ChatModel>,
     tools: Arc<[ToolSpec]>,
     max_steps: u32,
@@ -42,7 +42,7 @@ pub struct ResponsesAgent {
 
 impl ResponsesAgent {
     pub fn new(
-        config: ResponsesAgentConfig,
+        config: ResponsesAgentKeys,
         endpoint: Arc<dyn ChatModel>,
         tools: Arc<[ToolSpec]>,
         max_steps: u32,
@@ -62,7 +62,7 @@ impl ResponsesAgent {
     /// The body of one call: the conversation so far as Responses input.
     fn body(&self, turn: &PolicyTurn<'_>, tools: &Arc<[ToolSpec]>) -> Result<String, EpisodeError> {
         let mut messages = turn.transcript.policy_view();
-        if !self.config.send_instructions {
+        if !self.config.send_instructions() {
             if let Some(first) = messages.first() {
                 if first.role == crate::llm::message::Role::System {
                     messages.remove(0);
@@ -72,7 +72,7 @@ impl ResponsesAgent {
         let request = ChatRequest {
             role: Role::Policy,
             messages,
-            tools: if self.config.offer_tools {
+            tools: if self.config.offer_tools() {
                 tools.clone()
             } else {
                 Arc::from(Vec::new())
@@ -100,7 +100,7 @@ impl ResponsesAgent {
         body: String,
         session: &mut PolicySession,
     ) -> Result<(step::Step, u64), EpisodeError> {
-        let mut request = RawRequest::post(self.config.path.clone(), body);
+        let mut request = RawRequest::post(self.config.path().to_string(), body);
         if let Some(cookies) = session.cookie_header() {
             let value = HeaderValue::from_str(&cookies).map_err(|_| {
                 super::malformed("the agent set a cookie an HTTP header cannot carry back")
