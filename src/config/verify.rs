@@ -32,27 +32,30 @@ pub fn load_verify(path: &Path) -> Result<VerifyConfig, Vec<Problem>> {
     let mut problems = Vec::new();
     // The other tables of a whole job config are left unread.
     let mut tables = Tables::take(&mut root, &["environment", "dataset"]);
-    let environment = tables
-        .required(
-            path,
-            "environment",
-            "[environment] kind = \"nemo_gym\" with base_url: re-verifying rollouts needs \
-             the resources server",
-            &mut problems,
-        )
-        .and_then(|node| read_environment(&source, node, &base, Trust::Local, &mut problems))
-        .and_then(|environment| match environment {
-            EnvironmentConfig::NemoGym(config) => Some(config),
-            _ => {
-                problems.push(Problem::at_field(
-                    path,
-                    "environment.kind",
-                    "re-verifying rollouts needs a NeMo Gym resources server: kind = \
+    let environment = match tables.optional("environment") {
+        Some(node) => read_environment(&source, node, &base, Trust::Local, &mut problems),
+        None => {
+            problems.push(Problem::at_field(
+                path,
+                "environment",
+                "is missing; re-verifying rollouts needs the resources server: [environment] \
+                 kind = \"nemo_gym\" with base_url",
+            ));
+            None
+        }
+    };
+    let environment = environment.and_then(|environment| match environment {
+        EnvironmentConfig::NemoGym(config) => Some(config),
+        _ => {
+            problems.push(Problem::at_field(
+                path,
+                "environment.kind",
+                "re-verifying rollouts needs a NeMo Gym resources server: kind = \
                      \"nemo_gym\" with base_url",
-                ));
-                None
-            }
-        });
+            ));
+            None
+        }
+    });
     let resolver = Resolver {
         file: path,
         base: &base,
