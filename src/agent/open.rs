@@ -85,7 +85,7 @@ impl Agent {
         let prepared = with_tools_model(&job, prepared, &models)
             .await
             .map_err(|p| OpenError::Invalid(vec![p]))?;
-        let rows_by_input = match job.dataset.format {
+        let rows_by_input = match job.dataset.format() {
             DatasetFormat::NemoGym => rows_by_key(&prepared.scenarios, job.user_simulator.mode()),
             DatasetFormat::Scenarios => HashMap::new(),
         };

@@ -33,7 +33,7 @@ impl Agent {
                 )),
             };
         }
-        if self.job.dataset.format != DatasetFormat::NemoGym {
+        if self.job.dataset.format() != DatasetFormat::NemoGym {
             return Err(Invalid::at(
                 &[SCENARIO_FIELD],
                 "is missing; this agent's job plays sparring scenarios ([dataset] scenarios), \

@@ -3,7 +3,7 @@
 //! turns them into a `Job`; [`JobSnapshot`] is what a job stores.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -428,6 +428,32 @@ pub struct DatasetFile {
     pub samples_per_scenario: u32,
     /// Personas paired with each scenario, chosen by seed; all personas when absent.
     pub personas_per_scenario: Option<u32>,
+    /// `[persona_table]`: `personas` is a table whose rows are personas
+    /// (a table of its own in the snapshot).
+    #[serde(skip)]
+    pub persona_table: Option<PersonaTableFile>,
+}
+
+impl DatasetFile {
+    pub fn format(&self) -> DatasetFormat {
+        self.format.unwrap_or(DatasetFormat::Scenarios)
+    }
+
+    /// The scenarios file, or the NeMo Gym rows (one is given, once checked).
+    pub fn data(&self) -> &Path {
+        let data = self.scenarios.as_deref().or(self.rows.as_deref());
+        data.unwrap_or(Path::new(""))
+    }
+
+    /// Personas paired with each scenario: with `[persona_table] per =
+    /// "scenario"`, its `sample` (of the job's `sample × scenarios`, the
+    /// plan's rotation); else as written (`None`: every persona).
+    pub fn personas_per_scenario(&self) -> Option<u32> {
+        match &self.persona_table {
+            Some(t) if t.per == SamplePer::Scenario => t.sample,
+            _ => self.personas_per_scenario,
+        }
+    }
 }
 
 fn default_samples() -> u32 {

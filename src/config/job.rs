@@ -9,8 +9,8 @@ pub use super::api::Api;
 pub use super::endpoint_file::EndpointTable;
 pub use super::environment_table::{EnvironmentConfig, NemoGymConfig, SimulatedConfig};
 pub use super::file::{
-    CircuitBreakerFile as CircuitBreakerConfig, DatasetFormat, MockConfig, MockFault, Opener,
-    PolicyFile, UserMode, UserSimulatorFile,
+    CircuitBreakerFile as CircuitBreakerConfig, DatasetFile, DatasetFormat, MockConfig, MockFault,
+    Opener, PolicyFile, UserMode, UserSimulatorFile,
 };
 pub use super::missing_tool::MissingTool;
 
@@ -117,23 +117,6 @@ impl Prices {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct DatasetConfig {
-    pub format: DatasetFormat,
-    /// The scenarios file (format `scenarios`) or the NeMo Gym rows (`nemo_gym`).
-    pub scenarios: PathBuf,
-    /// NeMo Gym rollouts whose calls and answers the mock policy replays.
-    pub replay: Option<PathBuf>,
-    /// The row field holding the simulated user's goal (NeMo Gym rows).
-    pub user_goal_field: Option<String>,
-    /// `None` only without a simulated user: one stand-in persona is used then.
-    pub personas: Option<PathBuf>,
-    pub samples_per_scenario: u32,
-    pub personas_per_scenario: Option<u32>,
-    /// `[persona_table]`: `personas` is a table whose rows are personas.
-    pub persona_table: Option<super::file::PersonaTableFile>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub name: String,
     /// The config file this job was read from.
@@ -156,7 +139,8 @@ pub struct Job {
     /// As written, its template resolved and its kind checked.
     pub policy: PolicyFile,
     pub environment: EnvironmentConfig,
-    pub dataset: DatasetConfig,
+    /// As written, its paths resolved, with `[persona_table]`.
+    pub dataset: DatasetFile,
     pub circuit_breaker: CircuitBreakerConfig,
     pub lease: Duration,
     pub mock: MockConfig,

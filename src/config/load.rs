@@ -12,10 +12,10 @@ use toml::de::DeTable;
 use super::endpoint::{read_endpoints, Endpoints};
 use super::environment::{check_dataset_format, read_environment};
 use super::file::{
-    CircuitBreakerFile, DatasetFile, DatasetFormat, JobHead, JobSnapshot, MockConfig,
-    PersonaTableFile, PolicyFile, RolesFile, UserSimulatorFile,
+    CircuitBreakerFile, DatasetFile, JobHead, JobSnapshot, MockConfig, PersonaTableFile,
+    PolicyFile, RolesFile, UserSimulatorFile,
 };
-use super::job::{DatasetConfig, EnvironmentConfig, Job, MockFault};
+use super::job::{EnvironmentConfig, Job, MockFault};
 use super::paths::{Resolver, Want};
 use super::policy::PolicyKind;
 use super::ranges;
@@ -340,9 +340,10 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
     else {
         return Err(problems);
     };
-    let data = dataset.scenarios.clone().or_else(|| dataset.rows.clone());
-    let (Some(data), Some(policy_kind), true, true) =
-        (data, policy_kind, paths_ok, problems.is_empty())
+    // Without scenarios or rows, `check_dataset_format` has said so.
+    let data_given = dataset.scenarios.is_some() || dataset.rows.is_some();
+    let (Some(policy_kind), true, true, true) =
+        (policy_kind, data_given, paths_ok, problems.is_empty())
     else {
         return Err(problems);
     };
@@ -400,18 +401,9 @@ fn from_source(source: Source<'_>, base: &Path, trust: Trust<'_>) -> Result<Job,
             ..policy
         },
         environment,
-        dataset: DatasetConfig {
-            format: dataset.format.unwrap_or(DatasetFormat::Scenarios),
-            scenarios: data,
-            replay: dataset.replay,
-            user_goal_field: dataset.user_goal_field,
-            personas: dataset.personas,
-            samples_per_scenario: dataset.samples_per_scenario,
-            personas_per_scenario: super::persona_table::personas_per_scenario(
-                dataset.personas_per_scenario,
-                persona_table.as_ref(),
-            ),
+        dataset: DatasetFile {
             persona_table,
+            ..dataset
         },
     })
 }
@@ -606,7 +598,7 @@ personas = "s.jsonl"
     fn a_stored_snapshot_rebuilds_the_same_job_from_any_directory() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("quickstart.toml");
         let job = load(&path).unwrap();
-        assert!(job.dataset.scenarios.is_absolute());
+        assert!(job.dataset.data().is_absolute());
         let again = from_snapshot("job 1", &job.snapshot).unwrap();
         assert_eq!(
             again.snapshot, job.snapshot,

@@ -169,18 +169,6 @@ fn check_table(
     }
 }
 
-/// With `per = "scenario"`, each scenario is paired with `sample` personas
-/// of the job's `sample × scenarios` (the plan's rotation).
-pub fn personas_per_scenario(
-    written: Option<u32>,
-    table: Option<&PersonaTableFile>,
-) -> Option<u32> {
-    match table {
-        Some(t) if t.per == SamplePer::Scenario => t.sample,
-        _ => written,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -164,7 +164,7 @@ fn job_scenarios(row: &JobRow) -> Result<Vec<Scenario>, String> {
     load_job_scenarios(&job.dataset, job.user_simulator.mode()).map_err(|problems| {
         format!(
             "the job's scenarios file {} no longer loads: {}",
-            job.dataset.scenarios.display(),
+            job.dataset.data().display(),
             first(problems)
         )
     })

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::file::SamplePer;
-use crate::config::job::DatasetConfig;
+use crate::config::job::DatasetFile;
 use crate::config::{DatasetFormat, Job, Problem, UserMode};
 
 use super::load::{load_personas, load_scenarios};
@@ -16,13 +16,13 @@ use super::{Persona, Scenario};
 pub const STAND_IN_PERSONA: &str = "dataset_user";
 
 pub fn load_job_scenarios(
-    dataset: &DatasetConfig,
+    dataset: &DatasetFile,
     mode: UserMode,
 ) -> Result<Vec<Scenario>, Vec<Problem>> {
-    match dataset.format {
-        DatasetFormat::Scenarios => load_scenarios(&dataset.scenarios),
+    match dataset.format() {
+        DatasetFormat::Scenarios => load_scenarios(dataset.data()),
         DatasetFormat::NemoGym => load_rows(
-            &dataset.scenarios,
+            dataset.data(),
             RowOptions {
                 mode,
                 user_goal_field: dataset.user_goal_field.as_deref(),

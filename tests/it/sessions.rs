@@ -48,7 +48,7 @@ async fn bed(spec: JobSpec, scenarios: usize) -> Bed {
             .await
             .unwrap_or_else(|e| panic!("{}", e.message())),
     );
-    let scenarios = sparring::persona::load::load_scenarios(&job.dataset.scenarios).unwrap();
+    let scenarios = sparring::persona::load::load_scenarios(job.dataset.data()).unwrap();
     let models = connect_models(&job, &scenarios, ctx.mock()).await.unwrap();
     Bed {
         _dir: dir,
@@ -228,7 +228,7 @@ async fn a_stepped_episode_driven_by_the_jobs_own_policy_model_stores_what_the_b
 #[tokio::test]
 async fn the_first_observation_holds_the_opening_and_tools_and_no_hidden_field() {
     let bed = bed(spec(), 6).await;
-    let scenarios = sparring::persona::load::load_scenarios(&bed.job.dataset.scenarios).unwrap();
+    let scenarios = sparring::persona::load::load_scenarios(bed.job.dataset.data()).unwrap();
     for scenario in &scenarios {
         let request = OpenRequest {
             scenario: sparring::stepped::request::ScenarioChoice::Id(scenario.id.clone()),

@@ -120,7 +120,7 @@ fn job_config_hash(
     job: &Job,
     templates: &[(&'static str, TemplateSource)],
 ) -> Result<String, Vec<Problem>> {
-    let mut inputs: Vec<Input<'_>> = vec![Input::File(&job.dataset.scenarios)];
+    let mut inputs: Vec<Input<'_>> = vec![Input::File(job.dataset.data())];
     inputs.extend(job.dataset.personas.as_deref().map(Input::File));
     inputs.extend(job.dataset.replay.as_deref().map(Input::File));
     inputs.extend(templates.iter().map(|(_, source)| match source {
@@ -167,12 +167,12 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         }
     };
     problems.extend(crate::persona::scenario::unscored_problems(
-        &job.dataset.scenarios,
+        job.dataset.data(),
         &scenarios,
     ));
     if job.user_simulator.mode() == crate::config::UserMode::None {
         problems.extend(crate::persona::scenario::opening_problems(
-            &job.dataset.scenarios,
+            job.dataset.data(),
             &scenarios,
         ));
     }
@@ -182,7 +182,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         &scenarios,
     ));
     problems.extend(crate::judge::requirements::unknown_reward_judges(
-        &job.dataset.scenarios,
+        job.dataset.data(),
         &judges,
         &scenarios,
     ));
@@ -190,7 +190,7 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         scenarios.len(),
         personas.len(),
         job.dataset.samples_per_scenario,
-        job.dataset.personas_per_scenario,
+        job.dataset.personas_per_scenario(),
     );
     if items > crate::config::ranges::MAX_ITEMS {
         problems.push(Problem::at_field(
@@ -223,16 +223,15 @@ pub async fn prepare(job: &Job) -> Result<Prepared, Vec<Problem>> {
         return Err(problems);
     };
     let gold_checked = gold_actions_the_environment_runs(job, &scenarios, environment.as_ref());
-    problems.extend(
-        check_gold_actions(&job.dataset.scenarios, &gold_checked, environment.as_ref()).await,
-    );
+    problems
+        .extend(check_gold_actions(job.dataset.data(), &gold_checked, environment.as_ref()).await);
     problems.extend(probe_problems(
-        &job.dataset.scenarios,
+        job.dataset.data(),
         &scenarios,
         environment.as_ref(),
     ));
     if matches!(job.environment, crate::config::EnvironmentConfig::Mcp(_)) {
-        problems.extend(mcp_db_problems(&job.dataset.scenarios, &scenarios));
+        problems.extend(mcp_db_problems(job.dataset.data(), &scenarios));
     }
     let parallel_tool_calls = match parallel_tool_calls(job, environment.as_ref()) {
         Ok(parallel) => parallel,
@@ -466,7 +465,7 @@ mod tests {
         .unwrap();
         let mut job = crate::config::load(&path).unwrap_or_else(|p| panic!("{p:?}"));
         job.environment = crate::config::EnvironmentConfig::Builtin("builtin:chat".into());
-        job.dataset.scenarios = repo.join("tests/agents/data/scenarios.jsonl");
+        job.dataset.scenarios = Some(repo.join("tests/agents/data/scenarios.jsonl"));
         job.policy.template = None;
         if let Err(problems) = prepare(&job).await {
             panic!("{problems:?}");
@@ -491,8 +490,8 @@ mod tests {
             "{\"order_id\": \"#LL21743\"}",
             "{\"order_id\": \"#LL00000\"}",
         );
-        job.dataset.scenarios = dir.path().join("retail.jsonl");
-        std::fs::write(&job.dataset.scenarios, format!("{first}\n")).unwrap();
+        job.dataset.scenarios = Some(dir.path().join("retail.jsonl"));
+        std::fs::write(job.dataset.data(), format!("{first}\n")).unwrap();
         let problems = match prepare(&job).await {
             Err(problems) => problems,
             Ok(_) => panic!("a gold call of retail's own tool that fails must be refused"),

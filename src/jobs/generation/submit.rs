@@ -44,7 +44,7 @@ pub async fn submit(
         &prepared.scenarios,
         &prepared.personas,
         job.dataset.samples_per_scenario,
-        job.dataset.personas_per_scenario,
+        job.dataset.personas_per_scenario(),
         job.concurrency.saturating_mul(2),
     );
     store.add_items(row.id, &items).await?;

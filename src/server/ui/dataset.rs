@@ -77,12 +77,12 @@ pub fn read(
             }
             None => out.missing.push(format!(
                 "scenario '{scenario_id}' is no longer in {}",
-                config.dataset.scenarios.display()
+                config.dataset.data().display()
             )),
         },
         Err(problems) => out.missing.push(format!(
             "the scenarios file {} no longer loads: {}",
-            config.dataset.scenarios.display(),
+            config.dataset.data().display(),
             problems
                 .first()
                 .map_or_else(String::new, |p| p.message.clone())
