@@ -2,7 +2,7 @@
 //! file's content) and `/v1/batches` (create, read, list, cancel). A batch
 //! answers each request as `/v1/chat/completions` would, once its completion
 //! delay has passed, with the failures, expiry and cancellation of the
-//! mock's [`MockBatchConfig`]; the stats count every request submitted and
+//! mock's [`MockConfig`] batch keys; the stats count every request submitted and
 //! every custom_id submitted again, so tests can check nothing is sent twice.
 
 mod multipart;
