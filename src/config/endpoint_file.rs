@@ -101,17 +101,6 @@ pub struct EndpointTable {
     pub capture_tokens: bool,
 }
 
-impl EndpointTable {
-    /// The mock serving `model`, every other key at its default, as reading
-    /// a table fills them.
-    pub fn of_model(model: &str) -> Result<EndpointTable, toml::de::Error> {
-        let mut table = toml::Table::new();
-        table.insert("mock".into(), true.into());
-        table.insert("model".into(), model.into());
-        table.try_into()
-    }
-}
-
 /// The keys only a server's table may hold.
 pub const SERVER_ONLY: &[&str] = &[
     "base_url",

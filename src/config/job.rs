@@ -41,15 +41,22 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
-    /// Endpoint `name` at `target` serving `model`, every setting its default.
+    /// Endpoint `name` at `target` serving `model`: its settings are what
+    /// reading a table of just those keys gives, every other key its default.
     pub fn new(name: &str, target: Target, model: &str) -> Result<Self, toml::de::Error> {
+        let mut table = toml::Table::new();
+        table.insert("model".into(), model.into());
+        match &target {
+            Target::Url(url) => table.insert("base_url".into(), url.as_str().into()),
+            Target::Mock => table.insert("mock".into(), true.into()),
+        };
         Ok(EndpointConfig {
             name: name.into(),
             target,
             api_key: None,
             azure: None,
             ca_pem: None,
-            settings: EndpointTable::of_model(model)?,
+            settings: table.try_into()?,
         })
     }
 
