@@ -24,17 +24,17 @@ pub async fn synthesize(path: &Path, options: &RunOptions) -> anyhow::Result<i32
             return Ok(EXIT_INVALID);
         }
     };
-    if let Some(code) = refuse_output(&config.output)? {
+    if let Some(code) = refuse_output(config.head.output())? {
         return Ok(code);
     }
     let inputs = match prepare(&config).await {
         Ok(inputs) => inputs,
         Err(e) => return exit_for(e),
     };
-    let ctx = context(&config.database).await?;
+    let ctx = context(&config.head.database).await?;
     let result = run_synthesis(&ctx, &config, inputs, options).await;
     ctx.store.close().await;
-    report(result, &config.database)
+    report(result, &config.head.database)
 }
 
 /// Write the job's scenarios and print what it did; exit 1 when fewer than

@@ -87,8 +87,8 @@ pub async fn synthesis_stats(
     let errors = store.item_errors(job.id, ERRORS_READ).await?;
     Ok(SynthesisStats::new(
         &summary,
-        config.target as u64,
-        config.max_proposals,
+        config.head.target as u64,
+        config.head.max_proposals(),
         &counts,
         &errors,
         coverage,

@@ -45,7 +45,7 @@ async fn create_synthesis_job(
             Trust::Submitted(&submitting.boundary),
         )
         .map_err(ApiError::Invalid)?;
-        config.database = submitting.database.clone();
+        config.head.database = submitting.database.clone();
         Ok(submit_synthesis(submitting.store.as_ref(), &config, query.new_job).await?)
     })
     .await?;

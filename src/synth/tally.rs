@@ -28,7 +28,7 @@ pub async fn tally(
     config: &SynthConfig,
     mut each: impl FnMut(&ProposalRow, Option<&Decision>),
 ) -> Result<Tally, StoreError> {
-    let mut acceptance = Acceptance::new(&config.dedup, config.target);
+    let mut acceptance = Acceptance::new(&config.dedup, config.head.target);
     let mut summary = Summary::default();
     let mut after = -1;
     loop {

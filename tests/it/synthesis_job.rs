@@ -45,7 +45,7 @@ fn sqlite(dir: &Path, file: &str) -> String {
 async fn synthesis(path: &Path, concurrency: usize) -> SynthesisReport {
     let config = load_synth(path).unwrap();
     let ctx = Context::new(
-        store::open(&config.database).await.unwrap(),
+        store::open(&config.head.database).await.unwrap(),
         Some(Arc::new(InProcessMock)),
     );
     let options = RunOptions {

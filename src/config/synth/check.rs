@@ -74,15 +74,19 @@ pub(super) fn roles_tools<'r>(
 /// The head's numbers, each in its range, and its name.
 pub(super) fn head(label: &Path, h: &SynthHead, problems: &mut Vec<Problem>) {
     for (field, n, range) in [
-        ("target", h.target, ranges::SYNTH_TARGET),
+        ("target", h.target as u64, ranges::SYNTH_TARGET),
         ("max_attempts", h.max_attempts, ranges::SYNTH_MAX_ATTEMPTS),
         (
             "records_per_prompt",
-            h.records_per_prompt,
+            h.records_per_prompt as u64,
             ranges::SYNTH_RECORDS_PER_PROMPT,
         ),
-        ("concurrency", h.concurrency, ranges::CONCURRENCY),
-        ("examples_shown", h.examples_shown, ranges::SYNTH_EXAMPLES),
+        ("concurrency", h.concurrency as u64, ranges::CONCURRENCY),
+        (
+            "examples_shown",
+            h.examples_shown as u64,
+            ranges::SYNTH_EXAMPLES,
+        ),
         (
             "max_proposals",
             h.max_proposals.unwrap_or(1),

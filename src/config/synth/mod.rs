@@ -34,8 +34,7 @@ use crate::diagnostics::document::Source;
 use crate::diagnostics::problem::Problem;
 use committee::{read_committee, CommitteeConfig, CommitteeInputs};
 use diversity::DiversityConfig;
-use file::SynthHead;
-use paths::HeadPaths;
+pub use file::SynthHead;
 
 /// Read and check SYNTH.toml at `path`; every problem at once.
 pub fn load_synth(path: &Path) -> Result<SynthConfig, Vec<Problem>> {
@@ -89,7 +88,8 @@ struct Written {
     committee: Option<CommitteeConfig>,
     diversity: DiversityConfig,
     tools: Option<EndpointConfig>,
-    paths: Option<HeadPaths>,
+    /// Whether the head's paths resolved.
+    paths_ok: bool,
 }
 
 /// Read, check and resolve every table of `root`, so that a problem in one
@@ -102,7 +102,7 @@ fn read_all<'t>(
 ) -> Written {
     let (label, trust) = (resolver.file, resolver.trust);
     let mut tables = Tables::take(&mut root, file::TABLES);
-    let head: Option<SynthHead> = source.read_head(root, file::TABLES, problems);
+    let mut head: Option<SynthHead> = source.read_head(root, file::TABLES, problems);
     let diversity = read::diversity(
         source,
         tables.optional("diversity"),
@@ -140,7 +140,7 @@ fn read_all<'t>(
         problems,
     );
     let environment = environment.map(|e| paths::environment_tools(resolver, e, problems));
-    let paths = head.as_ref().map(|h| {
+    let paths_ok = head.as_mut().is_some_and(|h| {
         check::head(label, h, problems);
         paths::head_paths(resolver, h, problems)
     });
@@ -155,7 +155,7 @@ fn read_all<'t>(
         committee,
         diversity,
         tools,
-        paths,
+        paths_ok,
     }
 }
 

@@ -2,7 +2,7 @@
 //! for a config submitted to the service): a simulated environment's tool
 //! specs, the examples and policy files, and where the scenarios are written.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::file::SynthHead;
 use crate::config::environment::EnvironmentConfig;
@@ -29,41 +29,29 @@ pub(super) fn environment_tools(
     }
 }
 
-/// The files the head names, resolved; `None` for one given but not usable.
-pub(super) struct HeadPaths {
-    pub(super) examples: Option<PathBuf>,
-    pub(super) policy: Option<PathBuf>,
-    pub(super) output: Option<PathBuf>,
-}
-
 /// The examples and policy files (which must exist) and the output file
-/// (default `NAME.jsonl` beside the config).
+/// (default `NAME.jsonl` beside the config), resolved in place; `false` when
+/// one could not be (a problem says why).
 pub(super) fn head_paths(
     resolver: &Resolver<'_>,
-    h: &SynthHead,
+    h: &mut SynthHead,
     problems: &mut Vec<Problem>,
-) -> HeadPaths {
-    let examples = h
-        .examples
-        .as_ref()
-        .map(|p| resolver.existing("examples", p, Want::File, problems));
-    let policy = h
-        .policy
-        .as_ref()
-        .map(|p| resolver.existing("policy", p, Want::File, problems));
-    let output = match &h.output {
-        Some(path) => resolver.resolve("output", path, problems),
-        None => resolver.resolve(
-            "output",
-            Path::new(&format!("{}.jsonl", file_name_part(&h.name))),
-            problems,
-        ),
-    };
-    HeadPaths {
-        examples: examples.flatten(),
-        policy: policy.flatten(),
-        output,
+) -> bool {
+    let mut ok = true;
+    for (field, path) in [("examples", &mut h.examples), ("policy", &mut h.policy)] {
+        if let Some(given) = path.as_mut() {
+            match resolver.existing(field, given, Want::File, problems) {
+                Some(resolved) => *given = resolved,
+                None => ok = false,
+            }
+        }
     }
+    let output = match &h.output {
+        Some(path) => path.clone(),
+        None => PathBuf::from(format!("{}.jsonl", file_name_part(&h.name))),
+    };
+    h.output = resolver.resolve("output", &output, problems);
+    ok && h.output.is_some()
 }
 
 /// `name` with every character a file name should not hold replaced by `_`.

@@ -22,7 +22,7 @@ pub(super) fn diversity<'t>(
     head: Option<&SynthHead>,
     problems: &mut Vec<Problem>,
 ) -> DiversityConfig {
-    node.map(|node| read_diversity(source, node, head.map(|h| h.target), problems))
+    node.map(|node| read_diversity(source, node, head.map(|h| h.target as u64), problems))
         .unwrap_or_default()
 }
 

@@ -26,8 +26,11 @@ name = "builtin:retail"
 #[test]
 fn a_minimal_config_loads_with_its_defaults() {
     let c = load(GOOD).unwrap();
-    assert_eq!((c.target, c.max_attempts, c.max_proposals), (5, 3, 50));
-    assert_eq!(c.output, Path::new("/tmp/out.jsonl"));
+    assert_eq!(
+        (c.head.target, c.head.max_attempts, c.head.max_proposals()),
+        (5, 3, 50)
+    );
+    assert_eq!(c.head.output(), Path::new("/tmp/out.jsonl"));
     assert_eq!(c.generator.name, "generator");
 }
 
@@ -42,7 +45,10 @@ fn the_stored_snapshot_reads_back_as_the_same_config_with_endpoints_resolved() {
     assert!(c.snapshot.contains("max_tokens"), "{}", c.snapshot);
     let again = from_snapshot(Path::new("job 1"), &c.snapshot, &c.base).unwrap();
     assert_eq!(again.snapshot, c.snapshot);
-    assert_eq!((again.target, again.output), (c.target, c.output));
+    assert_eq!(
+        (again.head.target, again.head.output),
+        (c.head.target, c.head.output)
+    );
     assert_eq!(again.generator.settings.model, c.generator.settings.model);
 }
 

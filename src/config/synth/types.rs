@@ -3,13 +3,12 @@
 
 use std::path::PathBuf;
 
-use super::paths::HeadPaths;
+use super::file::SynthHead;
 use super::stored::stored_text;
 use super::Written;
 use crate::config::dedup::DedupConfig;
 use crate::config::job::EndpointConfig;
 use crate::config::paths::Resolver;
-use crate::config::ranges;
 use crate::config::{EnvironmentConfig, MockConfig};
 use crate::diagnostics::problem::Problem;
 
@@ -19,20 +18,9 @@ use super::diversity::DiversityConfig;
 /// A synthesis run's config, checked, paths absolute.
 #[derive(Debug, Clone)]
 pub struct SynthConfig {
-    pub name: String,
+    /// The head as written, its paths resolved and `output` given.
+    pub head: SynthHead,
     pub source: PathBuf,
-    pub seed: u64,
-    pub database: String,
-    pub target: usize,
-    pub max_attempts: u32,
-    pub records_per_prompt: usize,
-    pub max_proposals: u64,
-    pub concurrency: usize,
-    pub lease: std::time::Duration,
-    pub examples: Option<PathBuf>,
-    pub examples_shown: usize,
-    pub policy: Option<PathBuf>,
-    pub output: PathBuf,
     pub environment: EnvironmentConfig,
     pub generator: EndpointConfig,
     pub reviewer: Option<EndpointConfig>,
@@ -63,7 +51,7 @@ pub(super) fn assemble(
     problems: Vec<Problem>,
 ) -> Result<SynthConfig, Vec<Problem>> {
     let Written {
-        head: Some(h),
+        head: Some(head),
         endpoints,
         environment: Some(environment),
         generator: Some(generator),
@@ -73,12 +61,7 @@ pub(super) fn assemble(
         committee,
         diversity,
         tools,
-        paths:
-            Some(HeadPaths {
-                examples,
-                policy,
-                output: Some(output),
-            }),
+        paths_ok: true,
     } = written
     else {
         return Err(problems);
@@ -91,25 +74,9 @@ pub(super) fn assemble(
         Ok(snapshot) => snapshot,
         Err(e) => return Err(vec![Problem::in_file(label, e)]),
     };
-    let max_proposals = h
-        .max_proposals
-        .unwrap_or(h.target.saturating_mul(10))
-        .min(ranges::MAX_ITEMS);
     Ok(SynthConfig {
-        name: h.name,
+        head,
         source: label.to_path_buf(),
-        seed: h.seed,
-        database: h.database,
-        target: usize::try_from(h.target).unwrap_or(usize::MAX),
-        max_attempts: u32::try_from(h.max_attempts).unwrap_or(u32::MAX),
-        records_per_prompt: usize::try_from(h.records_per_prompt).unwrap_or(usize::MAX),
-        max_proposals,
-        concurrency: usize::try_from(h.concurrency).unwrap_or(usize::MAX),
-        lease: std::time::Duration::from_secs_f64(h.lease_secs),
-        examples,
-        examples_shown: usize::try_from(h.examples_shown).unwrap_or(usize::MAX),
-        policy,
-        output,
         environment,
         generator,
         reviewer,

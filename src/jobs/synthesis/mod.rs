@@ -50,7 +50,7 @@ const ERRORS_READ: u32 = 100;
 
 fn settings(config: &SynthConfig) -> WorkSettings {
     WorkSettings {
-        lease: config.lease,
+        lease: config.head.lease(),
         circuit_breaker: BREAKER,
     }
 }
@@ -95,11 +95,11 @@ async fn submit_prepared(
     let (row, resumed) = find_or_create(
         store,
         &hash,
-        ByName::RefusedUnlessSameHash(&config.name),
+        ByName::RefusedUnlessSameHash(&config.head.name),
         new_job,
         || {
             Ok(NewJob {
-                name: config.name.clone(),
+                name: config.head.name.clone(),
                 kind: JobKind::Synthesis,
                 config_snapshot: spec.to_json(),
                 config_hash: hash.clone(),
@@ -146,17 +146,17 @@ async fn plan_wave(store: &dyn Store, job_id: i64, config: &SynthConfig) -> Resu
         planned,
         decided: tallied.summary.proposals,
         accepted: tallied.summary.accepted,
-        target: config.target as u64,
-        max_proposals: config.max_proposals,
-        concurrency: config.concurrency as u64,
+        target: config.head.target as u64,
+        max_proposals: config.head.max_proposals(),
+        concurrency: config.head.concurrency as u64,
     });
     let items: Vec<NewItem> = (planned..planned + n)
         .map(|index| {
             let key = item_key(index);
             NewItem {
-                seed: item_seed(config.seed, &key) as i64,
+                seed: item_seed(config.head.seed, &key) as i64,
                 key,
-                scenario_id: scenario_id(config.seed, index),
+                scenario_id: scenario_id(config.head.seed, index),
                 persona_id: String::new(),
                 sample: i64::try_from(index).unwrap_or(i64::MAX),
             }
@@ -188,7 +188,7 @@ async fn work_synthesis(
     let runner = Arc::new(ProposalItems {
         proposer: Arc::new(proposer),
         plan: {
-            let (diversity, seed) = (config.diversity.clone(), config.seed);
+            let (diversity, seed) = (config.diversity.clone(), config.head.seed);
             Box::new(move |index| plan_brief(&diversity, seed, index))
         },
         made: Default::default(),
@@ -210,9 +210,9 @@ async fn work_synthesis(
             settings(config),
             owner_name("synthesize"),
             WorkOptions {
-                concurrency: options.concurrency.unwrap_or(config.concurrency),
+                concurrency: options.concurrency.unwrap_or(config.head.concurrency),
                 wait_for_others,
-                poll: Duration::from_millis(500).min(config.lease / 2),
+                poll: Duration::from_millis(500).min(config.head.lease() / 2),
                 progress: options.progress.clone(),
                 endpoints: vec![(config.generator.name.clone(), config.generator.timeout())],
                 stop: options.stop.clone(),
@@ -267,10 +267,10 @@ async fn work_synthesis(
         counts,
         summary: tallied.summary,
         errors,
-        target: config.target,
-        max_proposals: config.max_proposals,
+        target: config.head.target,
+        max_proposals: config.head.max_proposals(),
         accepted,
-        output: config.output.clone(),
+        output: config.head.output().to_path_buf(),
         elapsed: started.elapsed(),
     })
 }

@@ -53,11 +53,11 @@ pub async fn prepare(config: &SynthConfig) -> Result<Inputs, RunError> {
         Some(committee) => reviewer_judges(&config.source, committee).map_err(RunError::Invalid)?,
         None => Vec::new(),
     };
-    let (examples, examples_text) = match &config.examples {
-        Some(file) => read_examples(file, config.examples_shown)?,
+    let (examples, examples_text) = match &config.head.examples {
+        Some(file) => read_examples(file, config.head.examples_shown)?,
         None => (Vec::new(), String::new()),
     };
-    let policy = match &config.policy {
+    let policy = match &config.head.policy {
         Some(file) => crate::regular_file::read_to_string(file).map_err(|e| {
             RunError::Invalid(vec![Problem::at_field(
                 &config.source,
@@ -166,9 +166,9 @@ pub async fn connect(
         prompts,
         policy: inputs.policy,
         examples: inputs.examples,
-        records_per_prompt: config.records_per_prompt,
-        max_attempts: config.max_attempts,
-        seed: config.seed,
+        records_per_prompt: config.head.records_per_prompt,
+        max_attempts: u32::try_from(config.head.max_attempts).unwrap_or(u32::MAX),
+        seed: config.head.seed,
         committee,
     };
     Ok((proposer, mock))

@@ -159,7 +159,7 @@ async fn accepted(state: &AppState, row: &JobRow, finished: bool) -> Result<Stri
     let summary = tally(state.store.as_ref(), row.id, &config, |_, _| {})
         .await?
         .summary;
-    let text = format!("{} of {} accepted", summary.accepted, config.target);
+    let text = format!("{} of {} accepted", summary.accepted, config.head.target);
     if finished {
         if let Ok(mut counts) = FINISHED_COUNTS.lock() {
             counts.insert(key, (row.updated_at, text.clone()));

@@ -122,8 +122,8 @@ pub async fn render_synthesis_job(
     let errors = state.store.item_errors(row.id, ERRORS_READ).await?;
     let stats = SynthesisStats::new(
         &listed.summary,
-        config.target as u64,
-        config.max_proposals,
+        config.head.target as u64,
+        config.head.max_proposals(),
         &counts,
         &errors,
         listed.coverage.clone(),
